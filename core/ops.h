@@ -1,0 +1,87 @@
+// Operators of the tso IR and the semantic contract every part relies on.
+//
+// Layout. Activations are NCHW; conv weights are [C_out, C_in / groups, KH,
+// KW]; matmul multiplies the last two dimensions and broadcasts the leading
+// (batch) ones numpy-style.
+//
+// Broadcasting. Binary elementwise operators (add, mul, sub, div, pow)
+// broadcast numpy-style: shapes align at the trailing dimension and a
+// dimension of 1 stretches. `smul(x, s)` multiplies by a rank-0 tensor.
+//
+// Padding. See `Padding` in core/attrs.h: valid, same (extra element at the
+// end), or explicit [top, left, bottom, right]. Pooling never counts padded
+// positions for max; avgpool divides by the window size clipped to the input
+// unless count_include_pad = 1. ceil_mode = 1 rounds the output size up as
+// ONNX does (a window must start inside the input or its left padding).
+//
+// Concat and split. `concat(x0..xn; axis)` stacks along `axis`; `split(x;
+// axis, sizes)` cuts `x` into consecutive pieces of the given sizes, one
+// output per entry, which must sum to the extent of `axis`. Negative axes
+// count from the end, as in ONNX, and are normalized at construction.
+//
+// Fused activation. `act` on conv2d, matmul and gemm applies the named
+// elementwise function to the operator's full result, after any bias.
+//
+// Constants. const_ones(shape) is all ones; const_eye(shape=[n,n]) the
+// identity matrix; const_eye_conv(shape=[c,c,kh,kw]) the conv kernel that maps
+// each channel to itself (1 at the kernel centre of the diagonal, kh and kw
+// odd); const_pool(shape=[c,1,kh,kw]) the depthwise kernel of ones that, with
+// groups = c, sums each window.
+//
+// Enlarge. `enlarge(w; kernel=[kh,kw])` zero-pads a conv kernel
+// symmetrically to kh x kw (both differences even), so conv2d with `same`
+// padding computes the same result with either kernel.
+//
+// Float assumptions. Rewrites may reassociate and redistribute sums and
+// products (as every fast kernel does); results are then equal up to rounding.
+// Tolerance policy: float comparisons between two computations of one function
+// use a relative error max|a-b| / max(max|b|, 1e-6) against a stated bound:
+// 1e-4 for fp32 end-to-end checks, 1e-9 for double.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "core/attrs.h"
+
+namespace tso {
+
+enum class Op : uint8_t {
+#define TSO_OP(id, name, min_inputs, max_inputs, outputs, kind, attrs) id,
+#include "core/ops.def"
+};
+constexpr int kNumOps = 0
+#define TSO_OP(id, name, min_inputs, max_inputs, outputs, kind, attrs) +1
+#include "core/ops.def"
+    ;
+
+enum class OpKind : uint8_t { Source, Linear, Elementwise, Shape, Other };
+
+constexpr int kVariadic = -1;
+constexpr int kOutputsFromSizes = -1;  // split: one output per entry of `sizes`
+constexpr int kOutputsFromAttr = -2;   // opaque: output types recorded on the node
+
+struct OpInfo {
+  Op op;
+  std::string_view name;
+  int min_inputs;
+  int max_inputs;  // kVariadic: no upper bound
+  int outputs;     // >= 1, or kOutputsFromSizes / kOutputsFromAttr
+  OpKind kind;
+  uint64_t attr_mask;  // bit k set when the operator takes AttrKey k
+
+  bool takes(AttrKey k) const { return attr_mask >> static_cast<int>(k) & 1; }
+};
+
+const OpInfo& op_info(Op op);
+std::span<const OpInfo> all_ops();
+bool find_op(std::string_view name, Op* out);
+inline std::string_view op_name(Op op) { return op_info(op).name; }
+
+// Graph inputs and constants: no tensor inputs, type fixed by attributes.
+inline bool is_source(Op op) { return op_info(op).kind == OpKind::Source; }
+// Operators whose result does not depend on the order of their two inputs.
+bool is_commutative(Op op);
+
+}  // namespace tso
