@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/types.h"
 
 namespace tso {
 
