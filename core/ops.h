@@ -19,6 +19,9 @@
 // output per entry, which must sum to the extent of `axis`. Negative axes
 // count from the end, as in ONNX, and are normalized at construction.
 //
+// Bias. conv2d takes an optional third input, a bias of shape [C_out] added
+// to every output position before the activation.
+//
 // Fused activation. `act` on conv2d, matmul and gemm applies the named
 // elementwise function to the operator's full result, after any bias.
 //
