@@ -1,0 +1,532 @@
+#include "core/shape_inference.h"
+
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <string>
+#include <vector>
+
+namespace tso {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+TensorType f32(std::initializer_list<int64_t> dims) { return {DType::kF32, Shape(dims)}; }
+TensorType f64(std::initializer_list<int64_t> dims) { return {DType::kF64, Shape(dims)}; }
+AttrValue I(int64_t v) { return v; }
+AttrValue V(Ints v) { return v; }
+AttrValue P(std::array<int64_t, 4> pads) { return Padding{Padding::kExplicit, pads}; }
+const AttrValue kSame = Padding{Padding::kSame, {}};
+
+Attrs attrs(std::initializer_list<std::pair<AttrKey, AttrValue>> entries) {
+  Attrs a;
+  for (const auto& [k, v] : entries) a.set(k, v);
+  return a;
+}
+
+// The inferred types printed, "(t0, t1)" for several outputs, or "error: ..."
+// with the message. `out` receives the completed, normalized attributes.
+std::string infer(Op op, std::vector<TensorType> in, Attrs a = {}, Attrs* out = nullptr) {
+  Expected<std::vector<TensorType>> r = infer_types(op, &a, in);
+  if (out) *out = a;
+  if (!r.ok()) return "error: " + r.error().message;
+  if (r->size() == 1) return to_string(r->front());
+  std::string s = "(";
+  for (size_t i = 0; i < r->size(); ++i) s += (i ? ", " : "") + to_string((*r)[i]);
+  return s + ")";
+}
+
+// Asserts an inference error that mentions every fragment (shapes above all).
+void expect_error(const std::string& got, std::initializer_list<std::string> fragments) {
+  ASSERT_EQ(got.rfind("error: ", 0), 0u) << "expected an error, got " << got;
+  for (const std::string& f : fragments)
+    EXPECT_NE(got.find(f), std::string::npos) << "'" << f << "' missing from: " << got;
+}
+
+// ----------------------------------------------------------------- attributes
+
+TEST(CompleteAttrs, FillsDefaults) {
+  Attrs a;
+  ASSERT_TRUE(complete_attrs(Op::Conv2d, &a).ok());
+  EXPECT_EQ(a.ints(AttrKey::stride), (Ints{1, 1}));
+  EXPECT_EQ(a.pad(AttrKey::pad).mode, Padding::kValid);
+  EXPECT_EQ(a.i(AttrKey::groups), 1);
+  EXPECT_EQ(a.act(AttrKey::act), Act::kNone);
+  EXPECT_EQ(a.entries().size(), 5u);
+  Attrs c = attrs({{AttrKey::max, 6.0}});
+  ASSERT_TRUE(complete_attrs(Op::Clip, &c).ok());
+  EXPECT_EQ(c.f(AttrKey::max), 6.0);
+  EXPECT_LT(c.f(AttrKey::min), -1e300);
+}
+
+TEST(CompleteAttrs, RejectsUnknownWrongTypedAndMissing) {
+  Attrs a = attrs({{AttrKey::axis, I(1)}});
+  Status s = complete_attrs(Op::Add, &a);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message, "add: does not take attribute 'axis'");
+  Attrs b = attrs({{AttrKey::axis, V({1})}});
+  s = complete_attrs(Op::Concat, &b);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message, "concat: attribute 'axis' must be Int, got [1]");
+  Attrs c;
+  s = complete_attrs(Op::AvgPool, &c);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message, "avgpool: missing required attribute 'kernel'");
+}
+
+TEST(InferTypes, ChecksArity) {
+  EXPECT_EQ(infer(Op::Add, {f32({2})}), "error: add: takes 2 inputs, got 1");
+  expect_error(infer(Op::Gemm, {f32({2, 2})}), {"takes 2 to 3 inputs, got 1"});
+  expect_error(infer(Op::Concat, {}, attrs({{AttrKey::axis, I(0)}})), {"1 or more"});
+}
+
+// -------------------------------------------------------------------- sources
+
+TEST(Sources, ShapeFromAttribute) {
+  EXPECT_EQ(infer(Op::ConstOnes, {}, attrs({{AttrKey::shape, V({2, 3})}})), "f32[2,3]");
+  EXPECT_EQ(infer(Op::ConstOnes, {}, attrs({{AttrKey::shape, V({})}})), "f32[]");
+  EXPECT_EQ(infer(Op::ConstEye, {}, attrs({{AttrKey::shape, V({3, 3})}})), "f32[3,3]");
+  EXPECT_EQ(infer(Op::ConstEyeConv, {}, attrs({{AttrKey::shape, V({4, 4, 3, 1})}})),
+            "f32[4,4,3,1]");
+  EXPECT_EQ(infer(Op::ConstPool, {}, attrs({{AttrKey::shape, V({4, 1, 3, 3})}})),
+            "f32[4,1,3,3]");
+}
+
+TEST(Sources, RejectsBadShapes) {
+  expect_error(infer(Op::ConstEye, {}, attrs({{AttrKey::shape, V({2, 3})}})),
+               {"const_eye: shape [2,3] must be [n,n]"});
+  expect_error(infer(Op::ConstEyeConv, {}, attrs({{AttrKey::shape, V({4, 4, 2, 3})}})),
+               {"[4,4,2,3]", "odd"});
+  expect_error(infer(Op::ConstEyeConv, {}, attrs({{AttrKey::shape, V({4, 3, 3, 3})}})),
+               {"[4,3,3,3]"});
+  expect_error(infer(Op::ConstPool, {}, attrs({{AttrKey::shape, V({4, 2, 3, 3})}})),
+               {"[4,2,3,3]", "[c,1,kh,kw]"});
+  expect_error(infer(Op::ConstOnes, {}, attrs({{AttrKey::shape, V({2, -1})}})), {"[2,-1]"});
+  expect_error(infer(Op::ConstOnes, {}, attrs({{AttrKey::shape, V({1, 1, 1, 1, 1, 1, 1, 1, 1})}})),
+               {"exceeds rank 8"});
+  expect_error(infer(Op::ConstOnes, {}, attrs({{AttrKey::shape, V({1LL << 40, 1LL << 40})}})),
+               {"not a valid tensor shape"});
+  expect_error(infer(Op::ConstOnes, {}), {"missing required attribute 'shape'"});
+}
+
+// ---------------------------------------------------------------- elementwise
+
+TEST(Elementwise, BinaryBroadcasts) {
+  EXPECT_EQ(infer(Op::Add, {f32({2, 3}), f32({3})}), "f32[2,3]");
+  EXPECT_EQ(infer(Op::Mul, {f32({4, 1}), f32({1, 5})}), "f32[4,5]");
+  EXPECT_EQ(infer(Op::Sub, {f32({}), f32({2, 2})}), "f32[2,2]");
+  EXPECT_EQ(infer(Op::Div, {f32({7, 1, 3}), f32({2, 1})}), "f32[7,2,3]");
+  EXPECT_EQ(infer(Op::Pow, {f64({2}), f64({2})}), "f64[2]");
+}
+
+TEST(Elementwise, BinaryErrors) {
+  EXPECT_EQ(infer(Op::Add, {f32({2, 3}), f32({4, 3})}),
+            "error: add: shapes f32[2,3] and f32[4,3] do not broadcast");
+  expect_error(infer(Op::Mul, {f32({2}), f64({2})}), {"f32[2]", "f64[2]", "differ"});
+}
+
+TEST(Elementwise, ScalarMul) {
+  EXPECT_EQ(infer(Op::ScalarMul, {f32({2, 3}), f32({})}), "f32[2,3]");
+  expect_error(infer(Op::ScalarMul, {f32({2, 3}), f32({1})}), {"f32[1]", "rank 0"});
+}
+
+TEST(Elementwise, UnaryKeepsType) {
+  for (Op op : {Op::Relu, Op::Sigmoid, Op::Tanh, Op::Erf, Op::Gelu, Op::Sqrt, Op::Neg, Op::Exp,
+                Op::Clip})
+    EXPECT_EQ(infer(op, {f64({2, 3})}), "f64[2,3]") << op_name(op);
+  expect_error(infer(Op::Clip, {f32({2})}, attrs({{AttrKey::min, 1.0}, {AttrKey::max, 0.0}})),
+               {"min 1.0 exceeds max 0.0"});
+}
+
+// ------------------------------------------------------------- conv and pools
+
+TEST(Conv2d, OutputShapes) {
+  TensorType x = f32({1, 3, 8, 8}), w = f32({4, 3, 3, 3});
+  EXPECT_EQ(infer(Op::Conv2d, {x, w}), "f32[1,4,6,6]");
+  EXPECT_EQ(infer(Op::Conv2d, {x, w}, attrs({{AttrKey::pad, kSame}, {AttrKey::stride, V({2, 2})}})),
+            "f32[1,4,4,4]");
+  EXPECT_EQ(infer(Op::Conv2d, {f32({1, 3, 7, 7}), w},
+                  attrs({{AttrKey::pad, kSame}, {AttrKey::stride, V({2, 1})}})),
+            "f32[1,4,4,7]");
+  // [top, left, bottom, right]: H gets 1 + 0, W gets 0 + 2.
+  EXPECT_EQ(infer(Op::Conv2d, {x, w}, attrs({{AttrKey::pad, P({1, 0, 0, 2})}})),
+            "f32[1,4,7,8]");
+  EXPECT_EQ(infer(Op::Conv2d, {x, w}, attrs({{AttrKey::dilation, V({2, 1})}})), "f32[1,4,4,6]");
+  EXPECT_EQ(infer(Op::Conv2d, {x, w, f32({4})}, attrs({{AttrKey::act, Act::kRelu}})),
+            "f32[1,4,6,6]");
+}
+
+TEST(Conv2d, Groups) {
+  EXPECT_EQ(infer(Op::Conv2d, {f32({1, 4, 8, 8}), f32({6, 2, 3, 3})},
+                  attrs({{AttrKey::groups, I(2)}})),
+            "f32[1,6,6,6]");
+  EXPECT_EQ(infer(Op::Conv2d, {f32({2, 4, 5, 5}), f32({4, 1, 3, 3})},
+                  attrs({{AttrKey::groups, I(4)}, {AttrKey::pad, kSame}})),
+            "f32[2,4,5,5]");
+}
+
+TEST(Conv2d, Errors) {
+  EXPECT_EQ(infer(Op::Conv2d, {f32({1, 3, 8, 8}), f32({4, 2, 3, 3})}),
+            "error: conv2d: input f32[1,3,8,8] has 3 channels but weight f32[4,2,3,3] expects 2 x "
+            "groups(1)");
+  expect_error(infer(Op::Conv2d, {f32({1, 4, 8, 8}), f32({3, 2, 3, 3})},
+                     attrs({{AttrKey::groups, I(2)}})),
+               {"f32[3,2,3,3]", "not divisible by groups(2)"});
+  expect_error(infer(Op::Conv2d, {f32({1, 3, 2, 2}), f32({4, 3, 3, 3})}),
+               {"f32[4,3,3,3]", "f32[1,3,2,2]", "does not fit"});
+  expect_error(infer(Op::Conv2d, {f32({3, 8, 8}), f32({4, 3, 3, 3})}), {"f32[3,8,8]", "rank 4"});
+  expect_error(infer(Op::Conv2d, {f32({1, 3, 8, 8}), f32({4, 3, 3, 3}), f32({3})}),
+               {"bias f32[3]", "[4]"});
+  expect_error(infer(Op::Conv2d, {f32({1, 3, 8, 8}), f32({4, 3, 3, 3})},
+                     attrs({{AttrKey::stride, V({0, 1})}})),
+               {"stride", "[0,1]"});
+  expect_error(infer(Op::Conv2d, {f32({1, 3, 8, 8}), f32({4, 3, 3, 3})},
+                     attrs({{AttrKey::groups, I(0)}})),
+               {"groups must be >= 1"});
+  expect_error(infer(Op::Conv2d, {f32({1, 3, 8, 8}), f32({4, 3, 3, 3})},
+                     attrs({{AttrKey::pad, P({-1, 0, 0, 0})}})),
+               {"[-1,0,0,0]"});
+  expect_error(infer(Op::Conv2d, {f32({1, 3, 8, 8}), f64({4, 3, 3, 3})}), {"f64[4,3,3,3]"});
+}
+
+TEST(Pool, OutputShapes) {
+  TensorType x = f32({1, 2, 7, 7});
+  Attrs k3s2 = attrs({{AttrKey::kernel, V({3, 3})}, {AttrKey::stride, V({2, 2})}});
+  EXPECT_EQ(infer(Op::MaxPool, {x}, k3s2), "f32[1,2,3,3]");
+  EXPECT_EQ(infer(Op::MaxPool, {f32({1, 2, 8, 8})}, k3s2), "f32[1,2,3,3]");
+  Attrs ceil = k3s2;
+  ceil.set(AttrKey::ceil_mode, I(1));
+  EXPECT_EQ(infer(Op::MaxPool, {f32({1, 2, 8, 8})}, ceil), "f32[1,2,4,4]");
+  Attrs same = k3s2;
+  same.set(AttrKey::pad, kSame);
+  EXPECT_EQ(infer(Op::AvgPool, {x}, same), "f32[1,2,4,4]");
+  // ONNX/PyTorch: a window starting in the right padding is dropped, so a 3x3
+  // input with kernel 2, stride 2, pad 1 gives 2, not ceil(3/2) + 1 = 3.
+  Attrs drop = attrs({{AttrKey::kernel, V({2, 2})},
+                      {AttrKey::stride, V({2, 2})},
+                      {AttrKey::pad, P({1, 1, 1, 1})},
+                      {AttrKey::ceil_mode, I(1)}});
+  EXPECT_EQ(infer(Op::AvgPool, {f32({1, 1, 3, 3})}, drop), "f32[1,1,2,2]");
+}
+
+TEST(Pool, Errors) {
+  Attrs k3 = attrs({{AttrKey::kernel, V({3, 3})}});
+  expect_error(infer(Op::MaxPool, {f32({1, 2, 2, 2})}, k3), {"[3,3]", "f32[1,2,2,2]"});
+  expect_error(infer(Op::AvgPool, {f32({2, 2, 2})}, k3), {"f32[2,2,2]", "rank 4"});
+  Attrs wide = k3;
+  wide.set(AttrKey::pad, P({3, 0, 0, 0}));
+  expect_error(infer(Op::MaxPool, {f32({1, 2, 8, 8})}, wide), {"[3,0,0,0]", "smaller"});
+  Attrs flag = k3;
+  flag.set(AttrKey::count_include_pad, I(2));
+  expect_error(infer(Op::AvgPool, {f32({1, 2, 8, 8})}, flag), {"count_include_pad"});
+  expect_error(infer(Op::MaxPool, {f32({1, 2, 8, 8})}, attrs({{AttrKey::kernel, V({3})}})),
+               {"kernel must be two values", "[3]"});
+}
+
+TEST(GlobalAvgPool, KeepsBatchAndChannels) {
+  EXPECT_EQ(infer(Op::GlobalAvgPool, {f32({2, 3, 7, 5})}), "f32[2,3,1,1]");
+  expect_error(infer(Op::GlobalAvgPool, {f32({2, 3})}), {"f32[2,3]"});
+}
+
+TEST(Enlarge, PadsKernelSymmetrically) {
+  Attrs k = attrs({{AttrKey::kernel, V({3, 5})}});
+  EXPECT_EQ(infer(Op::Enlarge, {f32({4, 2, 1, 1})}, k), "f32[4,2,3,5]");
+  EXPECT_EQ(infer(Op::Enlarge, {f32({4, 2, 3, 5})}, k), "f32[4,2,3,5]");
+  expect_error(infer(Op::Enlarge, {f32({4, 2, 5, 5})}, k), {"[3,5]", "f32[4,2,5,5]"});
+  expect_error(infer(Op::Enlarge, {f32({4, 2, 2, 1})}, k), {"even"});
+  expect_error(infer(Op::Enlarge, {f32({4, 2, 3})}, k), {"f32[4,2,3]"});
+}
+
+// ------------------------------------------------------------- linear algebra
+
+TEST(Matmul, BatchedAndBroadcast) {
+  EXPECT_EQ(infer(Op::Matmul, {f32({2, 3}), f32({3, 4})}), "f32[2,4]");
+  EXPECT_EQ(infer(Op::Matmul, {f32({5, 2, 3}), f32({3, 4})}), "f32[5,2,4]");
+  EXPECT_EQ(infer(Op::Matmul, {f32({5, 1, 2, 3}), f32({4, 3, 6})}), "f32[5,4,2,6]");
+  expect_error(infer(Op::Matmul, {f32({2, 3}), f32({4, 5})}), {"f32[2,3]", "f32[4,5]", "inner"});
+  expect_error(infer(Op::Matmul, {f32({2, 2, 3}), f32({3, 3, 4})}),
+               {"f32[2,2,3]", "f32[3,3,4]", "batch"});
+  expect_error(infer(Op::Matmul, {f32({3}), f32({3, 4})}), {"f32[3]", "rank >= 2"});
+}
+
+TEST(Gemm, TransposesAndBias) {
+  EXPECT_EQ(infer(Op::Gemm, {f32({2, 3}), f32({3, 4})}), "f32[2,4]");
+  EXPECT_EQ(infer(Op::Gemm, {f32({3, 2}), f32({4, 3})},
+                  attrs({{AttrKey::trans_a, I(1)}, {AttrKey::trans_b, I(1)}})),
+            "f32[2,4]");
+  for (auto c : {f32({4}), f32({2, 1}), f32({}), f32({2, 4})})
+    EXPECT_EQ(infer(Op::Gemm, {f32({2, 3}), f32({3, 4}), c}), "f32[2,4]") << to_string(c);
+  expect_error(infer(Op::Gemm, {f32({2, 3}), f32({3, 4}), f32({3})}), {"bias f32[3]", "[2,4]"});
+  expect_error(infer(Op::Gemm, {f32({2, 3}), f32({3, 4}), f32({1, 2, 4})}), {"f32[1,2,4]"});
+  expect_error(infer(Op::Gemm, {f32({2, 3}), f32({4, 3})}), {"f32[2,3]", "f32[4,3]"});
+  expect_error(infer(Op::Gemm, {f32({2, 3, 1}), f32({3, 4})}), {"f32[2,3,1]", "rank 2"});
+}
+
+// ------------------------------------------------- normalization and reduction
+
+TEST(BatchNorm, ParametersPerChannel) {
+  TensorType c = f32({3});
+  EXPECT_EQ(infer(Op::BatchNorm, {f32({2, 3, 4, 4}), c, c, c, c}), "f32[2,3,4,4]");
+  expect_error(infer(Op::BatchNorm, {f32({2, 3, 4, 4}), c, f32({4}), c, c}),
+               {"f32[4]", "[3]", "f32[2,3,4,4]"});
+  expect_error(infer(Op::BatchNorm, {f32({3}), c, c, c, c}), {"f32[3]", "rank >= 2"});
+}
+
+TEST(LayerNorm, NormalizesTrailingAxes) {
+  Attrs out;
+  EXPECT_EQ(infer(Op::LayerNorm, {f32({2, 5, 8}), f32({8}), f32({8})},
+                  attrs({{AttrKey::axis, I(-1)}}), &out),
+            "f32[2,5,8]");
+  EXPECT_EQ(out.i(AttrKey::axis), 2);
+  EXPECT_EQ(infer(Op::LayerNorm, {f32({2, 5, 8}), f32({5, 8}), f32({1, 8})},
+                  attrs({{AttrKey::axis, I(1)}})),
+            "f32[2,5,8]");
+  expect_error(infer(Op::LayerNorm, {f32({2, 5, 8}), f32({5}), f32({8})},
+                     attrs({{AttrKey::axis, I(-1)}})),
+               {"f32[5]", "[8]", "f32[2,5,8]"});
+  expect_error(infer(Op::LayerNorm, {f32({2, 5, 8}), f32({8}), f32({8})},
+                     attrs({{AttrKey::axis, I(3)}})),
+               {"axis 3", "f32[2,5,8]"});
+}
+
+TEST(Softmax, NormalizesAxis) {
+  Attrs out;
+  EXPECT_EQ(infer(Op::Softmax, {f32({2, 3})}, attrs({{AttrKey::axis, I(-1)}}), &out), "f32[2,3]");
+  EXPECT_EQ(out.i(AttrKey::axis), 1);
+  expect_error(infer(Op::Softmax, {f32({2, 3})}, attrs({{AttrKey::axis, I(2)}})),
+               {"axis 2 is out of range for f32[2,3]"});
+}
+
+TEST(ReduceMean, AxesAndKeepdims) {
+  TensorType x = f32({2, 3, 4});
+  EXPECT_EQ(infer(Op::ReduceMean, {x}, attrs({{AttrKey::axes, V({1})}})), "f32[2,1,4]");
+  Attrs out;
+  EXPECT_EQ(infer(Op::ReduceMean, {x}, attrs({{AttrKey::axes, V({-1, 0})}, {AttrKey::keepdims, I(0)}}),
+                  &out),
+            "f32[3]");
+  EXPECT_EQ(out.ints(AttrKey::axes), (Ints{0, 2}));
+  EXPECT_EQ(infer(Op::ReduceMean, {x}, attrs({{AttrKey::axes, V({})}, {AttrKey::keepdims, I(0)}}),
+                  &out),
+            "f32[]");
+  EXPECT_EQ(out.ints(AttrKey::axes), (Ints{0, 1, 2}));
+  expect_error(infer(Op::ReduceMean, {x}, attrs({{AttrKey::axes, V({1, -2})}})),
+               {"repeat", "f32[2,3,4]"});
+  expect_error(infer(Op::ReduceMean, {x}, attrs({{AttrKey::axes, V({3})}})), {"axis 3"});
+}
+
+// -------------------------------------------------------------- data movement
+
+TEST(Concat, StacksAlongAxis) {
+  Attrs out;
+  EXPECT_EQ(infer(Op::Concat, {f32({2, 3}), f32({2, 5}), f32({2, 1})},
+                  attrs({{AttrKey::axis, I(-1)}}), &out),
+            "f32[2,9]");
+  EXPECT_EQ(out.i(AttrKey::axis), 1);
+  EXPECT_EQ(infer(Op::Concat, {f32({2, 3})}, attrs({{AttrKey::axis, I(0)}})), "f32[2,3]");
+  expect_error(infer(Op::Concat, {f32({2, 3}), f32({3, 3})}, attrs({{AttrKey::axis, I(1)}})),
+               {"f32[2,3] and f32[3,3] differ outside axis 1"});
+  expect_error(infer(Op::Concat, {f32({2, 3}), f32({2, 3, 1})}, attrs({{AttrKey::axis, I(0)}})),
+               {"f32[2,3,1]"});
+  expect_error(infer(Op::Concat, {f32({2, 3}), f64({2, 3})}, attrs({{AttrKey::axis, I(0)}})),
+               {"f64[2,3]"});
+  expect_error(infer(Op::Concat, {f32({2, 3})}, attrs({{AttrKey::axis, I(-3)}})), {"axis -3"});
+}
+
+TEST(Split, OneOutputPerSize) {
+  Attrs out;
+  EXPECT_EQ(infer(Op::Split, {f32({4, 6})}, attrs({{AttrKey::axis, I(-1)}, {AttrKey::sizes, V({2, 4})}}),
+                  &out),
+            "(f32[4,2], f32[4,4])");
+  EXPECT_EQ(out.i(AttrKey::axis), 1);
+  expect_error(
+      infer(Op::Split, {f32({4, 6})}, attrs({{AttrKey::axis, I(1)}, {AttrKey::sizes, V({2, 3})}})),
+      {"sizes [2,3] do not sum to dimension 1 of f32[4,6]"});
+  expect_error(
+      infer(Op::Split, {f32({4, 6})}, attrs({{AttrKey::axis, I(1)}, {AttrKey::sizes, V({6, 0})}})),
+      {"[6,0]", ">= 1"});
+  expect_error(
+      infer(Op::Split, {f32({4, 6})}, attrs({{AttrKey::axis, I(1)}, {AttrKey::sizes, V({})}})),
+      {"f32[4,6]"});
+}
+
+TEST(Transpose, Permutes) {
+  EXPECT_EQ(infer(Op::Transpose, {f32({2, 3, 4})}, attrs({{AttrKey::perm, V({2, 0, 1})}})),
+            "f32[4,2,3]");
+  EXPECT_EQ(infer(Op::Transpose, {f32({})}, attrs({{AttrKey::perm, V({})}})), "f32[]");
+  expect_error(infer(Op::Transpose, {f32({2, 3, 4})}, attrs({{AttrKey::perm, V({0, 0, 1})}})),
+               {"[0,0,1]", "f32[2,3,4]"});
+  expect_error(infer(Op::Transpose, {f32({2, 3, 4})}, attrs({{AttrKey::perm, V({1, 0})}})),
+               {"[1,0]"});
+}
+
+TEST(Reshape, ResolvesAndStoresShape) {
+  Attrs out;
+  EXPECT_EQ(infer(Op::Reshape, {f32({2, 3, 4})}, attrs({{AttrKey::shape, V({0, -1})}}), &out),
+            "f32[2,12]");
+  EXPECT_EQ(out.ints(AttrKey::shape), (Ints{2, 12}));
+  EXPECT_EQ(infer(Op::Reshape, {f32({2, 3, 4})}, attrs({{AttrKey::shape, V({-1})}})), "f32[24]");
+  EXPECT_EQ(infer(Op::Reshape, {f32({1})}, attrs({{AttrKey::shape, V({})}})), "f32[]");
+  expect_error(infer(Op::Reshape, {f32({2, 3, 4})}, attrs({{AttrKey::shape, V({5, -1})}})),
+               {"[5,-1]", "f32[2,3,4]"});
+  expect_error(infer(Op::Reshape, {f32({2, 3, 4})}, attrs({{AttrKey::shape, V({-1, -1})}})),
+               {"[-1,-1]"});
+  expect_error(infer(Op::Reshape, {f32({2, 3, 4})}, attrs({{AttrKey::shape, V({2, 3})}})),
+               {"[2,3]", "24 elements", "f32[2,3,4]"});
+  expect_error(infer(Op::Reshape, {f32({2})}, attrs({{AttrKey::shape, V({2, 0})}})),
+               {"[2,0]", "f32[2]"});
+}
+
+TEST(Flatten, SplitsAtAxis) {
+  TensorType x = f32({2, 3, 4});
+  EXPECT_EQ(infer(Op::Flatten, {x}, attrs({{AttrKey::axis, I(1)}})), "f32[2,12]");
+  EXPECT_EQ(infer(Op::Flatten, {x}, attrs({{AttrKey::axis, I(0)}})), "f32[1,24]");
+  EXPECT_EQ(infer(Op::Flatten, {x}, attrs({{AttrKey::axis, I(3)}})), "f32[24,1]");
+  Attrs out;
+  EXPECT_EQ(infer(Op::Flatten, {x}, attrs({{AttrKey::axis, I(-1)}}), &out), "f32[6,4]");
+  EXPECT_EQ(out.i(AttrKey::axis), 2);
+  expect_error(infer(Op::Flatten, {x}, attrs({{AttrKey::axis, I(4)}})), {"axis 4", "f32[2,3,4]"});
+}
+
+TEST(Squeeze, RemovesUnitAxes) {
+  TensorType x = f32({1, 3, 1, 4});
+  Attrs out;
+  EXPECT_EQ(infer(Op::Squeeze, {x}, attrs({{AttrKey::axes, V({-2, 0})}}), &out), "f32[3,4]");
+  EXPECT_EQ(out.ints(AttrKey::axes), (Ints{0, 2}));
+  EXPECT_EQ(infer(Op::Squeeze, {x}, attrs({{AttrKey::axes, V({})}}), &out), "f32[3,4]");
+  EXPECT_EQ(out.ints(AttrKey::axes), (Ints{0, 2}));
+  expect_error(infer(Op::Squeeze, {x}, attrs({{AttrKey::axes, V({1})}})),
+               {"axis 1 of f32[1,3,1,4] has extent 3"});
+}
+
+TEST(Unsqueeze, AxesIndexTheOutput) {
+  Attrs out;
+  EXPECT_EQ(infer(Op::Unsqueeze, {f32({3, 4})}, attrs({{AttrKey::axes, V({-1, 0})}}), &out),
+            "f32[1,3,4,1]");
+  EXPECT_EQ(out.ints(AttrKey::axes), (Ints{0, 3}));
+  EXPECT_EQ(infer(Op::Unsqueeze, {f32({3, 4})}, attrs({{AttrKey::axes, V({1})}})), "f32[3,1,4]");
+  expect_error(infer(Op::Unsqueeze, {f32({3, 4})}, attrs({{AttrKey::axes, V({1, 1})}})),
+               {"repeat", "f32[3,4]"});
+  expect_error(infer(Op::Unsqueeze, {f32({3, 4})}, attrs({{AttrKey::axes, V({3})}})),
+               {"axis 3", "f32[3,4]"});
+  expect_error(infer(Op::Unsqueeze, {f32({3, 4})}, attrs({{AttrKey::axes, V({})}})), {"empty"});
+}
+
+Attrs slice(Ints starts, Ints ends, Ints axes, Ints steps) {
+  return attrs({{AttrKey::starts, V(starts)},
+                {AttrKey::ends, V(ends)},
+                {AttrKey::axes, V(axes)},
+                {AttrKey::steps, V(steps)}});
+}
+
+TEST(Slice, ClampsAndCanonicalizes) {
+  TensorType x = f32({10, 8});
+  Attrs out;
+  // Rows 1, 4, 7: the end is clamped, then tightened to one past the last.
+  EXPECT_EQ(infer(Op::Slice, {x}, slice({1}, {1000}, {0}, {3}), &out), "f32[3,8]");
+  EXPECT_EQ(out, slice({1}, {8}, {0}, {3}));
+  // All columns backwards; "before the first" is stored as -(d + 1).
+  EXPECT_EQ(infer(Op::Slice, {x}, slice({-1}, {INT64_MIN}, {-1}, {-1}), &out), "f32[10,8]");
+  EXPECT_EQ(out, slice({7}, {-9}, {1}, {-1}));
+  // Axes default to 0.., steps to 1; entries come out sorted by axis.
+  EXPECT_EQ(infer(Op::Slice, {x}, slice({0, 2}, {5, 4}, {}, {}), &out), "f32[5,2]");
+  EXPECT_EQ(out, slice({0, 2}, {5, 4}, {0, 1}, {1, 1}));
+  EXPECT_EQ(infer(Op::Slice, {x}, slice({2, 1}, {4, 3}, {1, 0}, {1, 1}), &out), "f32[2,2]");
+  EXPECT_EQ(out, slice({1, 2}, {3, 4}, {0, 1}, {1, 1}));
+  // An empty selection and a single element have one spelling each.
+  EXPECT_EQ(infer(Op::Slice, {x}, slice({5}, {2}, {0}, {1}), &out), "f32[0,8]");
+  EXPECT_EQ(out, slice({0}, {0}, {0}, {1}));
+  EXPECT_EQ(infer(Op::Slice, {x}, slice({3}, {0}, {0}, {-5}), &out), "f32[1,8]");
+  EXPECT_EQ(out, slice({3}, {4}, {0}, {1}));
+}
+
+TEST(Slice, CanonicalFormIsAFixedPoint) {
+  TensorType x = f32({10, 8});
+  for (const Attrs& a : {slice({1}, {1000}, {0}, {3}), slice({-1}, {INT64_MIN}, {-1}, {-1}),
+                         slice({8}, {-20}, {0}, {-3}), slice({-3, 0}, {-1, 7}, {1, 0}, {1, 2})}) {
+    Attrs once, twice;
+    std::string t1 = infer(Op::Slice, {x}, a, &once);
+    std::string t2 = infer(Op::Slice, {x}, once, &twice);
+    EXPECT_EQ(t1, t2);
+    EXPECT_EQ(once, twice) << t1;
+  }
+}
+
+TEST(Slice, Errors) {
+  TensorType x = f32({10, 8});
+  expect_error(infer(Op::Slice, {x}, slice({0}, {5}, {0}, {0})), {"steps [0]"});
+  expect_error(infer(Op::Slice, {x}, slice({0, 1}, {5}, {0}, {1})), {"[0,1]", "[5]", "length"});
+  expect_error(infer(Op::Slice, {x}, slice({0, 1}, {5, 5}, {0, -2}, {1, 1})), {"repeat"});
+  expect_error(infer(Op::Slice, {x}, slice({0}, {5}, {2}, {1})), {"axis 2", "f32[10,8]"});
+}
+
+TEST(Pad, AddsBeginsAndEnds) {
+  EXPECT_EQ(infer(Op::Pad, {f32({1, 3, 4, 4})}, attrs({{AttrKey::pads, V({0, 0, 1, 2, 0, 0, 3, 4})}})),
+            "f32[1,3,8,10]");
+  expect_error(infer(Op::Pad, {f32({4, 4})}, attrs({{AttrKey::pads, V({0, -1, 0, 0})}})),
+               {"[0,-1,0,0]", "non-negative", "f32[4,4]"});
+  expect_error(infer(Op::Pad, {f32({4, 4})}, attrs({{AttrKey::pads, V({1, 1})}})), {"4 non-negative"});
+}
+
+TEST(RecordedTypes, AreNotInferred) {
+  expect_error(infer(Op::Opaque, {f32({2})}, attrs({{AttrKey::op_type, std::string("Foo")}})),
+               {"opaque: output types are recorded"});
+  expect_error(infer(Op::Input, {}), {"input: types are recorded"});
+  expect_error(infer(Op::Weight, {}), {"weight: types are recorded"});
+}
+
+// Every operator infers or fails cleanly on rank-4 inputs with its required
+// attributes filled with plausible values (no aborts on odd input).
+TEST(InferTypes, NeverAbortsOnOddInputs) {
+  for (const OpInfo& info : all_ops()) {
+    for (int n = 0; n <= 3; ++n) {
+      std::vector<TensorType> in(n, f32({1, 2, 3, 4}));
+      Attrs a;
+      for (int k = 0; k < kNumAttrKeys; ++k) {
+        AttrKey key = static_cast<AttrKey>(k);
+        if (!info.takes(key) || !attr_info(key).default_text.empty()) continue;
+        if (attr_info(key).type == AttrType::Int) a.set(key, I(5));
+        if (attr_info(key).type == AttrType::Ints) a.set(key, V({5, -7}));
+        if (attr_info(key).type == AttrType::Str) a.set(key, std::string("x"));
+      }
+      (void)infer(info.op, in, a);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------- flops
+
+int64_t flops_of(Op op, std::vector<TensorType> in, Attrs a = {}) {
+  Expected<std::vector<TensorType>> out = infer_types(op, &a, in);
+  EXPECT_TRUE(out.ok()) << out.error().message;
+  return out.ok() ? flops(op, a, in, *out) : -1;
+}
+
+TEST(Flops, CountsMultiplyAccumulatesTwice) {
+  TensorType x = f32({1, 3, 8, 8}), w = f32({4, 3, 3, 3});  // output [1,4,6,6]: 144
+  EXPECT_EQ(flops_of(Op::Conv2d, {x, w}), 2 * 144 * 27);
+  EXPECT_EQ(flops_of(Op::Conv2d, {x, w, f32({4})}, attrs({{AttrKey::act, Act::kRelu}})),
+            2 * 144 * 27 + 144 + 144);
+  EXPECT_EQ(flops_of(Op::Conv2d, {f32({1, 4, 8, 8}), f32({4, 1, 3, 3})},
+                     attrs({{AttrKey::groups, I(4)}})),
+            2 * 144 * 9);
+  EXPECT_EQ(flops_of(Op::Matmul, {f32({5, 2, 3}), f32({3, 4})}), 2 * 40 * 3);
+  EXPECT_EQ(flops_of(Op::Gemm, {f32({3, 2}), f32({3, 4}), f32({4})},
+                     attrs({{AttrKey::trans_a, I(1)}})),
+            2 * 8 * 3 + 8);
+}
+
+TEST(Flops, OtherFamilies) {
+  EXPECT_EQ(flops_of(Op::Add, {f32({2, 3}), f32({3})}), 6);
+  EXPECT_EQ(flops_of(Op::Relu, {f32({2, 3})}), 6);
+  EXPECT_EQ(flops_of(Op::MaxPool, {f32({1, 2, 7, 7})},
+                     attrs({{AttrKey::kernel, V({3, 3})}, {AttrKey::stride, V({2, 2})}})),
+            18 * 9);
+  EXPECT_EQ(flops_of(Op::GlobalAvgPool, {f32({2, 3, 4, 4})}), 96);
+  EXPECT_EQ(flops_of(Op::ReduceMean, {f32({2, 3})}, attrs({{AttrKey::axes, V({1})}})), 6);
+  EXPECT_GT(flops_of(Op::Softmax, {f32({2, 3})}, attrs({{AttrKey::axis, I(1)}})), 6);
+  EXPECT_EQ(flops_of(Op::Transpose, {f32({2, 3})}, attrs({{AttrKey::perm, V({1, 0})}})), 0);
+  EXPECT_EQ(flops_of(Op::Reshape, {f32({2, 3})}, attrs({{AttrKey::shape, V({6})}})), 0);
+}
+
+}  // namespace
+}  // namespace tso
