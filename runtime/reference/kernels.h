@@ -1,0 +1,93 @@
+// Internal to runtime/reference: the operator implementations, grouped by
+// family, each a class template of static functions instantiated for float,
+// double and Mod at the end of its own .cc file. executor.cc dispatches to
+// them. Kernels report bad shapes as an Error whose message names the
+// operator; the executor prefixes the node.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/attrs.h"
+#include "core/error.h"
+#include "core/ops.h"
+#include "core/types.h"
+#include "runtime/reference/tensor.h"
+
+namespace tso::ref {
+
+template <class S>
+using Args = std::span<const Tensor<S>* const>;
+
+// Elementwise functions of one argument, fused activations included.
+enum class Fn : uint8_t { kIdentity, kRelu, kSigmoid, kTanh, kErf, kGelu, kExp, kSqrt, kNeg };
+Fn fn_of(Act a);
+// Broadcasting binary operators.
+enum class Bin : uint8_t { kAdd, kSub, kMul, kDiv, kPow };
+
+// Numpy-style broadcast of two shapes; the error names both.
+Expected<Shape> broadcast_shapes(const Shape& a, const Shape& b, std::string_view op);
+// Row-major strides of `s`, and the strides that read a tensor of shape `s`
+// broadcast to `out` (0 along stretched or missing dimensions).
+std::vector<int64_t> strides_of(const Shape& s);
+std::vector<int64_t> broadcast_strides(const Shape& s, const Shape& out);
+// "[1,3,224,224]"-style text for messages.
+std::string shape_text(const Shape& s);
+Error shape_error(std::string_view op, const std::string& what);
+
+template <class S>
+struct Elementwise {
+  static Tensor<S> unary(Fn f, Tensor<S> x);  // by value: reuses the buffer
+  static void apply(Fn f, std::span<S> xs);
+  static Expected<Tensor<S>> binary(Bin op, const Tensor<S>& a, const Tensor<S>& b);
+  static Expected<Tensor<S>> smul(const Tensor<S>& x, const Tensor<S>& s);
+  static Tensor<S> clip(const Tensor<S>& x, const Attrs& a);
+};
+
+template <class S>
+struct Linalg {
+  // c[m,n] = op(a) op(b), row-major, where op transposes when asked; a is
+  // [m,k] ([k,m] when trans_a) and b is [k,n] ([n,k] when trans_b).
+  static void product(int64_t m, int64_t n, int64_t k, const S* a, bool trans_a, const S* b,
+                      bool trans_b, S* c);
+  static Expected<Tensor<S>> matmul(const Tensor<S>& a, const Tensor<S>& b, const Attrs& attrs);
+  static Expected<Tensor<S>> gemm(Args<S> in, const Attrs& attrs);
+};
+
+template <class S>
+struct ConvPool {
+  static Expected<Tensor<S>> conv2d(const Tensor<S>& x, const Tensor<S>& w, const Attrs& a);
+  static Expected<Tensor<S>> avgpool(const Tensor<S>& x, const Attrs& a);
+  static Expected<Tensor<S>> maxpool(const Tensor<S>& x, const Attrs& a);
+  static Expected<Tensor<S>> global_avgpool(const Tensor<S>& x);
+};
+
+template <class S>
+struct ShapeOps {
+  static Expected<Tensor<S>> constant(Op op, const Attrs& a);
+  static Expected<Tensor<S>> concat(Args<S> in, const Attrs& a);
+  static Expected<std::vector<Tensor<S>>> split(const Tensor<S>& x, const Attrs& a);
+  static Expected<Tensor<S>> transpose(const Tensor<S>& x, const Attrs& a);
+  static Expected<Tensor<S>> reshape(const Tensor<S>& x, const Attrs& a);
+  static Expected<Tensor<S>> flatten(const Tensor<S>& x, const Attrs& a);
+  static Expected<Tensor<S>> squeeze(const Tensor<S>& x, const Attrs& a);
+  static Expected<Tensor<S>> unsqueeze(const Tensor<S>& x, const Attrs& a);
+  static Expected<Tensor<S>> slice(const Tensor<S>& x, const Attrs& a);
+  static Expected<Tensor<S>> pad(const Tensor<S>& x, const Attrs& a);
+  static Expected<Tensor<S>> enlarge(const Tensor<S>& w, const Attrs& a);
+};
+
+template <class S>
+struct Norm {
+  static Expected<Tensor<S>> batchnorm(Args<S> in, const Attrs& a);
+  static Expected<Tensor<S>> layernorm(Args<S> in, const Attrs& a);
+  static Expected<Tensor<S>> softmax(const Tensor<S>& x, const Attrs& a);
+  static Expected<Tensor<S>> reduce_mean(const Tensor<S>& x, const Attrs& a);
+};
+
+// Normalizes a possibly negative axis against `rank`; false when out of range.
+bool normalize_axis(int64_t* axis, int rank);
+
+}  // namespace tso::ref

@@ -1,0 +1,136 @@
+// Normalizations and reductions: batchnorm, layernorm, softmax, reduce_mean.
+// On Mod they keep their exact structure (means use the modular inverse of
+// the count) and use the sqrt and exp surrogates of scalar.h, so a graph that
+// spells layernorm out with reduce_mean, sub, pow, sqrt and div fingerprints
+// the same as the fused operator.
+#include <algorithm>
+
+#include "runtime/reference/kernels.h"
+#include "runtime/reference/scalar.h"
+
+namespace tso::ref {
+
+// y = (x - mean) * scale / sqrt(var + epsilon) + bias, per channel (axis 1).
+template <class S>
+Expected<Tensor<S>> Norm<S>::batchnorm(Args<S> in, const Attrs& attrs) {
+  const Tensor<S>& x = *in[0];
+  if (x.shape.rank() < 2)
+    return shape_error("batchnorm", "input " + shape_text(x.shape) + " has no channel axis");
+  const int64_t c = x.shape[1];
+  for (int i = 1; i < 5; ++i)
+    if (in[i]->numel() != c)
+      return shape_error("batchnorm", "parameter " + std::to_string(i) + " has shape " +
+                                          shape_text(in[i]->shape) + ", expected [" +
+                                          std::to_string(c) + "]");
+  const S eps = fn::constant<S>(attrs.f(AttrKey::epsilon));
+  const std::vector<S>&scale = in[1]->data, &bias = in[2]->data, &mean = in[3]->data,
+                 &var = in[4]->data;
+  const int64_t inner = c == 0 ? 0 : x.numel() / x.shape[0] / c;
+  Tensor<S> y(x.shape);
+  for (int64_t b = 0; b < x.shape[0]; ++b)
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const S k = scale[ch] * fn::reciprocal(fn::sqrt(var[ch] + eps));
+      const S* px = x.data.data() + (b * c + ch) * inner;
+      S* py = y.data.data() + (b * c + ch) * inner;
+      for (int64_t i = 0; i < inner; ++i) py[i] = (px[i] - mean[ch]) * k + bias[ch];
+    }
+  return y;
+}
+
+// Normalizes over dimensions [axis, rank), then scale and bias broadcast
+// against the input (ONNX LayerNormalization).
+template <class S>
+Expected<Tensor<S>> Norm<S>::layernorm(Args<S> in, const Attrs& attrs) {
+  const Tensor<S>& x = *in[0];
+  int64_t axis = attrs.i(AttrKey::axis);
+  if (!normalize_axis(&axis, x.shape.rank())) return shape_error("layernorm", "axis out of range");
+  int64_t n = 1;
+  for (int i = static_cast<int>(axis); i < x.shape.rank(); ++i) n *= x.shape[i];
+  const S eps = fn::constant<S>(attrs.f(AttrKey::epsilon));
+  const S count = fn::constant<S>(double(n));
+  Tensor<S> norm(x.shape);
+  for (int64_t row = 0; n > 0 && row < x.numel() / n; ++row) {
+    const S* px = x.data.data() + row * n;
+    S* py = norm.data.data() + row * n;
+    S sum = fn::zero<S>();
+    for (int64_t i = 0; i < n; ++i) sum += px[i];
+    const S mean = fn::div(sum, count);
+    S sq = fn::zero<S>();
+    for (int64_t i = 0; i < n; ++i) sq += (px[i] - mean) * (px[i] - mean);
+    const S r = fn::reciprocal(fn::sqrt(fn::div(sq, count) + eps));
+    for (int64_t i = 0; i < n; ++i) py[i] = (px[i] - mean) * r;
+  }
+  Expected<Tensor<S>> scaled = Elementwise<S>::binary(Bin::kMul, norm, *in[1]);
+  if (!scaled) return scaled.error();
+  Expected<Tensor<S>> y = Elementwise<S>::binary(Bin::kAdd, *scaled, *in[2]);
+  if (!y) return y.error();
+  if (!(y->shape == x.shape))
+    return shape_error("layernorm", "scale " + shape_text(in[1]->shape) + " or bias " +
+                                        shape_text(in[2]->shape) + " widens the input " +
+                                        shape_text(x.shape));
+  return y;
+}
+
+// exp(x) / sum(exp(x)) along one axis. Float and double subtract the maximum
+// first (same function, no overflow); Mod must not, because the exp surrogate
+// is not a homomorphism: exp_s(x - m) != exp_s(x) / exp_s(m).
+template <class S>
+Expected<Tensor<S>> Norm<S>::softmax(const Tensor<S>& x, const Attrs& attrs) {
+  int64_t axis = attrs.i(AttrKey::axis);
+  if (!normalize_axis(&axis, x.shape.rank())) return shape_error("softmax", "axis out of range");
+  const int64_t n = x.shape[axis], inner = strides_of(x.shape)[axis];
+  const int64_t outer = n * inner == 0 ? 0 : x.numel() / (n * inner);
+  Tensor<S> y(x.shape);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < inner; ++j) {
+      const S* px = x.data.data() + o * n * inner + j;
+      S* py = y.data.data() + o * n * inner + j;
+      S shift = fn::zero<S>();
+      if constexpr (fn::Real<S>) {
+        shift = px[0];
+        for (int64_t i = 1; i < n; ++i) shift = std::max(shift, px[i * inner]);
+      }
+      S sum = fn::zero<S>();
+      for (int64_t i = 0; i < n; ++i) sum += py[i * inner] = fn::exp(px[i * inner] - shift);
+      const S r = fn::reciprocal(sum);
+      for (int64_t i = 0; i < n; ++i) py[i * inner] *= r;
+    }
+  return y;
+}
+
+template <class S>
+Expected<Tensor<S>> Norm<S>::reduce_mean(const Tensor<S>& x, const Attrs& attrs) {
+  const int r = x.shape.rank();
+  std::vector<bool> reduced(r, attrs.ints(AttrKey::axes).empty());
+  for (int64_t ax : attrs.ints(AttrKey::axes)) {
+    if (!normalize_axis(&ax, r)) return shape_error("reduce_mean", "axis out of range");
+    reduced[ax] = true;
+  }
+  Shape kept, out;
+  for (int i = 0; i < r; ++i) {
+    kept.push_back(reduced[i] ? 1 : x.shape[i]);
+    if (!reduced[i] || attrs.i(AttrKey::keepdims)) out.push_back(kept[i]);
+  }
+  // Sum each input element into its output slot through strides that are 0
+  // along the reduced dimensions.
+  std::vector<int64_t> st = broadcast_strides(kept, x.shape), idx(r, 0);
+  Tensor<S> y(out);
+  for (int64_t e = 0, o = 0; e < x.numel(); ++e) {
+    y.data[o] += x.data[e];
+    for (int d = r - 1; d >= 0; --d) {
+      o += st[d];
+      if (++idx[d] < x.shape[d]) break;
+      o -= st[d] * x.shape[d];
+      idx[d] = 0;
+    }
+  }
+  const S count = fn::constant<S>(double(y.numel() == 0 ? 0 : x.numel() / y.numel()));
+  for (S& v : y.data) v = fn::div(v, count);
+  return y;
+}
+
+template struct Norm<float>;
+template struct Norm<double>;
+template struct Norm<Mod>;
+
+}  // namespace tso::ref
