@@ -1,0 +1,26 @@
+// `tso`: the command line of the tensor graph superoptimizer.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <vector>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  using namespace tso::cli;
+  CLI::App app{"tso: a tensor graph superoptimizer", "tso"};
+  app.set_version_flag("--version", "tso " TSO_VERSION);
+  app.require_subcommand(1);
+
+  std::vector<Command> commands = {add_inspect(app)};
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version exit 0; every other parse error is a usage error.
+    int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitBadInput;
+  }
+  for (const Command& c : commands)
+    if (c.app->parsed()) return c.run();
+  return kExitBadInput;  // unreachable: require_subcommand(1)
+}

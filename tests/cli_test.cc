@@ -1,0 +1,238 @@
+// Runs the built `tso` binary as a user would and asserts its output, its
+// error messages and its exit codes; also runs every example in README.md and
+// compares the output with the README's text.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs `tso ARGS...` in the source tree (so fixture paths are relative, as in
+// the README) and captures stdout, stderr and the exit code.
+RunResult run_tso(const std::vector<std::string>& args) {
+  static std::atomic<int> counter{0};
+  const std::filesystem::path tmp =
+      std::filesystem::path(::testing::TempDir()) /
+      ("tso_cli_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
+  std::string cmd = "cd " + shell_quote(TSO_SOURCE_DIR) + " && " + shell_quote(TSO_BINARY);
+  for (const std::string& a : args) cmd += " " + shell_quote(a);
+  cmd += " >" + shell_quote(tmp.string() + ".out") + " 2>" + shell_quote(tmp.string() + ".err");
+  int status = std::system(cmd.c_str());
+  RunResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = read_file(tmp.string() + ".out");
+  r.err = read_file(tmp.string() + ".err");
+  std::filesystem::remove(tmp.string() + ".out");
+  std::filesystem::remove(tmp.string() + ".err");
+  return r;
+}
+
+// The first line of `text` that starts (after indentation) with `prefix`.
+std::string line_starting(const std::string& text, const std::string& prefix) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    size_t start = line.find_first_not_of(' ');
+    if (start != std::string::npos && line.compare(start, prefix.size(), prefix) == 0)
+      return line.substr(start);
+  }
+  return "";
+}
+
+// The cells of `line`, split at runs of two or more blanks (table columns).
+std::vector<std::string> cells(const std::string& line) {
+  std::vector<std::string> out;
+  std::regex sep("  +");
+  for (std::sregex_token_iterator it(line.begin(), line.end(), sep, -1), end; it != end; ++it)
+    if (!it->str().empty()) out.push_back(*it);
+  return out;
+}
+
+TEST(Cli, HelpListsTheSubcommands) {
+  RunResult r = run_tso({"--help"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("inspect"), std::string::npos) << r.out;
+}
+
+TEST(Cli, VersionPrintsTheProjectVersion) {
+  RunResult r = run_tso({"--version"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "tso " TSO_VERSION "\n");
+}
+
+TEST(Cli, NoSubcommandIsAUsageError) {
+  RunResult r = run_tso({});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("subcommand"), std::string::npos) << r.err;
+}
+
+TEST(Cli, UnknownFlagIsAUsageError) {
+  RunResult r = run_tso({"inspect", "--frobnicate", "tests/data/conv.tso"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--frobnicate"), std::string::npos) << r.err;
+}
+
+TEST(Inspect, HelpDescribesTheCommand) {
+  RunResult r = run_tso({"inspect", "--help"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("FILE"), std::string::npos) << r.out;
+}
+
+TEST(Inspect, CountsConvFlopsAndParameterBytes) {
+  RunResult r = run_tso({"inspect", "tests/data/conv.tso"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  // The operator row: 2*1*4*8*8 * 3*3*3 FLOPs, and the 4x3x3x3 f32 weight.
+  std::string row = line_starting(r.out, "2  %conv");
+  ASSERT_NE(row, "") << r.out;
+  EXPECT_EQ(cells(row), (std::vector<std::string>{"2", "%conv", "conv2d", "pad=same",
+                                                  "f32[1,3,8,8], f32[4,3,3,3]", "f32[1,4,8,8]",
+                                                  "13824", "432"}))
+      << row;
+  EXPECT_EQ(line_starting(r.out, "FLOPs"), "FLOPs        13824 (13.8 K)") << r.out;
+  EXPECT_EQ(line_starting(r.out, "param bytes"), "param bytes  432") << r.out;
+  EXPECT_EQ(line_starting(r.out, "operators  "), "operators    1 (conv2d 1)") << r.out;
+  EXPECT_EQ(r.out.find("warning"), std::string::npos) << r.out;
+}
+
+TEST(Inspect, ListsSourcesAndOutputs) {
+  RunResult r = run_tso({"inspect", "tests/data/conv.tso"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(cells(line_starting(r.out, "0  x")),
+            (std::vector<std::string>{"0", "x", "input", "f32[1,3,8,8]", "-"}));
+  EXPECT_EQ(cells(line_starting(r.out, "1  w")),
+            (std::vector<std::string>{"1", "w", "weight", "f32[4,3,3,3]", "432"}));
+  EXPECT_EQ(cells(line_starting(r.out, "y ")),
+            (std::vector<std::string>{"y", "node '%conv' (conv2d)", "f32[1,4,8,8]"}));
+}
+
+TEST(Inspect, WarnsAboutOpaqueNodes) {
+  RunResult r = run_tso({"inspect", "tests/data/opaque.tso"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(cells(line_starting(r.out, "opaque ")),
+            (std::vector<std::string>{"opaque", "LpNormalization 2"}))
+      << r.out;
+  EXPECT_NE(r.out.find("opaque:LpNormalization"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("payload=\"axis=1\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nwarning: 2 opaque nodes (LpNormalization 2)"), std::string::npos)
+      << r.out;
+}
+
+TEST(Inspect, MalformedTextIsBadInputWithLineAndColumn) {
+  RunResult r = run_tso({"inspect", "tests/data/malformed.tso"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("^tests/data/malformed\\.tso:5:[0-9]+: ")))
+      << r.err;
+}
+
+TEST(Inspect, ShapeMismatchNamesTheNodeAndBothShapes) {
+  RunResult r = run_tso({"inspect", "tests/data/shape_mismatch.tso"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("^tests/data/shape_mismatch\\.tso:5:[0-9]+: ")))
+      << r.err;
+  EXPECT_NE(r.err.find("%sum"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("f32[2,3]"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("f32[4,3]"), std::string::npos) << r.err;
+}
+
+TEST(Inspect, UnknownOperatorListsTheNearestNames) {
+  RunResult r = run_tso({"inspect", "tests/data/unknown_op.tso"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("^tests/data/unknown_op\\.tso:5:[0-9]+: ")))
+      << r.err;
+  EXPECT_NE(r.err.find("conv2"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("conv2d"), std::string::npos) << r.err;
+}
+
+TEST(Inspect, MissingFileIsAnIoErrorNamingTheFile) {
+  RunResult r = run_tso({"inspect", "tests/data/no_such_graph.tso"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("tests/data/no_such_graph.tso"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("No such file"), std::string::npos) << r.err;
+}
+
+TEST(Inspect, DirectoryIsAnIoError) {
+  RunResult r = run_tso({"inspect", "tests/data"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("'tests/data': is a directory"), std::string::npos) << r.err;
+}
+
+TEST(Inspect, MissingFileArgumentIsAUsageError) {
+  RunResult r = run_tso({"inspect"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("FILE"), std::string::npos) << r.err;
+}
+
+// README.md's ```console blocks: each `$ tso ...` line is run from the source
+// root and its output must equal the lines after it, up to the next `$` line
+// or the end of the block. Keeps every README example true.
+struct ReadmeExample {
+  std::string command;
+  std::string expected;
+};
+
+std::vector<ReadmeExample> readme_examples() {
+  std::istringstream in(read_file(std::filesystem::path(TSO_SOURCE_DIR) / "README.md"));
+  std::vector<ReadmeExample> examples;
+  bool in_console = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("```", 0) == 0) {
+      in_console = !in_console && line == "```console";
+      continue;
+    }
+    if (!in_console) continue;
+    if (line.rfind("$ ", 0) == 0) {
+      examples.push_back({line.substr(2), ""});
+    } else if (!examples.empty()) {
+      examples.back().expected += line + "\n";
+    }
+  }
+  return examples;
+}
+
+TEST(Readme, ExamplesPrintWhatTheReadmeShows) {
+  std::vector<ReadmeExample> examples = readme_examples();
+  int tso_examples = 0;
+  for (const ReadmeExample& ex : examples) {
+    if (ex.command.rfind("tso ", 0) != 0) continue;
+    ++tso_examples;
+    std::vector<std::string> args;
+    std::istringstream words(ex.command.substr(4));
+    for (std::string w; words >> w;) args.push_back(w);
+    RunResult r = run_tso(args);
+    EXPECT_EQ(r.exit_code, 0) << ex.command << "\n" << r.err;
+    EXPECT_EQ(r.out, ex.expected) << "README example `" << ex.command
+                                  << "` prints something else; update README.md";
+  }
+  EXPECT_GE(tso_examples, 1) << "README.md should show at least one `$ tso ...` example";
+}
+
+}  // namespace
