@@ -75,8 +75,9 @@ TEST(Attrs, EveryKeyHasANameThatFindsIt) {
     AttrKey k;
     ASSERT_TRUE(find_attr_key(info.name, &k)) << info.name;
     EXPECT_EQ(k, info.key);
-    if (!info.default_text.empty())
+    if (!info.default_text.empty()) {
       EXPECT_TRUE(parse_attr_value(info.type, info.default_text).ok()) << info.name;
+    }
   }
 }
 

@@ -1,0 +1,370 @@
+// The canonical printer of rule files and the instantiation of rule sides
+// into concrete graphs.
+#include "substitutions/rules.h"
+
+#include <array>
+#include <optional>
+
+#include "substitutions/rule_internal.h"
+
+namespace tso {
+
+ShapeExpr ShapeExpr::lit(int64_t v) {
+  ShapeExpr e;
+  e.value = v;
+  return e;
+}
+
+ShapeExpr ShapeExpr::dim(std::string var, int64_t axis) {
+  ShapeExpr e;
+  e.kind = Kind::kDim;
+  e.var = std::move(var);
+  e.value = axis;
+  return e;
+}
+
+ShapeExpr ShapeExpr::binary(Kind kind, ShapeExpr a, ShapeExpr b) {
+  ShapeExpr e;
+  e.kind = kind;
+  e.args.push_back(std::move(a));
+  e.args.push_back(std::move(b));
+  return e;
+}
+
+namespace {
+
+using Kind = ShapeExpr::Kind;
+
+int precedence(const ShapeExpr& e) {
+  switch (e.kind) {
+    case Kind::kAdd:
+    case Kind::kSub: return 1;
+    case Kind::kMul: return 2;
+    default: return 3;
+  }
+}
+
+// Left-associative operators: the right operand needs parentheses at equal
+// precedence, so that printing then parsing rebuilds the same tree.
+std::string expr_text(const ShapeExpr& e, int min_prec) {
+  std::string s;
+  switch (e.kind) {
+    case Kind::kLit: s = std::to_string(e.value); break;
+    case Kind::kDim: s = "dim(" + e.var + "," + std::to_string(e.value) + ")"; break;
+    case Kind::kAdd:
+    case Kind::kSub:
+    case Kind::kMul: {
+      int p = precedence(e);
+      const char* op = e.kind == Kind::kAdd ? " + " : e.kind == Kind::kSub ? " - " : " * ";
+      s = expr_text(e.args[0], p) + op + expr_text(e.args[1], p + 1);
+      break;
+    }
+  }
+  return precedence(e) < min_prec ? "(" + s + ")" : s;
+}
+
+}  // namespace
+
+std::string to_string(const ShapeExpr& e) { return expr_text(e, 0); }
+
+namespace rules_internal {
+
+bool default_value(AttrKey key, AttrValue* out) {
+  static const auto table = [] {
+    std::array<std::optional<AttrValue>, kNumAttrKeys> t;
+    for (int i = 0; i < kNumAttrKeys; ++i) {
+      const AttrInfo& info = attr_info(static_cast<AttrKey>(i));
+      if (info.default_text.empty()) continue;
+      Expected<AttrValue> v = parse_attr_value(info.type, info.default_text);
+      TSO_CHECK(v.ok(), "bad default of attribute " + std::string(info.name));
+      t[i] = std::move(*v);
+    }
+    return t;
+  }();
+  const std::optional<AttrValue>& d = table[static_cast<int>(key)];
+  if (d) *out = *d;
+  return d.has_value();
+}
+
+bool is_default_value(AttrKey key, const AttrValue& v) {
+  AttrValue d;
+  return default_value(key, &d) && d == v;
+}
+
+std::vector<std::vector<std::string>> local_names(const RuleSide& side) {
+  std::vector<std::vector<std::string>> names(side.nodes.size());
+  int next = 0;
+  for (size_t i = 0; i < side.nodes.size(); ++i)
+    for (int k = 0; k < side.nodes[i].outputs; ++k) names[i].push_back("%" + std::to_string(next++));
+  return names;
+}
+
+std::string ref_text(const Rule& rule, const std::vector<std::vector<std::string>>& locals,
+                     const RuleRef& r) {
+  if (r.kind == RuleRef::Kind::kVar) return rule.inputs[r.index].name;
+  return locals[r.index][r.output];
+}
+
+namespace {
+
+std::string attr_text(const PatternAttr& a) {
+  std::string s = std::string(attr_info(a.key).name) + "=";
+  switch (a.form) {
+    case PatternAttr::Form::kValue: return s + print_attr_value(a.value);
+    case PatternAttr::Form::kParam: return s + "?" + a.param;
+    case PatternAttr::Form::kExpr: return s + to_string(a.exprs[0]);
+    case PatternAttr::Form::kExprList:
+    case PatternAttr::Form::kExprPads: {
+      s += "[";
+      for (size_t i = 0; i < a.exprs.size(); ++i) s += (i ? ", " : "") + to_string(a.exprs[i]);
+      return s + "]";
+    }
+  }
+  return s;
+}
+
+std::string statement_text(const Rule& rule, const RuleSide& side,
+                            const std::vector<std::vector<std::string>>& locals, int index) {
+  const RuleNode& n = side.nodes[index];
+  std::string s;
+  for (size_t k = 0; k < locals[index].size(); ++k) s += (k ? ", " : "") + locals[index][k];
+  s += " = " + std::string(op_name(n.op)) + "(";
+  const char* sep = "";
+  for (const RuleRef& a : n.args) {
+    s += sep + ref_text(rule, locals, a);
+    sep = ", ";
+  }
+  for (const PatternAttr& a : n.attrs) {
+    if (a.form == PatternAttr::Form::kValue && is_default_value(a.key, a.value)) continue;
+    s += sep + attr_text(a);
+    sep = ", ";
+  }
+  return s + ")";
+}
+
+}  // namespace
+
+std::string node_text(const Rule& rule, const RuleSide& side, int index) {
+  return statement_text(rule, side, local_names(side), index);
+}
+
+}  // namespace rules_internal
+
+namespace {
+
+using namespace rules_internal;
+
+std::string condition_text(const Condition& c) {
+  if (c.kind == Condition::Kind::kOdd) return "odd(" + to_string(c.lhs) + ")";
+  static const char* kOps[] = {" == ", " != ", " < ", " <= "};
+  return to_string(c.lhs) + kOps[static_cast<int>(c.kind)] + to_string(c.rhs);
+}
+
+// A bare word when the lexer reads it back as one, a quoted string otherwise.
+std::string word_text(const std::string& w) {
+  bool bare = !w.empty();
+  for (char c : w)
+    bare = bare && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '.' || c == '-' || c == '+');
+  return bare ? w : print_attr_value(AttrValue{w});
+}
+
+void print_side(std::string* out, const char* title, const Rule& rule, const RuleSide& side) {
+  auto locals = local_names(side);
+  *out += std::string("  ") + title + " {\n";
+  for (size_t i = 0; i < side.nodes.size(); ++i)
+    *out += "    " + statement_text(rule, side, locals, static_cast<int>(i)) + "\n";
+  *out += "    output ";
+  for (size_t k = 0; k < side.outputs.size(); ++k)
+    *out += (k ? ", " : "") + ref_text(rule, locals, side.outputs[k]);
+  *out += "\n  }\n";
+}
+
+}  // namespace
+
+std::string print_rule(const Rule& rule) {
+  std::string out = "rule " + rule.name + " {\n";
+  if (rule.origin.kind == RuleOrigin::Kind::kGenerated) {
+    out += "  origin generated version=" + word_text(rule.origin.version) +
+           " ops=" + word_text(rule.origin.ops) + " seed=" + std::to_string(rule.origin.seed) +
+           "\n";
+  } else {
+    out += "  origin handwritten\n";
+  }
+  const std::string& d = rule.status.detail;
+  switch (rule.status.kind) {
+    case RuleStatus::Kind::kUnverified: out += "  status unverified\n"; break;
+    case RuleStatus::Kind::kVerified: out += "  status verified specs=" + word_text(d) + "\n"; break;
+    case RuleStatus::Kind::kRefuted:
+      out += "  status refuted model=" + print_attr_value(AttrValue{d}) + "\n";
+      break;
+    case RuleStatus::Kind::kUnknown:
+      out += "  status unknown reason=" + print_attr_value(AttrValue{d}) + "\n";
+      break;
+    case RuleStatus::Kind::kPartial: out += "  status partial correction={" + d + "}\n"; break;
+  }
+  for (const RuleVar& v : rule.inputs) out += "  input " + v.name + ": " + to_string(v.type) + "\n";
+  for (const RuleParam& p : rule.params)
+    out += "  param ?" + p.name + " = " + print_attr_value(p.example) + "\n";
+  for (const Condition& c : rule.where) out += "  where " + condition_text(c) + "\n";
+  print_side(&out, "source", rule, rule.source);
+  print_side(&out, "target", rule, rule.target);
+  return out + "}\n";
+}
+
+std::string print_rules(const RuleSet& set) {
+  std::string out = "# tso rules v1\n";
+  for (const std::string& line : set.header) out += line.empty() ? "#\n" : "# " + line + "\n";
+  for (const Rule& r : set.rules) out += "\n" + print_rule(r);
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Instantiation
+
+namespace {
+
+struct Env {
+  const Rule& rule;
+  const RuleBindings& bindings;
+
+  const TensorType* type_of(const std::string& var) const {
+    if (auto it = bindings.types.find(var); it != bindings.types.end()) return &it->second;
+    for (const RuleVar& v : rule.inputs)
+      if (v.name == var) return &v.type;
+    return nullptr;
+  }
+  const AttrValue* param(const std::string& name) const {
+    if (auto it = bindings.params.find(name); it != bindings.params.end()) return &it->second;
+    for (const RuleParam& p : rule.params)
+      if (p.name == name) return &p.example;
+    return nullptr;
+  }
+};
+
+Expected<int64_t> eval(const ShapeExpr& e, const Env& env) {
+  switch (e.kind) {
+    case Kind::kLit: return e.value;
+    case Kind::kDim: {
+      const TensorType* t = env.type_of(e.var);
+      if (!t) return Error{"unknown variable " + e.var + " in " + to_string(e)};
+      int64_t axis = e.value < 0 ? e.value + t->shape.rank() : e.value;
+      if (axis < 0 || axis >= t->shape.rank())
+        return Error{to_string(e) + ": axis out of range for " + e.var + ": " + to_string(*t)};
+      return t->shape[static_cast<int>(axis)];
+    }
+    default: break;
+  }
+  Expected<int64_t> a = eval(e.args[0], env);
+  if (!a) return a;
+  Expected<int64_t> b = eval(e.args[1], env);
+  if (!b) return b;
+  int64_t r = 0;
+  bool overflow = e.kind == Kind::kAdd   ? __builtin_add_overflow(*a, *b, &r)
+                  : e.kind == Kind::kSub ? __builtin_sub_overflow(*a, *b, &r)
+                                         : __builtin_mul_overflow(*a, *b, &r);
+  if (overflow) return Error{to_string(e) + " overflows"};
+  return r;
+}
+
+Expected<AttrValue> attr_value(const PatternAttr& a, const Env& env) {
+  switch (a.form) {
+    case PatternAttr::Form::kValue: return a.value;
+    case PatternAttr::Form::kParam: {
+      const AttrValue* v = env.param(a.param);
+      if (!v) return Error{"parameter ?" + a.param + " has no value"};
+      if (!attr_value_has_type(*v, attr_info(a.key).type))
+        return Error{"parameter ?" + a.param + " = " + print_attr_value(*v) +
+                     " has the wrong type for attribute " + std::string(attr_info(a.key).name)};
+      return *v;
+    }
+    default: break;
+  }
+  std::vector<int64_t> xs;
+  for (const ShapeExpr& e : a.exprs) {
+    Expected<int64_t> x = eval(e, env);
+    if (!x) return x.error();
+    xs.push_back(*x);
+  }
+  if (a.form == PatternAttr::Form::kExpr) return AttrValue{xs[0]};
+  if (a.form == PatternAttr::Form::kExprList) return AttrValue{std::move(xs)};
+  return AttrValue{Padding{Padding::kExplicit, {xs[0], xs[1], xs[2], xs[3]}}};
+}
+
+Expected<bool> holds(const Condition& c, const Env& env) {
+  Expected<int64_t> l = eval(c.lhs, env);
+  if (!l) return l.error();
+  if (c.kind == Condition::Kind::kOdd) return *l % 2 != 0;
+  Expected<int64_t> r = eval(c.rhs, env);
+  if (!r) return r.error();
+  switch (c.kind) {
+    case Condition::Kind::kEq: return *l == *r;
+    case Condition::Kind::kNe: return *l != *r;
+    case Condition::Kind::kLt: return *l < *r;
+    default: return *l <= *r;
+  }
+}
+
+}  // namespace
+
+namespace rules_internal {
+
+Expected<Graph> instantiate_side(const Rule& rule, RuleSideKind which, const RuleBindings& bindings,
+                                 Failure* failure) {
+  const RuleSide& side = which == RuleSideKind::kSource ? rule.source : rule.target;
+  const char* side_name = which == RuleSideKind::kSource ? "source" : "target";
+  Env env{rule, bindings};
+  auto fail = [&](Failure::What what, int index, const std::string& msg) {
+    if (failure) *failure = {what, index};
+    return Error{"rule " + rule.name + ", " + side_name + ": " + msg};
+  };
+  for (size_t i = 0; i < rule.where.size(); ++i) {
+    Expected<bool> ok = holds(rule.where[i], env);
+    if (!ok) return fail(Failure::What::kWhere, int(i), ok.error().message);
+    if (!*ok)
+      return fail(Failure::What::kWhere, int(i),
+                  "condition `" + condition_text(rule.where[i]) + "` does not hold");
+  }
+  GraphBuilder b(rule.name + "." + side_name);
+  std::vector<TensorRef> vars;
+  for (const RuleVar& v : rule.inputs) vars.push_back(b.input(v.name, *env.type_of(v.name)));
+  std::vector<std::vector<TensorRef>> outs(side.nodes.size());
+  auto resolve = [&](const RuleRef& r) {
+    return r.kind == RuleRef::Kind::kVar ? vars[r.index] : outs[r.index][r.output];
+  };
+  auto locals = local_names(side);
+  for (size_t i = 0; i < side.nodes.size(); ++i) {
+    const RuleNode& n = side.nodes[i];
+    auto node_fail = [&](const std::string& msg) {
+      return fail(Failure::What::kNode, int(i),
+                  "`" + statement_text(rule, side, locals, int(i)) + "`: " + msg);
+    };
+    Attrs attrs;
+    for (const PatternAttr& a : n.attrs) {
+      Expected<AttrValue> v = attr_value(a, env);
+      if (!v) return node_fail(v.error().message);
+      attrs.set(a.key, std::move(*v));
+    }
+    std::vector<TensorRef> args;
+    for (const RuleRef& a : n.args) args.push_back(resolve(a));
+    Expected<std::vector<TensorRef>> r = b.add(n.op, std::move(args), std::move(attrs), locals[i][0]);
+    if (!r) return node_fail(r.error().message);
+    if (static_cast<int>(r->size()) != n.outputs)
+      return node_fail("the statement names " + std::to_string(n.outputs) + " results but " +
+                       std::string(op_name(n.op)) + " gives " + std::to_string(r->size()));
+    outs[i] = std::move(*r);
+  }
+  for (size_t k = 0; k < side.outputs.size(); ++k)
+    b.output("out" + std::to_string(k), resolve(side.outputs[k]));
+  Expected<Graph> g = b.finish();
+  if (!g) return fail(Failure::What::kOutputs, -1, g.error().message);
+  return g;
+}
+
+}  // namespace rules_internal
+
+Expected<Graph> instantiate(const Rule& rule, RuleSideKind side, const RuleBindings& bindings) {
+  return rules_internal::instantiate_side(rule, side, bindings, nullptr);
+}
+
+}  // namespace tso

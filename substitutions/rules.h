@@ -1,0 +1,175 @@
+// Graph substitution rules: the data the generator writes, the verifier
+// proves and the optimizer applies. A rule is a pair of small pattern graphs
+// (source and target) over the same named tensor variables, with the same
+// number of outputs: output i of the source is replaced by output i of the
+// target. Attribute values may be shape expressions over the variables
+// (`dim(w1,0)`) or parameter variables (`?k`), so one rule covers every shape
+// at which both sides are valid.
+//
+// The text format (v1) is documented in substitutions/README.md; this header
+// holds its in-memory form, the loader, the canonical printer
+// (`parse_rules(print_rules(s)) == s`) and `instantiate`, which turns one
+// side into a concrete core Graph at chosen variable types.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/attrs.h"
+#include "core/error.h"
+#include "core/graph.h"
+#include "core/ops.h"
+#include "core/types.h"
+
+namespace tso {
+
+// An integer expression over the extents of the rule's variables.
+struct ShapeExpr {
+  enum class Kind : uint8_t { kLit, kDim, kAdd, kSub, kMul };
+  Kind kind = Kind::kLit;
+  int64_t value = 0;            // kLit: the literal; kDim: the axis (negative counts from the end)
+  std::string var;              // kDim: the variable
+  std::vector<ShapeExpr> args;  // kAdd, kSub, kMul: the two operands
+
+  static ShapeExpr lit(int64_t v);
+  static ShapeExpr dim(std::string var, int64_t axis);
+  static ShapeExpr binary(Kind kind, ShapeExpr a, ShapeExpr b);
+  friend bool operator==(const ShapeExpr&, const ShapeExpr&) = default;
+};
+
+// "dim(w1,0) + dim(w2,0)": canonical text, minimal parentheses.
+std::string to_string(const ShapeExpr& e);
+
+// An attribute of a pattern node. Attributes a node does not mention hold
+// their default value, so two nodes with the same meaning compare equal.
+struct PatternAttr {
+  enum class Form : uint8_t {
+    kValue,     // a concrete value (`value`)
+    kParam,     // `?name`: bound by the source, reused by the target
+    kExpr,      // an Int attribute given by one shape expression (`exprs[0]`)
+    kExprList,  // an Ints attribute given by a list of shape expressions
+    kExprPads,  // an explicit padding [top, left, bottom, right] of shape expressions
+  };
+  AttrKey key{};
+  Form form = Form::kValue;
+  AttrValue value;               // kValue
+  std::string param;             // kParam, without the '?'
+  std::vector<ShapeExpr> exprs;  // kExpr, kExprList, kExprPads
+  friend bool operator==(const PatternAttr&, const PatternAttr&) = default;
+};
+
+// A tensor inside a rule: a variable (by index into Rule::inputs) or an
+// output of an earlier node of the same side.
+struct RuleRef {
+  enum class Kind : uint8_t { kVar, kNode };
+  Kind kind = Kind::kVar;
+  int index = 0;   // variable index, or node index within the side
+  int output = 0;  // kNode: which output of the node
+  friend bool operator==(const RuleRef&, const RuleRef&) = default;
+};
+
+struct RuleNode {
+  Op op = Op::Add;
+  std::vector<RuleRef> args;
+  std::vector<PatternAttr> attrs;  // every attribute of `op`, sorted by key
+  int outputs = 1;                 // results named by the statement
+  friend bool operator==(const RuleNode&, const RuleNode&) = default;
+};
+
+struct RuleSide {
+  std::vector<RuleNode> nodes;   // in statement order (topological)
+  std::vector<RuleRef> outputs;  // the pattern's outputs, in order
+  friend bool operator==(const RuleSide&, const RuleSide&) = default;
+};
+
+// `input NAME: TYPE`: a tensor variable and its example type (the shape the
+// rule was found at).
+struct RuleVar {
+  std::string name;
+  TensorType type;
+  friend bool operator==(const RuleVar&, const RuleVar&) = default;
+};
+
+// `param ?NAME = VALUE`: a parameter variable and its example value.
+struct RuleParam {
+  std::string name;  // without the '?'
+  AttrValue example;
+  friend bool operator==(const RuleParam&, const RuleParam&) = default;
+};
+
+// `where LHS OP RHS` or `where odd(LHS)`: a shape condition beyond validity.
+struct Condition {
+  enum class Kind : uint8_t { kEq, kNe, kLt, kLe, kOdd };
+  Kind kind = Kind::kEq;
+  ShapeExpr lhs, rhs;  // rhs unused for kOdd
+  friend bool operator==(const Condition&, const Condition&) = default;
+};
+
+struct RuleOrigin {
+  enum class Kind : uint8_t { kGenerated, kHandwritten };
+  Kind kind = Kind::kHandwritten;
+  std::string version;  // kGenerated: generator version, operator set and seed
+  std::string ops;
+  uint64_t seed = 0;
+  friend bool operator==(const RuleOrigin&, const RuleOrigin&) = default;
+};
+
+struct RuleStatus {
+  enum class Kind : uint8_t { kUnverified, kVerified, kRefuted, kUnknown, kPartial };
+  Kind kind = Kind::kUnverified;
+  // kVerified: the specs hash; kRefuted: the model; kUnknown: the reason;
+  // kPartial: the correction, the text between its braces, verbatim.
+  std::string detail;
+  friend bool operator==(const RuleStatus&, const RuleStatus&) = default;
+};
+
+struct Rule {
+  std::string name;
+  RuleOrigin origin;
+  RuleStatus status;
+  std::vector<RuleVar> inputs;
+  std::vector<RuleParam> params;
+  std::vector<Condition> where;
+  RuleSide source, target;
+  friend bool operator==(const Rule&, const Rule&) = default;
+};
+
+struct RuleSet {
+  // Comment lines at the top of the file after the version line, without
+  // their leading "# " (provenance, counts). Other comments are not kept.
+  std::vector<std::string> header;
+  std::vector<Rule> rules;
+  friend bool operator==(const RuleSet&, const RuleSet&) = default;
+};
+
+// Parses a rule file. Errors read "FILE:LINE:COL: message"; besides syntax
+// they cover unknown operators, wrong arities, variables or parameters the
+// target uses but the source never binds, and sides that are not shape-valid
+// at the example types or disagree with each other in output count or types.
+Expected<RuleSet> parse_rules(std::string_view text, std::string_view filename = "<rules>");
+
+// Canonical text: locals renumbered %0.. per side, default attributes
+// omitted, deterministic. `parse_rules(print_rules(s)) == s`.
+std::string print_rules(const RuleSet& set);
+std::string print_rule(const Rule& rule);
+
+enum class RuleSideKind : uint8_t { kSource, kTarget };
+
+// Values for a rule's variables and parameters, by name (parameters without
+// the '?'). Missing entries take the example type or value.
+struct RuleBindings {
+  std::map<std::string, TensorType> types;
+  std::map<std::string, AttrValue> params;
+};
+
+// One side of `rule` as a concrete graph: an input node per variable (named
+// after it, in declaration order), the side's operators with every shape
+// expression evaluated, and outputs named out0, out1, ... Fails, naming the
+// rule and the node, when a `where` condition does not hold or the side is
+// not shape-valid at these types.
+Expected<Graph> instantiate(const Rule& rule, RuleSideKind side, const RuleBindings& bindings = {});
+
+}  // namespace tso
