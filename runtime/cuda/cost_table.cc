@@ -1,0 +1,90 @@
+#include "runtime/cuda/cost_table.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace tso::cuda {
+
+std::string cost_table_json(const CostTable& table) {
+  std::vector<CostEntry> entries = table.entries;
+  std::sort(entries.begin(), entries.end(),
+            [](const CostEntry& a, const CostEntry& b) { return a.signature < b.signature; });
+  nlohmann::ordered_json j;
+  j["format"] = "tso-cost-table";
+  j["version"] = kCostTableVersion;
+  j["device"] = table.device;
+  j["tf32"] = table.tf32;
+  j["model"] = table.model;
+  j["entries"] = nlohmann::ordered_json::array();
+  for (const CostEntry& e : entries)
+    j["entries"].push_back({{"signature", e.signature},
+                            {"op", e.op},
+                            {"kernel", e.kernel},
+                            {"median_ms", e.median_ms},
+                            {"min_ms", e.min_ms},
+                            {"samples", e.samples},
+                            {"occurrences", e.occurrences}});
+  return j.dump(2) + "\n";
+}
+
+Expected<CostTable> parse_cost_table(const std::string& text, const std::string& source) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded()) return Error{source + ": not valid JSON"};
+  try {
+    if (j.at("format") != "tso-cost-table")
+      return Error{source + ": not a tso cost table (format is " + j.at("format").dump() + ")"};
+    if (j.at("version") != kCostTableVersion)
+      return Error{source + ": cost table version " + j.at("version").dump() +
+                   " is not the supported " + std::to_string(kCostTableVersion)};
+    CostTable t;
+    t.device = j.at("device").get<std::string>();
+    t.tf32 = j.at("tf32").get<bool>();
+    t.model = j.at("model").get<std::string>();
+    for (const nlohmann::json& e : j.at("entries")) {
+      CostEntry c;
+      c.signature = e.at("signature").get<std::string>();
+      c.op = e.at("op").get<std::string>();
+      c.kernel = e.at("kernel").get<std::string>();
+      c.median_ms = e.at("median_ms").get<double>();
+      c.min_ms = e.at("min_ms").get<double>();
+      c.samples = e.at("samples").get<int>();
+      c.occurrences = e.at("occurrences").get<int>();
+      t.entries.push_back(std::move(c));
+    }
+    return t;
+  } catch (const nlohmann::json::exception& e) {
+    return Error{source + ": malformed cost table: " + e.what()};
+  }
+}
+
+Status write_cost_table(const CostTable& table, const std::string& path) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return Error{path + ": cannot open " + tmp + " for writing"};
+    out << cost_table_json(table);
+    out.close();
+    if (!out) {
+      std::remove(tmp.c_str());
+      return Error{path + ": writing " + tmp + " failed"};
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return Error{path + ": cannot rename " + tmp + " into place"};
+  }
+  return Status::Ok();
+}
+
+Expected<CostTable> read_cost_table(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{path + ": cannot open"};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_cost_table(ss.str(), path);
+}
+
+}  // namespace tso::cuda

@@ -1,0 +1,69 @@
+#include "runtime/cuda/cost_table.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+namespace tso::cuda {
+namespace {
+
+CostTable sample() {
+  CostTable t;
+  t.device = "Test GPU, 80.0 GiB, sm_90";
+  t.tf32 = false;
+  t.model = "m.onnx";
+  t.entries.push_back({"relu(f32[4])", "relu", "unary", 0.004, 0.003, 100, 2});
+  t.entries.push_back({"add(f32[4],f32[4])", "add", "binary", 0.005, 0.004, 100, 1});
+  return t;
+}
+
+TEST(CostTable, JsonIsSortedBySignatureAndRoundTrips) {
+  std::string json = cost_table_json(sample());
+  EXPECT_LT(json.find("add(f32[4],f32[4])"), json.find("relu(f32[4])"));
+  EXPECT_EQ(json.find("{\n  \"format\": \"tso-cost-table\",\n  \"version\": 1,"), 0u) << json;
+  Expected<CostTable> back = parse_cost_table(json, "t.json");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->device, "Test GPU, 80.0 GiB, sm_90");
+  EXPECT_FALSE(back->tf32);
+  ASSERT_EQ(back->entries.size(), 2u);
+  EXPECT_EQ(back->entries[0].signature, "add(f32[4],f32[4])");
+  EXPECT_DOUBLE_EQ(back->entries[1].median_ms, 0.004);
+  EXPECT_EQ(back->entries[1].occurrences, 2);
+  EXPECT_EQ(cost_table_json(*back), json);
+}
+
+TEST(CostTable, MalformedTablesAreErrorsNamingTheSource) {
+  EXPECT_EQ(parse_cost_table("{", "c.json").error().message, "c.json: not valid JSON");
+  EXPECT_EQ(parse_cost_table(R"({"format": "other"})", "c.json").error().message,
+            "c.json: not a tso cost table (format is \"other\")");
+  Expected<CostTable> missing =
+      parse_cost_table(R"({"format": "tso-cost-table", "version": 1})", "c.json");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message.rfind("c.json: malformed cost table:", 0), 0u)
+      << missing.error().message;
+  EXPECT_NE(parse_cost_table(R"({"format": "tso-cost-table", "version": 2})", "c.json")
+                .error()
+                .message.find("version 2"),
+            std::string::npos);
+}
+
+TEST(CostTable, WriteIsAtomicAndReadable) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "tso_cost_table_test";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "costs.json").string();
+  ASSERT_TRUE(write_cost_table(sample(), path).ok());
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  Expected<CostTable> back = read_cost_table(path);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->entries.size(), 2u);
+  Status bad = write_cost_table(sample(), (dir / "no_such_dir" / "c.json").string());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("cannot open"), std::string::npos);
+  EXPECT_FALSE(read_cost_table((dir / "absent.json").string()).ok());
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tso::cuda

@@ -1,0 +1,42 @@
+// Which GPU kernel family runs each operator of core/ops.def. The table is
+// derived from ops.def and checked against it at compile time (dispatch.cc),
+// so a new operator does not build until the CUDA runtime says how it runs.
+// Plain C++: the planner and its tests use it without a GPU.
+#pragma once
+
+#include <string_view>
+
+#include "core/error.h"
+#include "core/graph.h"
+
+namespace tso::cuda {
+
+enum class Kernel : unsigned char {
+  kSource,       // input, weight and constants: device memory filled before any run
+  kConv,         // cuDNN convolution, bias and relu fused where cuDNN allows
+  kMatmul,       // cuBLASLt, batched, relu and bias epilogues
+  kGemm,         // cuBLASLt with alpha, transposes, bias epilogue or broadcast C
+  kUnary,        // own kernel: relu, sigmoid, tanh, erf, gelu, sqrt, neg, exp, clip
+  kBinary,       // own kernel: add, mul, smul, sub, div, pow with broadcasting
+  kBatchNorm,    // own kernel, inference form, per channel
+  kSoftmax,      // own kernel, one block per row
+  kLayerNorm,    // own kernel, one block per row
+  kReduceMean,   // own kernel, one block per output element (also global_avgpool)
+  kPool,         // own kernel: max and average, any padding, ceil mode
+  kCopy,         // strided copy: transpose, slice, enlarge
+  kPad,          // fill plus strided copy
+  kConcat,       // copies only the inputs that could not be placed in the output
+  kView,         // no work: reshape, flatten, squeeze, unsqueeze, split
+  kUnsupported,  // opaque: running it is an error
+};
+
+std::string_view kernel_name(Kernel k);
+
+// The kernel family of `op`; total over ops.def.
+Kernel kernel_for(Op op);
+
+// The kernel family of graph node `index`; an opaque node is an error that
+// names its ONNX op_type and the node.
+Expected<Kernel> kernel_for_node(const Graph& g, int index);
+
+}  // namespace tso::cuda

@@ -1,0 +1,41 @@
+#include "runtime/cuda/dispatch.h"
+
+#include <gtest/gtest.h>
+
+#include "runtime/cuda/test_graphs.h"
+
+namespace tso::cuda {
+namespace {
+
+TEST(Dispatch, EveryOperatorHasAFamilyAndOnlyOpaqueIsUnsupported) {
+  for (const OpInfo& info : all_ops()) {
+    Kernel k = kernel_for(info.op);
+    EXPECT_NE(kernel_name(k), "?") << info.name;
+    EXPECT_EQ(k == Kernel::kUnsupported, info.op == Op::Opaque) << info.name;
+    EXPECT_EQ(k == Kernel::kSource, is_source(info.op)) << info.name;
+  }
+}
+
+TEST(Dispatch, HeavyOperatorsGoToTheVendorLibraries) {
+  EXPECT_EQ(kernel_for(Op::Conv2d), Kernel::kConv);
+  EXPECT_EQ(kernel_for(Op::Matmul), Kernel::kMatmul);
+  EXPECT_EQ(kernel_for(Op::Gemm), Kernel::kGemm);
+  EXPECT_EQ(kernel_for(Op::Reshape), Kernel::kView);
+  EXPECT_EQ(kernel_for(Op::GlobalAvgPool), Kernel::kReduceMean);
+}
+
+TEST(Dispatch, OpaqueNodeIsAnErrorNamingOpTypeAndNode) {
+  Graph g = testing::parse(R"(graph g {
+  input x: f32[2]
+  %y: f32[2] = opaque(x, op_type="IsNaN")
+  output y = %y
+})");
+  Expected<Kernel> k = kernel_for_node(g, testing::node_named(g, "%y"));
+  ASSERT_FALSE(k.ok());
+  EXPECT_EQ(k.error().message,
+            "node '%y' (opaque): the CUDA runtime cannot run opaque operator 'IsNaN' (not in the "
+            "tso IR)");
+}
+
+}  // namespace
+}  // namespace tso::cuda

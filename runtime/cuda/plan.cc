@@ -1,0 +1,224 @@
+#include "runtime/cuda/plan.h"
+
+#include <algorithm>
+
+#include "runtime/cuda/geometry.h"
+
+namespace tso::cuda {
+namespace {
+
+int64_t align_up(int64_t n) { return (n + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
+
+int64_t bytes_of(const TensorType& t) { return t.shape.numel() * dtype_bytes(t.dtype); }
+
+// Product of the dimensions before `axis`: 1 means the slices along `axis`
+// are consecutive byte ranges.
+int64_t outer_extent(const Shape& s, int64_t axis) {
+  int64_t n = 1;
+  for (int i = 0; i < axis; ++i) n *= s[i];
+  return n;
+}
+
+bool computes(Kernel k) {
+  return k != Kernel::kSource && k != Kernel::kView && k != Kernel::kCopy &&
+         k != Kernel::kPad && k != Kernel::kConcat;
+}
+
+Status check_dtypes(const Graph& g, int i, Kernel k) {
+  if (!computes(k)) return Status::Ok();
+  const Node& n = g.node(i);
+  auto bad = [&](const TensorType& t) -> Status {
+    if (t.dtype == DType::kF32) return Status::Ok();
+    return Error{describe_node(g, i) + ": the CUDA runtime computes in f32 only, got " +
+                 to_string(t)};
+  };
+  for (TensorRef r : n.args) TSO_RETURN_IF_ERROR(bad(g.type(r)));
+  for (const TensorType& t : n.outs) TSO_RETURN_IF_ERROR(bad(t));
+  return Status::Ok();
+}
+
+// Follows view parents to the tensor that owns the memory, summing offsets.
+std::pair<int, int64_t> resolve_root(const std::vector<TensorPlan>& ts, int t) {
+  int64_t offset = 0;
+  while (ts[t].parent >= 0) {
+    offset += ts[t].view_offset;
+    t = ts[t].parent;
+  }
+  return {t, offset};
+}
+
+}  // namespace
+
+std::vector<int64_t> scratch_for(const Graph& g, int i) {
+  const Node& n = g.node(i);
+  std::vector<int64_t> out;
+  switch (n.op) {
+    case Op::Conv2d: {
+      const Shape& x = g.type(n.args[0]).shape;
+      const Shape& w = g.type(n.args[1]).shape;
+      Expected<std::vector<WindowAxis>> win = resolve_window(x, w[2], w[3], n.attrs, false);
+      if (win && (!(*win)[0].symmetric() || !(*win)[1].symmetric())) {
+        const WindowAxis &h = (*win)[0], &v = (*win)[1];
+        out.push_back(x[0] * x[1] * (h.in + h.pad_lo + h.pad_hi) * (v.in + v.pad_lo + v.pad_hi) *
+                      4);
+      }
+      break;
+    }
+    case Op::Matmul: {
+      Expected<MatmulGeometry> m =
+          matmul_geometry(g.type(n.args[0]).shape, g.type(n.args[1]).shape);
+      if (m && m->expand_a) out.push_back(m->batch * m->m * m->k * 4);
+      if (m && m->expand_b) out.push_back(m->batch * m->k * m->n * 4);
+      break;
+    }
+    case Op::LayerNorm: {
+      const Shape& x = g.type(n.args[0]).shape;
+      int64_t trailing = 1;
+      for (int d = static_cast<int>(n.attrs.i(AttrKey::axis)); d < x.rank(); ++d) trailing *= x[d];
+      for (int p = 1; p <= 2; ++p)
+        if (g.type(n.args[p]).shape.numel() != trailing) out.push_back(trailing * 4);
+      break;
+    }
+    default: break;
+  }
+  return out;
+}
+
+Expected<Plan> make_plan(const Graph& g, const PlanOptions& options) {
+  Plan plan;
+  const int n = g.size();
+  plan.first_tensor.resize(n);
+  for (int i = 0; i < n; ++i) {
+    plan.first_tensor[i] = static_cast<int>(plan.tensors.size());
+    for (int o = 0; o < static_cast<int>(g.node(i).outs.size()); ++o) {
+      TensorPlan t;
+      t.ref = {i, o};
+      t.type = g.node(i).outs[o];
+      t.bytes = bytes_of(t.type);
+      plan.tensors.push_back(t);
+    }
+  }
+  std::vector<Kernel> kernels(n);
+  for (int i = 0; i < n; ++i) {
+    Expected<Kernel> k = kernel_for_node(g, i);
+    if (!k) return k.error();
+    kernels[i] = *k;
+    TSO_RETURN_IF_ERROR(check_dtypes(g, i, *k));
+  }
+
+  // Views, in graph order (a view's parent is always planned before it).
+  for (int i = 0; i < n; ++i) {
+    const Node& node = g.node(i);
+    const int out0 = plan.first_tensor[i];
+    if (kernels[i] == Kernel::kSource) {
+      plan.sources.push_back(i);
+      continue;
+    }
+    if (kernels[i] == Kernel::kView && node.op != Op::Split) {
+      plan.tensors[out0].parent = plan.tensor_id(node.args[0]);
+      continue;
+    }
+    if (node.op == Op::Split) {
+      const int64_t axis = node.attrs.i(AttrKey::axis);
+      if (options.split_views && outer_extent(g.type(node.args[0]).shape, axis) == 1) {
+        int64_t offset = 0;
+        for (size_t o = 0; o < node.outs.size(); ++o) {
+          plan.tensors[out0 + o].parent = plan.tensor_id(node.args[0]);
+          plan.tensors[out0 + o].view_offset = offset;
+          offset += plan.tensors[out0 + o].bytes;
+        }
+        continue;
+      }
+      kernels[i] = Kernel::kCopy;  // split copies its pieces out
+    }
+    StepPlan step;
+    step.node = i;
+    step.kernel = kernels[i];
+    for (TensorRef r : node.args) step.inputs.push_back(plan.tensor_id(r));
+    for (size_t o = 0; o < node.outs.size(); ++o) step.outputs.push_back(out0 + o);
+    step.in_place.assign(step.inputs.size(), false);
+    if (node.op == Op::Concat && options.concat_views &&
+        outer_extent(node.outs[0].shape, node.attrs.i(AttrKey::axis)) == 1) {
+      int64_t offset = 0;
+      for (size_t a = 0; a < step.inputs.size(); ++a) {
+        const int x = step.inputs[a];
+        const int producer = plan.tensors[x].ref.node;
+        const bool repeated =
+            std::find(step.inputs.begin(), step.inputs.begin() + a, x) != step.inputs.begin() + a;
+        if (!repeated && plan.tensors[x].parent < 0 && kernels[producer] != Kernel::kSource &&
+            kernels[producer] != Kernel::kView) {
+          plan.tensors[x].parent = out0;
+          plan.tensors[x].view_offset = offset;
+          step.in_place[a] = true;
+          ++plan.concat_inputs_in_place;
+        }
+        offset += plan.tensors[x].bytes;
+      }
+    }
+    step.scratch_bytes = scratch_for(g, i);
+    plan.steps.push_back(std::move(step));
+  }
+
+  // Static block: sources in node order, aligned.
+  for (int i : plan.sources) {
+    TensorPlan& t = plan.tensors[plan.first_tensor[i]];
+    t.storage = Storage::kStatic;
+    t.offset = plan.static_bytes;
+    plan.static_bytes += align_up(t.bytes);
+  }
+
+  // Lifetimes of the arena roots: from the first write of any tensor stored
+  // in them to the last read; graph outputs stay alive to the end.
+  const int ntensors = static_cast<int>(plan.tensors.size());
+  std::vector<int> root(ntensors);
+  std::vector<int64_t> root_offset(ntensors);
+  for (int t = 0; t < ntensors; ++t) std::tie(root[t], root_offset[t]) = resolve_root(plan.tensors, t);
+  std::vector<int> buffer_of(ntensors, -1);
+  std::vector<Lifetime> buffers;
+  auto touch = [&](int t, int time) {
+    const int r = root[t];
+    if (plan.tensors[r].storage == Storage::kStatic) return;
+    if (buffer_of[r] < 0) {
+      buffer_of[r] = static_cast<int>(buffers.size());
+      buffers.push_back({plan.tensors[r].bytes, time, time});
+    }
+    Lifetime& l = buffers[buffer_of[r]];
+    l.first = std::min(l.first, time);
+    l.last = std::max(l.last, time);
+  };
+  for (const StepPlan& s : plan.steps) {
+    for (int t : s.outputs) touch(t, s.node);
+    for (int t : s.inputs) touch(t, s.node);
+  }
+  for (int i = 0; i < n; ++i)  // views read their parents when their consumers run
+    if (kernels[i] == Kernel::kView)
+      for (TensorRef r : g.node(i).args) touch(plan.tensor_id(r), i);
+  for (const GraphOutput& o : g.outputs()) touch(plan.tensor_id(o.ref), n);
+  std::vector<std::pair<int, int>> scratch_ids;  // (step, buffer)
+  for (size_t s = 0; s < plan.steps.size(); ++s)
+    for (int64_t b : plan.steps[s].scratch_bytes) {
+      scratch_ids.push_back({static_cast<int>(s), static_cast<int>(buffers.size())});
+      buffers.push_back({b, plan.steps[s].node, plan.steps[s].node});
+    }
+  plan.arena = plan_arena(buffers);
+  for (auto [s, b] : scratch_ids) plan.steps[s].scratch_offsets.push_back(plan.arena.offsets[b]);
+
+  for (int t = 0; t < ntensors; ++t) {
+    TensorPlan& tp = plan.tensors[t];
+    const TensorPlan& r = plan.tensors[root[t]];
+    if (tp.parent >= 0) ++plan.views;
+    if (r.storage == Storage::kStatic) {
+      tp.storage = Storage::kStatic;
+      tp.offset = r.offset + root_offset[t];
+    } else {
+      tp.storage = Storage::kArena;
+      // A tensor nobody reads or writes (dead split pieces) still gets a
+      // valid address: its root's, or 0.
+      tp.offset = (buffer_of[root[t]] >= 0 ? plan.arena.offsets[buffer_of[root[t]]] : 0) +
+                  root_offset[t];
+    }
+  }
+  return plan;
+}
+
+}  // namespace tso::cuda

@@ -1,0 +1,83 @@
+// The execution plan of a graph on the GPU, worked out once on the host:
+// which kernel family runs each node, where every tensor lives, and how much
+// device memory the run needs. Plain C++, tested without a GPU; the executor
+// (executor.h) turns it into descriptors and launches.
+//
+// Memory. Graph inputs, weights and constants live in one static block,
+// uploaded once. Every other tensor lives in one arena, placed by lifetime
+// (arena.h). Some tensors are views that own no memory:
+//   - reshape, flatten, squeeze and unsqueeze alias their input;
+//   - split outputs alias consecutive byte ranges of the input when every
+//     dimension before the split axis is 1;
+//   - concat inputs are written by their producers directly into their place
+//     in the output when every dimension before the concat axis is 1, the
+//     input is computed by a kernel (not a graph input, weight, constant or a
+//     view), and it is not already placed in another concat; the concat then
+//     copies only the remaining inputs.
+// Per-node scratch (a pre-padded conv input for asymmetric padding, an
+// operand broadcast to a matmul's full batch, layernorm parameters broadcast
+// to the normalized shape) is an arena buffer alive for that node only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/graph.h"
+#include "runtime/cuda/arena.h"
+#include "runtime/cuda/dispatch.h"
+
+namespace tso::cuda {
+
+struct PlanOptions {
+  bool concat_views = true;  // place concat inputs in the output (else copy them)
+  bool split_views = true;   // make split outputs views (else copy them)
+};
+
+enum class Storage : unsigned char { kStatic, kArena };
+
+struct TensorPlan {
+  TensorRef ref;
+  TensorType type;
+  int64_t bytes = 0;
+  int parent = -1;         // the tensor this one is a view of, or -1 when it owns memory
+  int64_t view_offset = 0;  // byte offset into the parent
+  // Resolved location: the block and the byte offset in it.
+  Storage storage = Storage::kArena;
+  int64_t offset = 0;
+};
+
+struct StepPlan {
+  int node = -1;
+  Kernel kernel = Kernel::kSource;
+  std::vector<int> inputs;     // tensor ids, in argument order
+  std::vector<int> outputs;    // tensor ids
+  std::vector<bool> in_place;  // concat: input i is already in the output
+  std::vector<int64_t> scratch_offsets;  // arena offsets of this node's scratch buffers
+  std::vector<int64_t> scratch_bytes;
+};
+
+struct Plan {
+  std::vector<TensorPlan> tensors;
+  std::vector<int> first_tensor;  // per node: id of its output 0
+  std::vector<StepPlan> steps;    // the nodes that launch work, in graph order
+  std::vector<int> sources;       // input, weight and constant nodes
+  int64_t static_bytes = 0;       // inputs, weights and constants
+  ArenaLayout arena;              // arena.peak_bytes is the arena's size
+  int views = 0;                  // tensors that own no memory
+  int concat_inputs_in_place = 0;
+
+  int tensor_id(TensorRef r) const { return first_tensor[r.node] + r.output; }
+  const TensorPlan& tensor(TensorRef r) const { return tensors[tensor_id(r)]; }
+};
+
+// Plans `g`. Errors name the node: an opaque operator, or a dtype other than
+// f32 on an operator that computes (data movement takes any dtype).
+Expected<Plan> make_plan(const Graph& g, const PlanOptions& options = {});
+
+// Scratch buffers a node needs beyond its inputs and outputs, in bytes, in
+// the order the executor uses them (see plan.h's header comment).
+std::vector<int64_t> scratch_for(const Graph& g, int node);
+
+}  // namespace tso::cuda

@@ -1,0 +1,200 @@
+#include "runtime/cuda/plan.h"
+
+#include <gtest/gtest.h>
+
+#include "runtime/cuda/test_graphs.h"
+
+namespace tso::cuda {
+namespace {
+
+using testing::node_named;
+using testing::parse;
+
+const StepPlan* step_of(const Plan& p, int node) {
+  for (const StepPlan& s : p.steps)
+    if (s.node == node) return &s;
+  return nullptr;
+}
+
+TEST(Plan, KernelChoicePerNode) {
+  Graph g = parse(R"(graph g {
+  input x: f32[1,3,8,8]
+  weight w: f32[4,3,3,3]
+  weight b: f32[4]
+  %c = conv2d(x, w, b, pad=same, act=relu)
+  %p = maxpool(%c, kernel=[2,2], stride=[2,2])
+  %f = flatten(%p, axis=1)
+  %s = softmax(%f, axis=1)
+  output y = %s
+})");
+  Expected<Plan> p = make_plan(g);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  ASSERT_EQ(p->steps.size(), 3u) << "flatten is a view, not a step";
+  EXPECT_EQ(p->steps[0].kernel, Kernel::kConv);
+  EXPECT_EQ(p->steps[1].kernel, Kernel::kPool);
+  EXPECT_EQ(p->steps[2].kernel, Kernel::kSoftmax);
+  EXPECT_EQ(p->sources.size(), 3u);
+  EXPECT_EQ(p->views, 1);
+  // x, w and b in the static block, each 256-aligned.
+  EXPECT_EQ(p->static_bytes, 768 + 512 + 256);
+  const int f = node_named(g, "%f"), pool = node_named(g, "%p");
+  EXPECT_EQ(p->tensor({f, 0}).offset, p->tensor({pool, 0}).offset);
+  EXPECT_EQ(p->tensor({f, 0}).storage, Storage::kArena);
+}
+
+TEST(Plan, ArenaReusesDeadTensorsAndReportsPeak) {
+  Graph g = parse(R"(graph g {
+  input x: f32[1024]
+  %a = relu(x)
+  %b = sigmoid(%a)
+  %c = tanh(%b)
+  %d = exp(%c)
+  output y = %d
+})");
+  Expected<Plan> p = make_plan(g);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ(p->arena.total_bytes, 4 * 4096);
+  EXPECT_EQ(p->arena.peak_bytes, 2 * 4096) << "a chain needs two live buffers at a time";
+  EXPECT_NE(p->tensor({node_named(g, "%a"), 0}).offset, p->tensor({node_named(g, "%b"), 0}).offset);
+}
+
+TEST(Plan, ConcatInputsAreWrittenInPlaceWhenTheLayoutAllows) {
+  Graph g = parse(R"(graph g {
+  input x: f32[1,2,4,4]
+  %a = relu(x)
+  %b = sigmoid(x)
+  %c = concat(%a, %b, x, %a, axis=1)
+  output y = %c
+})");
+  Expected<Plan> p = make_plan(g);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  const int a = node_named(g, "%a"), b = node_named(g, "%b"), c = node_named(g, "%c");
+  const StepPlan* s = step_of(*p, c);
+  ASSERT_NE(s, nullptr);
+  // a and b in place; x is a graph input and the second a a repeat: copied.
+  EXPECT_EQ(s->in_place, (std::vector<bool>{true, true, false, false}));
+  EXPECT_EQ(p->concat_inputs_in_place, 2);
+  const int64_t base = p->tensor({c, 0}).offset;
+  EXPECT_EQ(p->tensor({a, 0}).offset, base);
+  EXPECT_EQ(p->tensor({b, 0}).offset, base + 128);
+  EXPECT_EQ(p->arena.peak_bytes, 512) << "the concat output is the only arena buffer";
+}
+
+TEST(Plan, ConcatAlongAnInnerAxisOfABatchCopies) {
+  Graph g = parse(R"(graph g {
+  input x: f32[2,3]
+  %a = relu(x)
+  %c = concat(%a, %a, axis=1)
+  output y = %c
+})");
+  Expected<Plan> p = make_plan(g);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->concat_inputs_in_place, 0);
+  EXPECT_EQ(p->views, 0);
+}
+
+TEST(Plan, NestedConcatsChainTheirViews) {
+  Graph g = parse(R"(graph g {
+  input x: f32[1,2,4]
+  %a = relu(x)
+  %b = tanh(x)
+  %c = concat(%a, %b, axis=1)
+  %d = exp(x)
+  %e = concat(%d, %c, axis=1)
+  output y = %e
+})");
+  Expected<Plan> p = make_plan(g);
+  ASSERT_TRUE(p.ok());
+  const int64_t e = p->tensor({node_named(g, "%e"), 0}).offset;
+  EXPECT_EQ(p->tensor({node_named(g, "%d"), 0}).offset, e);
+  EXPECT_EQ(p->tensor({node_named(g, "%a"), 0}).offset, e + 32);
+  EXPECT_EQ(p->tensor({node_named(g, "%b"), 0}).offset, e + 64);
+}
+
+TEST(Plan, SplitIsAViewOnlyWhenPiecesAreContiguous) {
+  Graph g = parse(R"(graph g {
+  input x: f32[1,6,2]
+  %r = relu(x)
+  %s0, %s1 = split(%r, axis=1, sizes=[2,4])
+  %t0, %t1 = split(%r, axis=2, sizes=[1,1])
+  %u = relu(%t0)
+  output y = %u
+  output v = %s0
+  output z = %s1
+  output w = %t1
+})");
+  Expected<Plan> p = make_plan(g);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  const int r = node_named(g, "%r"), s = node_named(g, "%s0"), t = node_named(g, "%t0");
+  EXPECT_EQ(p->tensor({s, 1}).offset, p->tensor({r, 0}).offset + 16);
+  EXPECT_EQ(p->tensor({s, 1}).parent, p->tensor_id({r, 0}));
+  const StepPlan* st = step_of(*p, t);
+  ASSERT_NE(st, nullptr) << "a split along the last axis of [1,6,2] copies";
+  EXPECT_EQ(st->kernel, Kernel::kCopy);
+}
+
+TEST(Plan, AliveTensorsNeverShareBytes) {
+  Graph g = parse(R"(graph g {
+  input x: f32[1,8,16,16]
+  %a = relu(x)
+  %b = sigmoid(%a)
+  %c = add(%a, %b)
+  %d = tanh(%c)
+  %e = mul(%d, %a)
+  output y = %e
+})");
+  Expected<Plan> p = make_plan(g);
+  ASSERT_TRUE(p.ok());
+  // %a is read by %e, so it must not share memory with %b, %c or %d.
+  const int64_t a = p->tensor({node_named(g, "%a"), 0}).offset;
+  for (const char* n : {"%b", "%c", "%d", "%e"}) {
+    const int64_t o = p->tensor({node_named(g, n), 0}).offset;
+    EXPECT_TRUE(o + 8192 <= a || a + 8192 <= o) << n;
+  }
+}
+
+TEST(Plan, AsymmetricConvPaddingGetsScratchForThePaddedInput) {
+  Graph g = parse(R"(graph g {
+  input x: f32[1,2,8,8]
+  weight w: f32[2,2,2,2]
+  %c = conv2d(x, w, pad=same)
+  output y = %c
+})");
+  Expected<Plan> p = make_plan(g);
+  ASSERT_TRUE(p.ok());
+  ASSERT_EQ(p->steps.size(), 1u);
+  EXPECT_EQ(p->steps[0].scratch_bytes, (std::vector<int64_t>{1 * 2 * 9 * 9 * 4}));
+  EXPECT_EQ(p->steps[0].scratch_offsets.size(), 1u);
+}
+
+TEST(Plan, OpaqueAndNonFloatComputationAreErrorsNamingTheNode) {
+  Graph opaque = parse(R"(graph g {
+  input x: f32[2]
+  %o: f32[2] = opaque(x, op_type="Hardmax")
+  output y = %o
+})");
+  Expected<Plan> p = make_plan(opaque);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.error().message.find("node '%o' (opaque)"), std::string::npos) << p.error().message;
+  EXPECT_NE(p.error().message.find("Hardmax"), std::string::npos);
+
+  Graph ints = parse(R"(graph g {
+  input x: i64[2]
+  %r = relu(x)
+  output y = %r
+})");
+  Expected<Plan> q = make_plan(ints);
+  ASSERT_FALSE(q.ok());
+  EXPECT_EQ(q.error().message,
+            "node '%r' (relu): the CUDA runtime computes in f32 only, got i64[2]");
+
+  Graph moves = parse(R"(graph g {
+  input x: i64[2,3]
+  %t = transpose(x, perm=[1,0])
+  output y = %t
+})");
+  EXPECT_TRUE(make_plan(moves).ok()) << "data movement takes any dtype";
+}
+
+}  // namespace
+}  // namespace tso::cuda

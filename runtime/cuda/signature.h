@@ -1,0 +1,22 @@
+// Operator signatures: the key of the measured cost table (`tso profile`
+// writes it, the optimizer's measured cost model reads it). Two nodes with
+// the same signature run the same kernel on the same shapes, so they cost
+// the same.
+//
+// Format: the operator's text-format name, its input types in order, then
+// the attributes whose value differs from the default, in ops.def order,
+// with text-format values:
+//   conv2d(f32[1,3,224,224],f32[64,3,7,7],f32[64];stride=[2,2],pad=[3,3,3,3],act=relu)
+//   relu(f32[1,64,112,112])
+// Input names and weight values are not part of it.
+#pragma once
+
+#include <string>
+
+#include "core/graph.h"
+
+namespace tso::cuda {
+
+std::string op_signature(const Graph& g, int node);
+
+}  // namespace tso::cuda
