@@ -1,0 +1,294 @@
+#include "optimizer/matcher.h"
+
+#include <algorithm>
+#include <array>
+#include <memory>
+
+namespace tso::opt {
+
+Expected<int64_t> eval_shape_expr(const ShapeExpr& e, const Rule& rule,
+                                  std::span<const TensorType> var_types) {
+  using K = ShapeExpr::Kind;
+  if (e.kind == K::kLit) return e.value;
+  if (e.kind == K::kDim) {
+    for (size_t v = 0; v < rule.inputs.size(); ++v) {
+      if (rule.inputs[v].name != e.var) continue;
+      const Shape& s = var_types[v].shape;
+      int64_t axis = e.value < 0 ? e.value + s.rank() : e.value;
+      if (axis < 0 || axis >= s.rank())
+        return Error{to_string(e) + ": axis out of range for " + e.var + ": " + to_string(s)};
+      return s[static_cast<int>(axis)];
+    }
+    return Error{"unknown variable " + e.var + " in " + to_string(e)};
+  }
+  Expected<int64_t> a = eval_shape_expr(e.args[0], rule, var_types);
+  if (!a) return a;
+  Expected<int64_t> b = eval_shape_expr(e.args[1], rule, var_types);
+  if (!b) return b;
+  int64_t r = 0;
+  bool overflow = e.kind == K::kAdd   ? __builtin_add_overflow(*a, *b, &r)
+                  : e.kind == K::kSub ? __builtin_sub_overflow(*a, *b, &r)
+                                      : __builtin_mul_overflow(*a, *b, &r);
+  if (overflow) return Error{to_string(e) + " overflows"};
+  return r;
+}
+
+Expected<AttrValue> pattern_attr_value(const PatternAttr& a, const Rule& rule,
+                                       std::span<const TensorType> var_types,
+                                       std::span<const AttrValue> params) {
+  using F = PatternAttr::Form;
+  switch (a.form) {
+    case F::kValue: return a.value;
+    case F::kParam:
+      for (size_t p = 0; p < rule.params.size(); ++p)
+        if (rule.params[p].name == a.param) return params[p];
+      return Error{"unknown parameter ?" + a.param};
+    default: break;
+  }
+  std::vector<int64_t> xs;
+  for (const ShapeExpr& e : a.exprs) {
+    Expected<int64_t> x = eval_shape_expr(e, rule, var_types);
+    if (!x) return x.error();
+    xs.push_back(*x);
+  }
+  if (a.form == F::kExpr) return AttrValue{xs[0]};
+  if (a.form == F::kExprList) return AttrValue{std::move(xs)};
+  return AttrValue{Padding{Padding::kExplicit, {xs[0], xs[1], xs[2], xs[3]}}};
+}
+
+namespace {
+
+bool condition_holds(const Condition& c, const Rule& rule, std::span<const TensorType> types) {
+  Expected<int64_t> l = eval_shape_expr(c.lhs, rule, types);
+  if (!l) return false;
+  if (c.kind == Condition::Kind::kOdd) return *l % 2 != 0;
+  Expected<int64_t> r = eval_shape_expr(c.rhs, rule, types);
+  if (!r) return false;
+  switch (c.kind) {
+    case Condition::Kind::kEq: return *l == *r;
+    case Condition::Kind::kNe: return *l != *r;
+    case Condition::Kind::kLt: return *l < *r;
+    default: return *l <= *r;
+  }
+}
+
+// The explicit [top, left, bottom, right] padding a node's `pad` stands for
+// (core/attrs.h: same puts the odd element at the end).
+std::array<int64_t, 4> resolved_pads(const Graph& g, const Node& n, const Padding& p) {
+  if (p.mode == Padding::kExplicit) return p.pads;
+  std::array<int64_t, 4> out{};
+  if (p.mode == Padding::kValid) return out;
+  const Shape& in = g.type(n.args[0]).shape;
+  const std::vector<int64_t>& stride = n.attrs.ints(AttrKey::stride);
+  for (int d = 0; d < 2; ++d) {
+    int64_t k = n.op == Op::Conv2d ? g.type(n.args[1]).shape[2 + d]
+                                   : n.attrs.ints(AttrKey::kernel)[d];
+    int64_t dil = n.op == Op::Conv2d ? n.attrs.ints(AttrKey::dilation)[d] : 1;
+    int64_t size = in[2 + d], s = stride[d];
+    int64_t out_size = (size + s - 1) / s;
+    int64_t total = std::max<int64_t>((out_size - 1) * s + (k - 1) * dil + 1 - size, 0);
+    out[d] = total / 2;
+    out[2 + d] = total - total / 2;
+  }
+  return out;
+}
+
+// Values that mean the same for this node match: a pattern's literal axis
+// may count from the end (graphs store it normalized), and paddings compare
+// by the explicit pads they stand for (an ONNX conv with pads [1,1,1,1]
+// matches a rule written with pad=same).
+bool value_matches(AttrKey key, const AttrValue& pattern, const AttrValue& actual,
+                   const Graph& g, const Node& n) {
+  if (pattern == actual) return true;
+  if (key == AttrKey::pad) {
+    const Padding* p = std::get_if<Padding>(&pattern);
+    const Padding* v = std::get_if<Padding>(&actual);
+    return p && v && n.args.size() >= 1 && g.type(n.args[0]).shape.rank() == 4 &&
+           resolved_pads(g, n, *p) == resolved_pads(g, n, *v);
+  }
+  const int64_t* p = std::get_if<int64_t>(&pattern);
+  const int64_t* v = std::get_if<int64_t>(&actual);
+  if (key != AttrKey::axis || !p || !v || *p >= 0 || n.args.empty()) return false;
+  return *p + g.type(n.args[0]).shape.rank() == *v;
+}
+
+// Backtracking over the plan of one rule from one root. Bindings are undone
+// through a trail, so the search holds one Match and copies it only to report.
+class RuleMatcher {
+ public:
+  RuleMatcher(const Graph& g, const GraphIndex& index, const CompiledRule& c,
+              const MatchCallback& callback)
+      : g_(g), index_(index), c_(c), rule_(*c.rule), callback_(callback) {
+    m_.rule = &c;
+    m_.nodes.assign(rule_.source.nodes.size(), -1);
+    m_.vars.assign(rule_.inputs.size(), TensorRef{});
+    m_.params.assign(rule_.params.size(), AttrValue{});
+    var_set_.assign(rule_.inputs.size(), 0);
+    param_set_.assign(rule_.params.size(), 0);
+    swapped_.assign(rule_.source.nodes.size(), 0);
+  }
+
+  void run(int root) { try_bind(c_.plan[0].node, root, 0); }
+
+ private:
+  enum class Undo : uint8_t { kVar, kParam };
+
+  void step(size_t s) {
+    if (s == c_.plan.size()) {
+      finish();
+      return;
+    }
+    const PlanStep& st = c_.plan[s];
+    if (st.kind == PlanStep::Kind::kDown) {
+      const RuleRef& a = rule_.source.nodes[st.from].args[st.arg];
+      int k = st.arg;
+      if (swapped_[st.from]) k = 1 - k;
+      TensorRef t = g_.node(m_.nodes[st.from]).args[k];
+      if (t.output != a.output) return;
+      try_bind(st.node, t.node, s);
+      return;
+    }
+    TensorRef t = st.via.kind == RuleRef::Kind::kVar
+                      ? m_.vars[st.via.index]
+                      : TensorRef{m_.nodes[st.via.index], st.via.output};
+    for (int u : index_.users[t.node]) try_bind(st.node, u, s);
+  }
+
+  void try_bind(int p, int gi, size_t s) {
+    const Node& n = g_.node(gi);
+    const RuleNode& pn = rule_.source.nodes[p];
+    if (n.op != pn.op || n.args.size() != pn.args.size()) return;
+    if (static_cast<int>(n.outs.size()) != pn.outputs) return;
+    if (std::find(m_.nodes.begin(), m_.nodes.end(), gi) != m_.nodes.end()) return;
+    size_t mark = trail_.size();
+    if (attrs_match(pn, n)) {
+      const bool commute = is_commutative(n.op) && n.args.size() == 2;
+      for (int swap = 0; swap <= (commute ? 1 : 0); ++swap) {
+        size_t mark2 = trail_.size();
+        if (args_match(pn, n, swap != 0)) {
+          m_.nodes[p] = gi;
+          swapped_[p] = static_cast<char>(swap);
+          step(s + 1);
+          m_.nodes[p] = -1;
+        }
+        undo(mark2);
+      }
+    }
+    undo(mark);
+  }
+
+  bool attrs_match(const RuleNode& pn, const Node& n) {
+    for (const PatternAttr& a : pn.attrs) {
+      const AttrValue* v = n.attrs.find(a.key);
+      if (!v) return false;
+      if (a.form == PatternAttr::Form::kValue) {
+        if (!value_matches(a.key, a.value, *v, g_, n)) return false;
+      } else if (a.form == PatternAttr::Form::kParam) {
+        int p = param_index(a.param);
+        if (param_set_[p]) {
+          if (!value_matches(a.key, m_.params[p], *v, g_, n)) return false;
+        } else {
+          m_.params[p] = *v;
+          param_set_[p] = 1;
+          trail_.push_back({Undo::kParam, p});
+        }
+      }
+      // Shape expressions wait until every variable is bound (finish).
+    }
+    return true;
+  }
+
+  bool args_match(const RuleNode& pn, const Node& n, bool swap) {
+    for (size_t k = 0; k < pn.args.size(); ++k) {
+      const RuleRef& a = pn.args[k];
+      TensorRef t = n.args[swap ? 1 - k : k];
+      if (a.kind == RuleRef::Kind::kVar) {
+        if (var_set_[a.index]) {
+          if (!(m_.vars[a.index] == t)) return false;
+        } else {
+          m_.vars[a.index] = t;
+          var_set_[a.index] = 1;
+          trail_.push_back({Undo::kVar, a.index});
+        }
+      } else if (m_.nodes[a.index] >= 0) {
+        if (!(TensorRef{m_.nodes[a.index], a.output} == t)) return false;
+      }
+    }
+    return true;
+  }
+
+  int param_index(const std::string& name) const {
+    for (size_t p = 0; p < rule_.params.size(); ++p)
+      if (rule_.params[p].name == name) return static_cast<int>(p);
+    TSO_CHECK(false, "rule " + rule_.name + " uses undeclared parameter ?" + name);
+    return -1;
+  }
+
+  void undo(size_t mark) {
+    while (trail_.size() > mark) {
+      auto [kind, i] = trail_.back();
+      trail_.pop_back();
+      (kind == Undo::kVar ? var_set_ : param_set_)[i] = 0;
+    }
+  }
+
+  void finish() {
+    types_.clear();
+    for (const TensorRef& v : m_.vars) types_.push_back(g_.type(v));
+    const RuleSide& src = rule_.source;
+    for (size_t p = 0; p < src.nodes.size(); ++p) {
+      const Node& n = g_.node(m_.nodes[p]);
+      for (const PatternAttr& a : src.nodes[p].attrs) {
+        if (a.form == PatternAttr::Form::kValue || a.form == PatternAttr::Form::kParam) continue;
+        Expected<AttrValue> v = pattern_attr_value(a, rule_, types_, m_.params);
+        if (!v || !(*v == *n.attrs.find(a.key))) return;
+      }
+    }
+    for (const Condition& c : rule_.where)
+      if (!condition_holds(c, rule_, types_)) return;
+    sorted_ = m_.nodes;
+    std::sort(sorted_.begin(), sorted_.end());
+    for (const TensorRef& v : m_.vars)
+      if (std::binary_search(sorted_.begin(), sorted_.end(), v.node)) return;
+    for (size_t p = 0; p < src.nodes.size(); ++p)
+      for (int j = 0; j < src.nodes[p].outputs; ++j)
+        if (!c_.result_is_output[p][j] &&
+            index_.used_outside(g_, TensorRef{m_.nodes[p], j}, sorted_))
+          return;
+    callback_(m_);
+  }
+
+  const Graph& g_;
+  const GraphIndex& index_;
+  const CompiledRule& c_;
+  const Rule& rule_;
+  const MatchCallback& callback_;
+  Match m_;
+  std::vector<char> var_set_, param_set_, swapped_;
+  std::vector<std::pair<Undo, int>> trail_;
+  std::vector<TensorType> types_;
+  std::vector<int> sorted_;
+};
+
+}  // namespace
+
+void for_each_match(const Graph& g, const GraphIndex& index, const RuleIndex& rules,
+                    std::span<const int> roots, const MatchCallback& callback) {
+  std::vector<std::unique_ptr<RuleMatcher>> matchers(rules.rules().size());
+  for (int root : roots) {
+    for (int id : rules.by_root(g.node(root).op)) {
+      if (!matchers[id])
+        matchers[id] = std::make_unique<RuleMatcher>(g, index, rules.rules()[id], callback);
+      matchers[id]->run(root);
+    }
+  }
+}
+
+void for_each_match(const Graph& g, const GraphIndex& index, const RuleIndex& rules,
+                    const MatchCallback& callback) {
+  std::vector<int> all(g.size());
+  for (int i = 0; i < g.size(); ++i) all[i] = i;
+  for_each_match(g, index, rules, all, callback);
+}
+
+}  // namespace tso::opt

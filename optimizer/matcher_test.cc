@@ -1,0 +1,254 @@
+// The matcher: single- and multi-output rules, parameters, shape conditions
+// that reject, commutative operators in either order, overlapping matches,
+// internal results used elsewhere, and matching leaves the graph unchanged.
+#include "optimizer/matcher.h"
+
+#include <gtest/gtest.h>
+
+#include "core/text_format.h"
+#include "optimizer/test_rules.h"
+
+namespace tso::opt {
+namespace {
+
+Graph parse(std::string_view text) {
+  Expected<Graph> g = parse_graph(text, "test.tso");
+  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
+  return g.ok() ? std::move(*g) : Graph{};
+}
+
+RuleSet rules(std::string_view text) {
+  Expected<RuleSet> s = parse_rules(text, "test.rules");
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
+  return s.ok() ? std::move(*s) : RuleSet{};
+}
+
+// "rule: node names of the match" for every match, in report order.
+std::vector<std::string> matches(const Graph& g, const RuleIndex& index) {
+  GraphIndex gi(g);
+  std::vector<std::string> out;
+  for_each_match(g, gi, index, [&](const Match& m) {
+    std::string s = m.rule->rule->name + ":";
+    for (int n : m.nodes) s += " " + g.node(n).name;
+    out.push_back(s);
+  });
+  return out;
+}
+
+class MatcherTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    set_ = rules(testing::kClassicRules);
+    index_.add(set_);
+    ASSERT_EQ(index_.rules().size(), set_.rules.size());
+  }
+  RuleSet set_;
+  RuleIndex index_;
+};
+
+TEST_F(MatcherTest, SingleOutputRuleBindsParamsAndMatchesEquivalentPadding) {
+  Graph g = parse(R"(graph g {
+  input x: f32[1,3,16,16]
+  weight w: f32[8,3,3,3]
+  weight v: f32[8,8,3,3]
+  %a = conv2d(x, w, stride=[2,2], pad=same)
+  %b = relu(%a)
+  %c = conv2d(%b, v, pad=[1,1,1,1])
+  %d = relu(%c)
+  output y = %d
+})");
+  EXPECT_EQ(matches(g, index_),
+            (std::vector<std::string>{"t_fuse_conv_relu: %a %b", "t_fuse_conv_relu: %c %d"}));
+}
+
+TEST_F(MatcherTest, InternalResultUsedElsewhereRejectsTheMatch) {
+  Graph g = parse(R"(graph g {
+  input x: f32[1,3,8,8]
+  weight w: f32[8,3,3,3]
+  %a = conv2d(x, w, pad=same)
+  %b = relu(%a)
+  output y = %b
+  output z = %a
+})");
+  EXPECT_TRUE(matches(g, index_).empty());
+}
+
+TEST_F(MatcherTest, MultiOutputRuleMatchesEveryOrderedPairSharingTheInput) {
+  Graph g = parse(R"(graph g {
+  input x: f32[1,4,8,8]
+  input u: f32[1,4,8,8]
+  weight w1: f32[2,4,3,3]
+  weight w2: f32[3,4,3,3]
+  weight w3: f32[5,4,1,1]
+  %a = conv2d(x, w1, pad=same)
+  %b = conv2d(x, w2, pad=same)
+  %c = conv2d(x, w3, pad=same)
+  %d = conv2d(u, w2, pad=same)
+  output a = %a
+  output b = %b
+  output c = %c
+  output d = %d
+})");
+  // %d reads another input; the 1x1 %c pairs with the 3x3 ones under both
+  // rules (the plain merge fails later, when its target is built), and
+  // `where dim(w1,2) == 1` keeps the 3x3 ones out of the enlarge rule's w1.
+  EXPECT_EQ(matches(g, index_), (std::vector<std::string>{
+                                    "t_merge_conv: %a %b",
+                                    "t_merge_conv: %a %c",
+                                    "t_merge_conv: %b %a",
+                                    "t_merge_conv: %b %c",
+                                    "t_merge_conv: %c %a",
+                                    "t_merge_conv: %c %b",
+                                    "t_merge_conv_enlarge: %c %a",
+                                    "t_merge_conv_enlarge: %c %b",
+                                }));
+}
+
+TEST_F(MatcherTest, ConditionsRejectAndParamsMustAgree) {
+  Graph g = parse(R"(graph g {
+  input x: f32[1,4,8,8]
+  weight w1: f32[2,4,3,3]
+  weight w2: f32[3,4,3,3]
+  %a = conv2d(x, w1, pad=same, act=relu)
+  %b = conv2d(x, w2, pad=same)
+  output a = %a
+  output b = %b
+})");
+  // ?a binds relu on one conv and none on the other: no merge.
+  EXPECT_TRUE(matches(g, index_).empty());
+}
+
+TEST(Matcher, CommutativeOperatorsMatchInEitherOrder) {
+  RuleSet set = rules(R"(# tso rules v1
+rule add_relu {
+  origin handwritten
+  status verified specs=test
+  input x: f32[4]
+  input y: f32[4]
+  source {
+    %0 = relu(y)
+    %1 = add(x, %0)
+    output %1
+  }
+  target {
+    %0 = relu(y)
+    %1 = add(%0, x)
+    output %1
+  }
+}
+)");
+  RuleIndex index;
+  index.add(set);
+  Graph g = parse(R"(graph g {
+  input a: f32[4]
+  input b: f32[4]
+  %r = relu(b)
+  %s = add(%r, a)
+  %t = relu(a)
+  %u = add(b, %t)
+  output s = %s
+  output u = %u
+})");
+  EXPECT_EQ(matches(g, index),
+            (std::vector<std::string>{"add_relu: %r %s", "add_relu: %t %u"}));
+}
+
+TEST_F(MatcherTest, OverlappingMatchesAreAllReported) {
+  // concat(split(x)) and the conv merges overlap on the same nodes.
+  Graph g = parse(R"(graph g {
+  input x: f32[1,4,8,8]
+  weight w1: f32[4,4,3,3]
+  weight w2: f32[4,4,3,3]
+  %a = conv2d(x, w1, pad=same)
+  %b = conv2d(x, w2, pad=same)
+  %c = relu(%a)
+  output b = %b
+  output c = %c
+})");
+  EXPECT_EQ(matches(g, index_), (std::vector<std::string>{"t_merge_conv: %a %b",
+                                                          "t_merge_conv: %b %a",
+                                                          "t_fuse_conv_relu: %a %c"}));
+}
+
+TEST_F(MatcherTest, MatchingNeverModifiesTheGraph) {
+  const char* text = R"(graph g {
+  input x: f32[1,4,8,8]
+  weight w1: f32[4,4,3,3]
+  weight w2: f32[4,4,3,3]
+  %a = conv2d(x, w1, pad=same)
+  %b = conv2d(x, w2, pad=same)
+  %c = relu(%a)
+  output b = %b
+  output c = %c
+})";
+  Graph g = parse(text);
+  std::string before = print(g);
+  uint64_t hash = structural_hash(g);
+  EXPECT_FALSE(matches(g, index_).empty());
+  EXPECT_EQ(print(g), before);
+  EXPECT_EQ(structural_hash(g), hash);
+  EXPECT_EQ(g, parse(text));
+}
+
+TEST(RuleIndex, SkipsRulesThatAreNotVerifiedUnlessAllowed) {
+  RuleSet set = rules(R"(# tso rules v1
+rule r_unverified {
+  origin handwritten
+  status unverified
+  input x: f32[4]
+  source {
+    %0 = relu(x)
+    %1 = relu(%0)
+    output %1
+  }
+  target {
+    %0 = relu(x)
+    output %0
+  }
+}
+rule r_refuted {
+  origin handwritten
+  status refuted model="x = -1"
+  input x: f32[4]
+  source {
+    %0 = relu(x)
+    output %0
+  }
+  target {
+    output x
+  }
+}
+)");
+  RuleIndex strict;
+  strict.add(set);
+  EXPECT_TRUE(strict.rules().empty());
+  ASSERT_EQ(strict.skipped().size(), 2u);
+  EXPECT_EQ(strict.skipped()[0].reason, "status unverified");
+  EXPECT_EQ(strict.skipped()[1].reason, "status refuted");
+  RuleIndex loose;
+  loose.add(set, {.allow_unverified = true});
+  EXPECT_EQ(loose.rules().size(), 2u);
+  EXPECT_EQ(loose.by_root(Op::Relu).size(), 2u);
+}
+
+TEST(RuleIndex, HandwrittenRulesLoadAndCompile) {
+  Expected<RuleSet> set = [] {
+    std::FILE* f = std::fopen("substitutions/handwritten.rules", "rb");
+    std::string text;
+    if (f) {
+      char buf[4096];
+      size_t n;
+      while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+      std::fclose(f);
+    }
+    return parse_rules(text, "substitutions/handwritten.rules");
+  }();
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  RuleIndex index;
+  index.add(*set, {.allow_unverified = true});
+  EXPECT_EQ(index.rules().size(), set->rules.size());
+  for (const RuleIndex::Skipped& s : index.skipped()) ADD_FAILURE() << s.rule << ": " << s.reason;
+}
+
+}  // namespace
+}  // namespace tso::opt

@@ -1,0 +1,71 @@
+// Rules compiled for matching: each rule's source side becomes a plan that
+// binds the pattern's nodes one at a time, starting at a root node and
+// walking to neighbours either down (a node is an argument of one already
+// bound) or up (a node consumes a tensor already bound). Patterns are
+// compiled once and indexed by the operator of their root.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "substitutions/rules.h"
+
+namespace tso::opt {
+
+struct PlanStep {
+  enum class Kind : uint8_t { kRoot, kDown, kUp };
+  Kind kind = Kind::kRoot;
+  int node = 0;      // the pattern node this step binds
+  int from = -1;     // kDown: the bound node it is an argument of; kUp: unused
+  int arg = 0;       // kDown: which argument of `from` (before commutation)
+  RuleRef via;       // kUp: the bound tensor the node consumes
+};
+
+struct CompiledRule {
+  int id = 0;         // index in the RuleIndex
+  const Rule* rule = nullptr;
+  Op root_op{};
+  std::vector<PlanStep> plan;  // plan[0] binds the root
+  // Per source node: whether each of its results is a source output (a
+  // result that is not must have no users outside the match).
+  std::vector<std::vector<char>> result_is_output;
+};
+
+struct CompileOptions {
+  // Rules with status unverified, refuted or unknown are skipped unless set.
+  bool allow_unverified = false;
+};
+
+// The compiled rules of one or more rule sets. Holds pointers into the rule
+// sets, which must outlive it.
+class RuleIndex {
+ public:
+  // Why a rule was left out (its name and the reason), for the report.
+  struct Skipped {
+    std::string rule;
+    std::string reason;
+  };
+
+  void add(const RuleSet& set, const CompileOptions& options = {});
+
+  const std::vector<CompiledRule>& rules() const { return rules_; }
+  const std::vector<int>& by_root(Op op) const { return by_root_[static_cast<int>(op)]; }
+  const std::vector<Skipped>& skipped() const { return skipped_; }
+
+ private:
+  std::vector<CompiledRule> rules_;
+  std::array<std::vector<int>, kNumOps> by_root_{};
+  std::vector<Skipped> skipped_;
+};
+
+// Whether the optimizer may use a rule of this status by default.
+bool status_usable(const RuleStatus& status);
+
+// Compiles one rule; fails when its source side cannot be walked from one
+// root (a disconnected pattern) or is empty.
+Expected<CompiledRule> compile_rule(const Rule& rule);
+
+}  // namespace tso::opt
