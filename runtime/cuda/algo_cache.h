@@ -33,6 +33,7 @@ struct ConvAlgoResult {
   int algo = -1;  // cudnnConvolutionFwdAlgo_t
   int64_t workspace_bytes = 0;
   float ms = 0;
+  int math = 0;  // cudnnMathType_t the timing was taken with
 };
 
 class ConvAlgoCache {

@@ -1,0 +1,176 @@
+// Elementwise kernels: unary functions, broadcasting binary operators, the
+// bias-plus-activation epilogue of convolutions cuDNN cannot fuse, fill.
+#include <algorithm>
+#include <string>
+
+#include "runtime/cuda/kernels.cuh"
+
+namespace tso::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned blocks_for(int64_t n) {
+  return static_cast<unsigned>(std::clamp<int64_t>((n + kThreads - 1) / kThreads, 1, 65535 * 8));
+}
+
+template <UnaryFn F>
+__device__ __forceinline__ float apply(float x, float lo, float hi) {
+  if constexpr (F == UnaryFn::kRelu) return fmaxf(x, 0.0f);
+  if constexpr (F == UnaryFn::kSigmoid) return 1.0f / (1.0f + expf(-x));
+  if constexpr (F == UnaryFn::kTanh) return tanhf(x);
+  if constexpr (F == UnaryFn::kErf) return erff(x);
+  if constexpr (F == UnaryFn::kGelu) return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+  if constexpr (F == UnaryFn::kSqrt) return sqrtf(x);
+  if constexpr (F == UnaryFn::kNeg) return -x;
+  if constexpr (F == UnaryFn::kExp) return expf(x);
+  if constexpr (F == UnaryFn::kClip) return fminf(fmaxf(x, lo), hi);
+  return x;
+}
+
+template <UnaryFn F>
+__global__ void unary_kernel(const float* __restrict__ x, float* y, int64_t n, float lo, float hi) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x)
+    y[i] = apply<F>(x[i], lo, hi);
+}
+
+template <BinaryFn F>
+__device__ __forceinline__ float combine(float a, float b) {
+  if constexpr (F == BinaryFn::kAdd) return a + b;
+  if constexpr (F == BinaryFn::kMul) return a * b;
+  if constexpr (F == BinaryFn::kSub) return a - b;
+  if constexpr (F == BinaryFn::kDiv) return a / b;
+  return powf(a, b);
+}
+
+template <BinaryFn F>
+__global__ void binary_same_kernel(const float* a, const float* b, float* y, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x)
+    y[i] = combine<F>(a[i], b[i]);
+}
+
+template <BinaryFn F>
+__global__ void binary_bcast_kernel(const float* a, const float* b, float* y, int64_t n,
+                                    Strided st) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    int64_t rest = i, ia = 0, ib = 0;
+    for (int d = st.rank - 1; d >= 0; --d) {
+      const int64_t idx = rest % st.dims[d];
+      rest /= st.dims[d];
+      ia += idx * st.src[d];
+      ib += idx * st.dst[d];
+    }
+    y[i] = combine<F>(a[ia], b[ib]);
+  }
+}
+
+__global__ void bias_act_kernel(float* y, const float* bias, int64_t n, int64_t channels,
+                                int64_t inner, UnaryFn act, bool has_act) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    float v = y[i] + (bias ? bias[i / inner % channels] : 0.0f);
+    if (has_act) {
+      switch (act) {
+        case UnaryFn::kRelu: v = fmaxf(v, 0.0f); break;
+        case UnaryFn::kSigmoid: v = 1.0f / (1.0f + expf(-v)); break;
+        case UnaryFn::kTanh: v = tanhf(v); break;
+        default: break;
+      }
+    }
+    y[i] = v;
+  }
+}
+
+__global__ void fill_kernel(float* y, int64_t n, float v) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x)
+    y[i] = v;
+}
+
+template <UnaryFn F>
+void launch_unary(cudaStream_t s, const float* x, float* y, int64_t n, float lo, float hi) {
+  unary_kernel<F><<<blocks_for(n), kThreads, 0, s>>>(x, y, n, lo, hi);
+}
+
+template <BinaryFn F>
+void launch_binary(cudaStream_t s, const float* a, const float* b, float* y, int64_t n,
+                   const Strided& st, bool same) {
+  if (same)
+    binary_same_kernel<F><<<blocks_for(n), kThreads, 0, s>>>(a, b, y, n);
+  else
+    binary_bcast_kernel<F><<<blocks_for(n), kThreads, 0, s>>>(a, b, y, n, st);
+}
+
+}  // namespace
+
+Strided make_strided(const Shape& dims, const std::vector<int64_t>& src,
+                     const std::vector<int64_t>& dst) {
+  Strided st;
+  st.rank = dims.rank();
+  for (int d = 0; d < st.rank; ++d) {
+    st.dims[d] = dims[d];
+    st.src[d] = d < static_cast<int>(src.size()) ? src[d] : 0;
+    st.dst[d] = d < static_cast<int>(dst.size()) ? dst[d] : 0;
+  }
+  return st;
+}
+
+Status launch_status(const char* kernel) {
+  cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess) return Status::Ok();
+  return Error{std::string("launch of ") + kernel + " kernel: " + cudaGetErrorString(e)};
+}
+
+Status unary(cudaStream_t s, UnaryFn f, const float* x, float* y, int64_t n, float lo, float hi) {
+  if (n == 0) return Status::Ok();
+  switch (f) {
+    case UnaryFn::kRelu: launch_unary<UnaryFn::kRelu>(s, x, y, n, lo, hi); break;
+    case UnaryFn::kSigmoid: launch_unary<UnaryFn::kSigmoid>(s, x, y, n, lo, hi); break;
+    case UnaryFn::kTanh: launch_unary<UnaryFn::kTanh>(s, x, y, n, lo, hi); break;
+    case UnaryFn::kErf: launch_unary<UnaryFn::kErf>(s, x, y, n, lo, hi); break;
+    case UnaryFn::kGelu: launch_unary<UnaryFn::kGelu>(s, x, y, n, lo, hi); break;
+    case UnaryFn::kSqrt: launch_unary<UnaryFn::kSqrt>(s, x, y, n, lo, hi); break;
+    case UnaryFn::kNeg: launch_unary<UnaryFn::kNeg>(s, x, y, n, lo, hi); break;
+    case UnaryFn::kExp: launch_unary<UnaryFn::kExp>(s, x, y, n, lo, hi); break;
+    case UnaryFn::kClip: launch_unary<UnaryFn::kClip>(s, x, y, n, lo, hi); break;
+  }
+  return launch_status("unary");
+}
+
+Status binary(cudaStream_t s, BinaryFn f, const float* a, const float* b, float* y, int64_t n,
+              const Strided& st) {
+  if (n == 0) return Status::Ok();
+  bool same = true;  // both operands contiguous with the output's shape
+  int64_t expect = 1;
+  for (int d = st.rank - 1; d >= 0; --d) {
+    if (st.dims[d] != 1 && (st.src[d] != expect || st.dst[d] != expect)) same = false;
+    expect *= st.dims[d];
+  }
+  switch (f) {
+    case BinaryFn::kAdd: launch_binary<BinaryFn::kAdd>(s, a, b, y, n, st, same); break;
+    case BinaryFn::kMul: launch_binary<BinaryFn::kMul>(s, a, b, y, n, st, same); break;
+    case BinaryFn::kSub: launch_binary<BinaryFn::kSub>(s, a, b, y, n, st, same); break;
+    case BinaryFn::kDiv: launch_binary<BinaryFn::kDiv>(s, a, b, y, n, st, same); break;
+    case BinaryFn::kPow: launch_binary<BinaryFn::kPow>(s, a, b, y, n, st, same); break;
+  }
+  return launch_status("binary");
+}
+
+Status bias_act(cudaStream_t s, float* y, const float* bias, int64_t outer, int64_t channels,
+                int64_t inner, UnaryFn act, bool has_act) {
+  const int64_t n = outer * channels * inner;
+  if (n == 0) return Status::Ok();
+  bias_act_kernel<<<blocks_for(n), kThreads, 0, s>>>(y, bias, n, channels, inner, act, has_act);
+  return launch_status("bias_act");
+}
+
+Status fill(cudaStream_t s, float* y, int64_t n, float v) {
+  if (n == 0) return Status::Ok();
+  fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(y, n, v);
+  return launch_status("fill");
+}
+
+}  // namespace tso::cuda
