@@ -1,0 +1,36 @@
+// `tso profile`: times every operator signature (signature.h) of a graph on
+// the GPU with the kernels the plan runs, and returns the cost table
+// (cost_table.h) the optimizer's measured cost model reads. Each distinct
+// signature is run as a one-node graph (its arguments as graph inputs, filled
+// with seeded random values), planned and prepared like any graph, captured
+// in a CUDA graph and replayed; the entry is the median replay time. Views
+// (reshape and friends, contiguous splits) launch nothing and cost 0.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "core/error.h"
+#include "core/graph.h"
+#include "runtime/cuda/cost_table.h"
+
+namespace tso::cuda {
+
+struct ProfileOptions {
+  int iters = 100;
+  int warmup = 10;
+  bool tf32 = true;
+  uint64_t seed = 1;
+  // Called after each signature: (done, total, signature). Libraries never print.
+  std::function<void(int, int, const std::string&)> progress;
+};
+
+Expected<CostTable> profile_graph(const Graph& g, const std::string& model_name,
+                                  const ProfileOptions& options);
+
+// The one-node graph that times node `index` of `g`: its arguments become
+// inputs in0, in1, ...; its outputs out0, out1, ... Plain C++ (tested
+// without a GPU).
+Expected<Graph> single_node_graph(const Graph& g, int index);
+
+}  // namespace tso::cuda
