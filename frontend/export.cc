@@ -1,0 +1,189 @@
+// ONNX export: names every tensor, writes weights as initializers (external
+// data past the threshold), maps each operator, and writes the file through
+// a temporary that is renamed into place.
+#include <filesystem>
+#include <fstream>
+
+#include "frontend/export_ops.h"
+#include "frontend/onnx.h"
+#include "frontend/onnx_util.h"
+
+namespace tso {
+
+namespace onnx_frontend {
+
+std::string ExportContext::fresh(const std::string& base) {
+  std::string name = base;
+  for (int k = 1; taken_.count(name); ++k) name = base + "_" + std::to_string(k);
+  taken_.insert(name);
+  return name;
+}
+
+std::string ExportContext::constant(const std::string& base, const HostTensor& value) {
+  std::string name = fresh(base);
+  store_tensor(weight_from_host(value), name, out_->add_initializer());
+  return name;
+}
+
+onnx::NodeProto* ExportContext::add_node(const std::string& op_type,
+                                         std::vector<std::string> inputs,
+                                         std::vector<std::string> outputs,
+                                         const std::string& name) {
+  onnx::NodeProto* p = out_->add_node();
+  p->set_op_type(op_type);
+  p->set_name(name);
+  for (std::string& s : inputs) p->add_input(std::move(s));
+  for (std::string& s : outputs) p->add_output(std::move(s));
+  return p;
+}
+
+}  // namespace onnx_frontend
+
+namespace {
+
+using namespace onnx_frontend;
+
+struct ExternalData {
+  std::string path;      // the weights file to write
+  std::string location;  // as recorded in the model, relative to it
+};
+
+Expected<onnx::ModelProto> build_model(const Graph& g, const OnnxModelInfo& info,
+                                       const ExportOptions& options,
+                                       const std::optional<ExternalData>& external,
+                                       std::string* external_bytes) {
+  onnx::ModelProto m;
+  m.set_ir_version(info.ir_version);
+  m.set_producer_name(options.producer_name);
+  m.set_producer_version(TSO_FRONTEND_VERSION);
+  bool has_default = false;
+  for (const auto& [domain, version] : info.opset_imports) {
+    auto* o = m.add_opset_import();
+    o->set_domain(domain);
+    o->set_version(domain.empty() ? info.opset : version);
+    has_default = has_default || domain.empty();
+  }
+  if (!has_default) {
+    auto* o = m.add_opset_import();
+    o->set_version(info.opset);
+  }
+  onnx::GraphProto* out = m.mutable_graph();
+  out->set_name(g.name());
+  ExportContext ctx(g, info.opset, out);
+  auto& names = ctx.names();
+  names.resize(g.size());
+  // Names: inputs and weights keep theirs; a graph output names the tensor
+  // it reads when that tensor is an operator result named by no other output.
+  for (int i = 0; i < g.size(); ++i)
+    if (g.node(i).op == Op::Input || g.node(i).op == Op::Weight)
+      names[i] = {ctx.fresh(g.node(i).name)};
+  std::vector<bool> identity(g.outputs().size(), false);
+  for (size_t k = 0; k < g.outputs().size(); ++k) {
+    const GraphOutput& o = g.outputs()[k];
+    auto& slot = names[o.ref.node];
+    slot.resize(g.node(o.ref.node).outs.size());
+    if (!slot[o.ref.output].empty()) {
+      identity[k] = true;
+      continue;
+    }
+    slot[o.ref.output] = ctx.fresh(o.name);
+    if (slot[o.ref.output] != o.name) return Error{"graph output '" + o.name + "' clashes with another name"};
+  }
+  for (int i = 0; i < g.size(); ++i) {
+    names[i].resize(g.node(i).outs.size());
+    for (size_t k = 0; k < names[i].size(); ++k)
+      if (names[i][k].empty()) names[i][k] = ctx.fresh("t" + std::to_string(i) + "_" + std::to_string(k));
+  }
+  for (int i : g.input_nodes()) {
+    const Node& n = g.node(i);
+    if (n.op == Op::Input) {
+      set_value_info(names[i][0], n.outs[0], out->add_input());
+      continue;
+    }
+    if (!n.data) return Error{"weight '" + n.name + "' has no data to export"};
+    onnx::TensorProto* t = out->add_initializer();
+    store_tensor(*n.data, names[i][0], t);
+    if (external) {
+      t->clear_raw_data();
+      t->set_data_location(onnx::TensorProto::EXTERNAL);
+      auto add = [&](const char* key, const std::string& value) {
+        auto* e = t->add_external_data();
+        e->set_key(key);
+        e->set_value(value);
+      };
+      add("location", external->location);
+      add("offset", std::to_string(external_bytes->size()));
+      add("length", std::to_string(n.data->bytes.size()));
+      external_bytes->append(reinterpret_cast<const char*>(n.data->bytes.data()), n.data->bytes.size());
+    }
+  }
+  for (int i = 0; i < g.size(); ++i) {
+    const Node& n = g.node(i);
+    if (n.op == Op::Input || n.op == Op::Weight) continue;
+    if (is_source(n.op)) {
+      store_tensor(weight_from_host(constant_value(n)), names[i][0], out->add_initializer());
+      continue;
+    }
+    TSO_RETURN_IF_ERROR(export_node(ctx, i));
+  }
+  for (size_t k = 0; k < g.outputs().size(); ++k) {
+    const GraphOutput& o = g.outputs()[k];
+    if (identity[k]) ctx.add_node("Identity", {ctx.name_of(o.ref)}, {ctx.fresh(o.name)}, o.name);
+    set_value_info(o.name, g.type(o.ref), out->add_output());
+  }
+  return m;
+}
+
+int64_t weight_bytes(const Graph& g) {
+  int64_t total = 0;
+  for (int i : g.input_nodes())
+    if (g.node(i).data) total += static_cast<int64_t>(g.node(i).data->bytes.size());
+  return total;
+}
+
+Status write_file(const std::string& path, const std::string& bytes) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) return Error{path + ": cannot write file"};
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!f) {
+      std::filesystem::remove(tmp);
+      return Error{path + ": failed writing file"};
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp);
+    return Error{path + ": cannot rename into place: " + ec.message()};
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Expected<std::string> export_onnx_bytes(const Graph& graph, const OnnxModelInfo& info,
+                                        const ExportOptions& options) {
+  std::string unused;
+  Expected<onnx::ModelProto> m = build_model(graph, info, options, std::nullopt, &unused);
+  if (!m) return m.error();
+  return m->SerializeAsString();
+}
+
+Status export_onnx(const Graph& graph, const OnnxModelInfo& info, const std::string& path,
+                   const ExportOptions& options) {
+  std::optional<ExternalData> external;
+  if (weight_bytes(graph) > options.external_data_threshold)
+    external = ExternalData{path + ".weights",
+                            std::filesystem::path(path).filename().string() + ".weights"};
+  std::string external_bytes;
+  Expected<onnx::ModelProto> m = build_model(graph, info, options, external, &external_bytes);
+  if (!m) return Error{path + ": " + m.error().message};
+  std::string bytes;
+  if (!m->SerializeToString(&bytes)) return Error{path + ": the model could not be serialized"};
+  if (external) TSO_RETURN_IF_ERROR(write_file(external->path, external_bytes));
+  return write_file(path, bytes);
+}
+
+}  // namespace tso

@@ -1,0 +1,275 @@
+// IR -> ONNX, one operator at a time.
+#include "frontend/export_ops.h"
+
+#include <cmath>
+#include <numbers>
+
+#include "frontend/onnx_util.h"
+#include "frontend/opaque.h"
+
+namespace tso::onnx_frontend {
+
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+const char* act_op(Act a) {
+  switch (a) {
+    case Act::kRelu: return "Relu";
+    case Act::kSigmoid: return "Sigmoid";
+    case Act::kTanh: return "Tanh";
+    case Act::kNone: return nullptr;
+  }
+  return nullptr;
+}
+
+std::string node_name(const Graph& g, int i) {
+  const Node& n = g.node(i);
+  return n.name.empty() ? std::string(op_name(n.op)) + "_" + std::to_string(i) : n.name;
+}
+
+std::vector<std::string> input_names(ExportContext& ctx, const Node& n) {
+  std::vector<std::string> v;
+  for (TensorRef r : n.args) v.push_back(ctx.name_of(r));
+  return v;
+}
+
+// Writes `op_type` producing the node's output, followed by its fused
+// activation when it has one.
+onnx::NodeProto* with_act(ExportContext& ctx, int i, const std::string& op_type,
+                          std::vector<std::string> inputs) {
+  const Node& n = ctx.graph().node(i);
+  const std::string out = ctx.names()[i][0];
+  const char* act = n.attrs.has(AttrKey::act) ? act_op(n.attrs.act(AttrKey::act)) : nullptr;
+  if (!act) return ctx.add_node(op_type, std::move(inputs), {out}, node_name(ctx.graph(), i));
+  std::string mid = ctx.fresh(out + "/pre_act");
+  onnx::NodeProto* p = ctx.add_node(op_type, std::move(inputs), {mid}, node_name(ctx.graph(), i));
+  ctx.add_node(act, {mid}, {out}, node_name(ctx.graph(), i) + "/act");
+  return p;
+}
+
+// ONNX padding attributes of a 2-D window operator.
+void set_padding(onnx::NodeProto* p, const Padding& pad) {
+  if (pad.mode == Padding::kSame) set_attr(p, "auto_pad", std::string("SAME_UPPER"));
+  else if (pad.mode == Padding::kExplicit) set_attr(p, "pads", Ints(pad.pads.begin(), pad.pads.end()));
+}
+
+HostTensor scalar(DType t, double v) {
+  HostTensor h = HostTensor::zeros(t, Shape{});
+  if (h.is_float()) h.f[0] = v;
+  else h.i[0] = static_cast<int64_t>(v);
+  return h;
+}
+
+Status export_gelu(ExportContext& ctx, int i) {
+  const Graph& g = ctx.graph();
+  const Node& n = g.node(i);
+  const std::string x = ctx.name_of(n.args[0]), out = ctx.names()[i][0], name = node_name(g, i);
+  if (ctx.opset() >= 20) {
+    ctx.add_node("Gelu", {x}, {out}, name);
+    return Status::Ok();
+  }
+  // x * 0.5 * (1 + erf(x / sqrt 2)), the exact Gelu in opsets without it.
+  const DType t = n.outs[0].dtype;
+  std::string d = ctx.fresh(out + "/div"), e = ctx.fresh(out + "/erf"), a = ctx.fresh(out + "/add"),
+              m = ctx.fresh(out + "/mul");
+  ctx.add_node("Div", {x, ctx.constant(name + "/sqrt2", scalar(t, std::numbers::sqrt2))}, {d}, name + "/div");
+  ctx.add_node("Erf", {d}, {e}, name + "/erf");
+  ctx.add_node("Add", {e, ctx.constant(name + "/one", scalar(t, 1.0))}, {a}, name + "/add");
+  ctx.add_node("Mul", {x, a}, {m}, name + "/mul");
+  ctx.add_node("Mul", {m, ctx.constant(name + "/half", scalar(t, 0.5))}, {out}, name);
+  return Status::Ok();
+}
+
+Status export_window(ExportContext& ctx, int i) {
+  const Node& n = ctx.graph().node(i);
+  const Attrs& a = n.attrs;
+  onnx::NodeProto* p;
+  if (n.op == Op::Conv2d) {
+    p = with_act(ctx, i, "Conv", input_names(ctx, n));
+    const TensorType& w = ctx.graph().type(n.args[1]);
+    set_attr(p, "kernel_shape", Ints{w.shape[2], w.shape[3]});
+    set_attr(p, "dilations", a.ints(AttrKey::dilation));
+    set_attr(p, "group", a.i(AttrKey::groups));
+  } else {
+    const bool avg = n.op == Op::AvgPool;
+    p = ctx.add_node(avg ? "AveragePool" : "MaxPool", input_names(ctx, n), {ctx.names()[i][0]},
+                     node_name(ctx.graph(), i));
+    set_attr(p, "kernel_shape", a.ints(AttrKey::kernel));
+    set_attr(p, "ceil_mode", a.i(AttrKey::ceil_mode));
+    if (avg) set_attr(p, "count_include_pad", a.i(AttrKey::count_include_pad));
+  }
+  set_attr(p, "strides", a.ints(AttrKey::stride));
+  set_padding(p, a.pad(AttrKey::pad));
+  return Status::Ok();
+}
+
+// Operators whose extra parameters are ONNX inputs from opset 13 (Split,
+// Squeeze, Unsqueeze) or 18 (ReduceMean) on, and attributes before.
+void axes_input_or_attr(ExportContext& ctx, onnx::NodeProto* p, const std::string& attr,
+                        const Ints& v, int64_t from_opset, bool skip_empty) {
+  if (skip_empty && v.empty()) return;
+  if (ctx.opset() >= from_opset) p->add_input(ctx.constant(p->name() + "/" + attr, host_ints(v)));
+  else set_attr(p, attr, v);
+}
+
+Status export_data(ExportContext& ctx, int i) {
+  const Node& n = ctx.graph().node(i);
+  const Attrs& a = n.attrs;
+  const std::string name = node_name(ctx.graph(), i);
+  std::vector<std::string> in = input_names(ctx, n);
+  const std::vector<std::string>& out = ctx.names()[i];
+  auto add = [&](const std::string& op_type) { return ctx.add_node(op_type, in, out, name); };
+  switch (n.op) {
+    case Op::Concat: set_attr(add("Concat"), "axis", a.i(AttrKey::axis)); break;
+    case Op::Split: {
+      onnx::NodeProto* p = add("Split");
+      set_attr(p, "axis", a.i(AttrKey::axis));
+      axes_input_or_attr(ctx, p, "split", a.ints(AttrKey::sizes), 13, false);
+      break;
+    }
+    case Op::Transpose: set_attr(add("Transpose"), "perm", a.ints(AttrKey::perm)); break;
+    case Op::Flatten: set_attr(add("Flatten"), "axis", a.i(AttrKey::axis)); break;
+    case Op::Squeeze:
+    case Op::Unsqueeze:
+      axes_input_or_attr(ctx, add(n.op == Op::Squeeze ? "Squeeze" : "Unsqueeze"), "axes",
+                         a.ints(AttrKey::axes), 13, false);
+      break;
+    case Op::ReduceMean: {
+      onnx::NodeProto* p = add("ReduceMean");
+      set_attr(p, "keepdims", a.i(AttrKey::keepdims));
+      axes_input_or_attr(ctx, p, "axes", a.ints(AttrKey::axes), 18, false);
+      break;
+    }
+    case Op::Reshape:
+      in.push_back(ctx.constant(name + "/shape", host_ints(a.ints(AttrKey::shape))));
+      add("Reshape");
+      break;
+    case Op::Slice:
+      for (AttrKey k : {AttrKey::starts, AttrKey::ends, AttrKey::axes, AttrKey::steps})
+        in.push_back(ctx.constant(name + "/" + std::string(attr_info(k).name), host_ints(a.ints(k))));
+      add("Slice");
+      break;
+    case Op::Pad:
+      in.push_back(ctx.constant(name + "/pads", host_ints(a.ints(AttrKey::pads))));
+      in.push_back(ctx.constant(name + "/value", scalar(n.outs[0].dtype, a.f(AttrKey::value))));
+      add("Pad");
+      break;
+    case Op::Enlarge: {
+      const Shape& w = ctx.graph().type(n.args[0]).shape;
+      const Ints& k = a.ints(AttrKey::kernel);
+      int64_t ph = (k[0] - w[2]) / 2, pw = (k[1] - w[3]) / 2;
+      in.push_back(ctx.constant(name + "/pads", host_ints({0, 0, ph, pw, 0, 0, ph, pw})));
+      add("Pad");
+      break;
+    }
+    case Op::Clip: {
+      const DType t = n.outs[0].dtype;
+      const double lo = a.f(AttrKey::min), hi = a.f(AttrKey::max);
+      in.push_back(std::isinf(lo) && lo < 0 ? "" : ctx.constant(name + "/min", scalar(t, lo)));
+      if (!(std::isinf(hi) && hi > 0)) in.push_back(ctx.constant(name + "/max", scalar(t, hi)));
+      while (!in.empty() && in.back().empty()) in.pop_back();
+      add("Clip");
+      break;
+    }
+    default: TSO_CHECK(false, "not a data-movement operator");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+HostTensor constant_value(const Node& node) {
+  const Ints& s = node.attrs.ints(AttrKey::shape);
+  HostTensor h = HostTensor::zeros(node.outs[0].dtype, node.outs[0].shape);
+  auto set = [&](int64_t k) {
+    if (h.is_float()) h.f[k] = 1;
+    else h.i[k] = 1;
+  };
+  switch (node.op) {
+    case Op::ConstOnes:
+    case Op::ConstPool:
+      for (int64_t k = 0; k < h.numel(); ++k) set(k);
+      break;
+    case Op::ConstEye:
+      for (int64_t k = 0; k < s[0] && k < s[1]; ++k) set(k * s[1] + k);
+      break;
+    case Op::ConstEyeConv:
+      for (int64_t c = 0; c < s[0] && c < s[1]; ++c)
+        set(((c * s[1] + c) * s[2] + s[2] / 2) * s[3] + s[3] / 2);
+      break;
+    default: TSO_CHECK(false, "not a constant operator");
+  }
+  return h;
+}
+
+Status export_node(ExportContext& ctx, int i) {
+  const Graph& g = ctx.graph();
+  const Node& n = g.node(i);
+  const std::string name = node_name(g, i);
+  const std::vector<std::string>& out = ctx.names()[i];
+  auto simple = [&](const char* op_type) {
+    ctx.add_node(op_type, input_names(ctx, n), out, name);
+    return Status::Ok();
+  };
+  switch (n.op) {
+    case Op::Conv2d:
+    case Op::AvgPool:
+    case Op::MaxPool: return export_window(ctx, i);
+    case Op::Matmul: with_act(ctx, i, "MatMul", input_names(ctx, n)); return Status::Ok();
+    case Op::Gemm: {
+      onnx::NodeProto* p = with_act(ctx, i, "Gemm", input_names(ctx, n));
+      set_attr(p, "alpha", static_cast<float>(n.attrs.f(AttrKey::alpha)));
+      set_attr(p, "beta", static_cast<float>(n.attrs.f(AttrKey::beta)));
+      set_attr(p, "transA", n.attrs.i(AttrKey::trans_a));
+      set_attr(p, "transB", n.attrs.i(AttrKey::trans_b));
+      return Status::Ok();
+    }
+    case Op::Add: return simple("Add");
+    case Op::Sub: return simple("Sub");
+    case Op::Mul:
+    case Op::ScalarMul: return simple("Mul");
+    case Op::Div: return simple("Div");
+    case Op::Pow: return simple("Pow");
+    case Op::Relu: return simple("Relu");
+    case Op::Sigmoid: return simple("Sigmoid");
+    case Op::Tanh: return simple("Tanh");
+    case Op::Erf: return simple("Erf");
+    case Op::Sqrt: return simple("Sqrt");
+    case Op::Neg: return simple("Neg");
+    case Op::Exp: return simple("Exp");
+    case Op::GlobalAvgPool: return simple("GlobalAveragePool");
+    case Op::Gelu: return export_gelu(ctx, i);
+    case Op::BatchNorm: {
+      onnx::NodeProto* p = ctx.add_node("BatchNormalization", input_names(ctx, n), out, name);
+      set_attr(p, "epsilon", static_cast<float>(n.attrs.f(AttrKey::epsilon)));
+      return Status::Ok();
+    }
+    case Op::LayerNorm: {
+      if (ctx.opset() < 17)
+        return Error{describe_node(g, i) + ": LayerNormalization needs opset 17, the model has " +
+                     std::to_string(ctx.opset())};
+      onnx::NodeProto* p = ctx.add_node("LayerNormalization", input_names(ctx, n), out, name);
+      set_attr(p, "axis", n.attrs.i(AttrKey::axis));
+      set_attr(p, "epsilon", static_cast<float>(n.attrs.f(AttrKey::epsilon)));
+      return Status::Ok();
+    }
+    case Op::Softmax: {
+      const int64_t axis = n.attrs.i(AttrKey::axis);
+      if (ctx.opset() < 13 && axis != n.outs[0].shape.rank() - 1)
+        return Error{describe_node(g, i) + ": softmax over a non-last axis needs opset 13"};
+      set_attr(ctx.add_node("Softmax", input_names(ctx, n), out, name), "axis", axis);
+      return Status::Ok();
+    }
+    case Op::Opaque: {
+      Expected<onnx::NodeProto> p = opaque_node_proto(n, input_names(ctx, n), out);
+      if (!p) return p.error();
+      onnx::NodeProto* q = ctx.add_node(p->op_type(), {}, {}, name);
+      *q = std::move(*p);
+      return Status::Ok();
+    }
+    default: return export_data(ctx, i);
+  }
+}
+
+}  // namespace tso::onnx_frontend

@@ -1,0 +1,485 @@
+// ONNX import: reads the model envelope, orders the nodes, and walks them
+// once, folding constant subgraphs, mapping the rest onto IR operators and
+// keeping what the IR lacks as opaque nodes.
+#include <filesystem>
+#include <fstream>
+#include <queue>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "frontend/import_ops.h"
+#include "frontend/onnx.h"
+#include "frontend/onnx_util.h"
+#include "frontend/opaque.h"
+#include "frontend/random_weights.h"
+
+namespace tso {
+
+namespace {
+
+using namespace onnx_frontend;
+
+// What an ONNX value name stands for during import.
+struct Value {
+  TensorType type;
+  std::optional<TensorRef> ref;                 // set once it is an IR tensor
+  std::shared_ptr<const WeightData> data;       // constants: the stored bytes ...
+  std::shared_ptr<const HostTensor> host;       // ... or the folded value
+  bool is_const() const { return data || host; }
+};
+
+class Importer {
+ public:
+  Importer(const std::string& name, const std::string& base_dir, const ImportOptions& options)
+      : file_(name), base_dir_(base_dir), options_(options) {}
+
+  Expected<ImportedModel> run(const onnx::ModelProto& model);
+
+  // The NodeContext's view of the importer.
+  Value* value(const std::string& name) {
+    auto it = values_.find(name);
+    return it == values_.end() ? nullptr : &it->second;
+  }
+  Expected<TensorRef> materialize(const std::string& name);
+  const HostTensor* host_of(Value* v);
+  bool used(const std::string& name) const { return uses_.count(name) > 0; }
+  GraphBuilder& builder() { return builder_; }
+  int64_t opset() const { return result_.info.opset; }
+  TensorRef new_weight(const std::string& name, const HostTensor& value);
+
+ private:
+  Error error(const std::string& message) const { return Error{file_ + ": " + message}; }
+  Error node_error(const onnx::NodeProto& n, const std::string& message) const {
+    return error(describe(n) + ": " + message);
+  }
+  Status read_envelope(const onnx::ModelProto& model);
+  Status add_inputs(const onnx::GraphProto& g);
+  Status add_initializers(const onnx::GraphProto& g);
+  Expected<std::vector<int>> order_nodes(const onnx::GraphProto& g);
+  Status import_node(const onnx::NodeProto& n);
+  Status add_constant_node(const onnx::NodeProto& n);
+  Expected<bool> try_fold(const onnx::NodeProto& n);
+  Status add_opaque(const onnx::NodeProto& n, const std::string& reason);
+  Status add_outputs(const onnx::GraphProto& g);
+
+  std::string file_, base_dir_;
+  const ImportOptions& options_;
+  const onnx::ModelProto* model_ = nullptr;
+  GraphBuilder builder_;
+  ImportedModel result_;
+  std::unordered_map<std::string, Value> values_;
+  std::unordered_map<std::string, int> uses_;           // readers of each name
+  std::unordered_map<std::string, WeightUse> weight_use_;  // first reader of each initializer
+  std::map<std::string, TensorType> declared_;          // static value_info of the model
+  std::unordered_set<std::string> weight_names_;
+};
+
+class ImporterContext : public NodeContext {
+ public:
+  ImporterContext(Importer& imp, const onnx::NodeProto& n) : imp_(imp), n_(n) {}
+  const onnx::NodeProto& node() const override { return n_; }
+  int64_t opset() const override { return imp_.opset(); }
+  GraphBuilder& builder() override { return imp_.builder(); }
+  bool has_input(int k) const override { return k < n_.input_size() && !n_.input(k).empty(); }
+  Expected<TensorRef> tensor(int k) override {
+    if (!has_input(k)) return Error{"input " + std::to_string(k) + " is missing"};
+    return imp_.materialize(n_.input(k));
+  }
+  const HostTensor* constant(int k) const override {
+    return has_input(k) ? imp_.host_of(imp_.value(n_.input(k))) : nullptr;
+  }
+  TensorType type(int k) const override {
+    Value* v = has_input(k) ? imp_.value(n_.input(k)) : nullptr;
+    return v ? v->type : TensorType{};
+  }
+  bool output_used(int k) const override {
+    return k < n_.output_size() && !n_.output(k).empty() && imp_.used(n_.output(k));
+  }
+  TensorRef new_weight(const std::string& suffix, const HostTensor& value) override {
+    std::string base = (n_.name().empty() ? n_.output(0) : n_.name()) + "." + suffix;
+    return imp_.new_weight(base, value);
+  }
+
+ private:
+  Importer& imp_;
+  const onnx::NodeProto& n_;
+};
+
+Status Importer::read_envelope(const onnx::ModelProto& model) {
+  if (!model.has_graph() || model.ir_version() <= 0)
+    return error("not an ONNX model (no IR version or no graph)");
+  OnnxModelInfo& info = result_.info;
+  info.ir_version = model.ir_version();
+  info.producer_name = model.producer_name();
+  info.producer_version = model.producer_version();
+  info.opset_imports.clear();
+  info.opset = -1;
+  for (const auto& o : model.opset_import()) {
+    std::string domain = o.domain() == "ai.onnx" ? "" : o.domain();
+    info.opset_imports.emplace_back(domain, o.version());
+    if (domain.empty()) info.opset = o.version();
+  }
+  if (info.opset < 0) return error("imports no default (ai.onnx) operator set");
+  if (info.opset < kMinOnnxOpset || info.opset > kMaxOnnxOpset)
+    return error("opset " + std::to_string(info.opset) + " is not supported (supported: " +
+                 std::to_string(kMinOnnxOpset) + " to " + std::to_string(kMaxOnnxOpset) + ")");
+  return Status::Ok();
+}
+
+Status Importer::add_inputs(const onnx::GraphProto& g) {
+  std::unordered_set<std::string> inits;
+  for (const auto& t : g.initializer()) inits.insert(t.name());
+  for (const auto& in : g.input()) {
+    if (inits.count(in.name())) continue;  // IR < 4 lists initializers as inputs too
+    if (in.name().empty()) return error("a graph input has no name");
+    if (values_.count(in.name())) return error("graph input '" + in.name() + "' is declared twice");
+    const auto& tt = in.type().tensor_type();
+    if (!in.type().has_tensor_type()) return error("graph input '" + in.name() + "' is not a tensor");
+    std::optional<DType> dt = dtype_from_onnx(tt.elem_type());
+    if (!dt)
+      return error("graph input '" + in.name() + "' has element type " +
+                   onnx_type_name(tt.elem_type()) + ", which the IR does not support");
+    Shape shape;
+    if (auto it = options_.input_shapes.find(in.name()); it != options_.input_shapes.end()) {
+      shape = it->second;
+    } else {
+      if (!tt.has_shape()) return error("graph input '" + in.name() + "' has no shape");
+      if (tt.shape().dim_size() > Shape::kMaxRank)
+        return error("graph input '" + in.name() + "' has rank above " +
+                     std::to_string(Shape::kMaxRank));
+      for (int d = 0; d < tt.shape().dim_size(); ++d) {
+        const auto& dim = tt.shape().dim(d);
+        if (!dim.has_dim_value() || dim.dim_value() < 0)
+          return error("graph input '" + in.name() + "' has dynamic dimension " +
+                       std::to_string(d) +
+                       (dim.has_dim_param() ? " ('" + dim.dim_param() + "')" : std::string()) +
+                       ", which cannot be resolved; give the input a static shape");
+        shape.push_back(dim.dim_value());
+      }
+    }
+    Value v;
+    v.type = {*dt, shape};
+    v.ref = builder_.input(in.name(), v.type);
+    values_[in.name()] = v;
+  }
+  return Status::Ok();
+}
+
+Status Importer::add_initializers(const onnx::GraphProto& g) {
+  for (const auto& t : g.initializer()) {
+    if (t.name().empty()) return error("an initializer has no name");
+    if (values_.count(t.name()))
+      return error("initializer '" + t.name() + "' is defined twice");
+    Expected<LoadedTensor> lt = load_tensor(t, base_dir_);
+    if (!lt) return error("initializer '" + t.name() + "' " + lt.error().message);
+    Value v;
+    v.type = lt->type;
+    v.data = lt->data;
+    if (!lt->missing_file.empty()) {
+      if (!options_.random_weights_seed)
+        return error("initializer '" + t.name() + "': external data file " + lt->missing_file +
+                     " is missing (use --random-weights SEED to fill graph-only models)");
+      if (uses_.count(t.name()))
+        v.data = random_weight(*options_.random_weights_seed, t.name(), lt->type,
+                               weight_use_[t.name()]);
+      if (std::find(result_.warnings.begin(), result_.warnings.end(),
+                    "random weights: " + lt->missing_file) == result_.warnings.end())
+        result_.warnings.push_back("random weights: " + lt->missing_file);
+    }
+    if (!uses_.count(t.name()))
+      result_.warnings.push_back("initializer '" + t.name() + "' is not used");
+    values_[t.name()] = std::move(v);
+  }
+  return Status::Ok();
+}
+
+// Kahn's algorithm, preferring file order; names every problem it meets.
+Expected<std::vector<int>> Importer::order_nodes(const onnx::GraphProto& g) {
+  const int n = g.node_size();
+  std::unordered_map<std::string, int> producer;
+  for (int i = 0; i < n; ++i)
+    for (const std::string& o : g.node(i).output()) {
+      if (o.empty()) continue;
+      if (values_.count(o) || !producer.emplace(o, i).second)
+        return node_error(g.node(i), "output '" + o + "' is defined more than once");
+    }
+  std::unordered_set<std::string> inits;
+  for (const auto& t : g.initializer()) inits.insert(t.name());
+  std::vector<int> pending(n, 0);
+  std::vector<std::vector<int>> readers(n);
+  for (int i = 0; i < n; ++i) {
+    const onnx::NodeProto& node = g.node(i);
+    for (const auto& a : node.attribute())
+      if (a.has_g() || a.graphs_size() > 0)
+        return node_error(node, "has a subgraph attribute '" + a.name() +
+                                    "'; control flow is not supported");
+    for (const std::string& in : node.input()) {
+      if (in.empty()) continue;
+      ++uses_[in];
+      if (auto it = producer.find(in); it != producer.end()) {
+        ++pending[i];
+        readers[it->second].push_back(i);
+      } else if (!values_.count(in) && !inits.count(in)) {
+        return node_error(node, "input '" + in +
+                                      "' is not a graph input, an initializer or any node's output");
+      }
+    }
+    for (int k = 0; k < node.input_size(); ++k)
+      if (!node.input(k).empty() && !weight_use_.count(node.input(k)))
+        weight_use_[node.input(k)] = {node.op_type(), k,
+                                      node.op_type() == "Gemm" && attr_int(node, "transB", 0)};
+  }
+  for (const auto& o : g.output()) ++uses_[o.name()];
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (int i = 0; i < n; ++i)
+    if (pending[i] == 0) ready.push(i);
+  std::vector<int> order;
+  while (!ready.empty()) {
+    int i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (int r : readers[i])
+      if (--pending[r] == 0) ready.push(r);
+  }
+  if (static_cast<int>(order.size()) != n)
+    for (int i = 0; i < n; ++i)
+      if (pending[i] > 0) return node_error(g.node(i), "is part of a cycle");
+  return order;
+}
+
+Expected<TensorRef> Importer::materialize(const std::string& name) {
+  Value* v = value(name);
+  if (!v) return Error{"input '" + name + "' is not defined"};
+  if (v->ref) return *v->ref;
+  TSO_CHECK(v->is_const(), "value without tensor or data: " + name);
+  std::shared_ptr<const WeightData> data = v->data;
+  if (!data) data = std::make_shared<WeightData>(weight_from_host(*v->host));
+  v->ref = builder_.weight(name, v->type, data);
+  weight_names_.insert(name);
+  if (v->host) ++result_.stats.materialized_constants;
+  return *v->ref;
+}
+
+const HostTensor* Importer::host_of(Value* v) {
+  if (!v || !v->is_const()) return nullptr;
+  if (!v->host) {
+    if (v->type.shape.numel() > options_.max_fold_elements) return nullptr;
+    v->host = std::make_shared<HostTensor>(host_from_weight(*v->data));
+  }
+  return v->host.get();
+}
+
+TensorRef Importer::new_weight(const std::string& base, const HostTensor& value) {
+  std::string name = base;
+  for (int k = 1; values_.count(name) || weight_names_.count(name); ++k)
+    name = base + "." + std::to_string(k);
+  Value v;
+  v.type = {value.dtype, value.shape};
+  v.host = std::make_shared<HostTensor>(value);
+  values_[name] = v;
+  Expected<TensorRef> r = materialize(name);
+  TSO_CHECK(r.ok());
+  return *r;
+}
+
+Status Importer::add_constant_node(const onnx::NodeProto& n) {
+  if (n.output_size() != 1 || n.attribute_size() != 1)
+    return node_error(n, "needs exactly one output and one value attribute");
+  const onnx::AttributeProto& a = n.attribute(0);
+  HostTensor h;
+  if (a.name() == "value") {
+    Expected<LoadedTensor> t = load_tensor(a.t(), base_dir_);
+    if (!t) return node_error(n, "value " + t.error().message);
+    if (!t->data) return node_error(n, "value refers to a missing file " + t->missing_file);
+    h = host_from_weight(*t->data);
+  } else if (a.name() == "value_float" || a.name() == "value_int") {
+    h = a.name() == "value_int" ? host_ints({a.i()}) : HostTensor::zeros(DType::kF32, Shape{1});
+    if (a.name() == "value_float") h.f[0] = a.f();
+    h.shape = Shape{};
+  } else if (a.name() == "value_floats" || a.name() == "value_ints") {
+    if (a.name() == "value_ints") {
+      h = host_ints(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+    } else {
+      h = HostTensor::zeros(DType::kF32, Shape{a.floats_size()});
+      for (int k = 0; k < a.floats_size(); ++k) h.f[k] = a.floats(k);
+    }
+  } else {
+    return node_error(n, "attribute '" + a.name() + "' is not supported");
+  }
+  Value v;
+  v.type = {h.dtype, h.shape};
+  v.host = std::make_shared<HostTensor>(std::move(h));
+  values_[n.output(0)] = std::move(v);
+  ++result_.stats.folded_nodes;
+  return Status::Ok();
+}
+
+// Folds the node when every input is a constant (Shape and Size need only
+// static input shapes). Returns whether it folded.
+Expected<bool> Importer::try_fold(const onnx::NodeProto& n) {
+  if (!can_fold(n.op_type())) return false;
+  const bool shape_only = n.op_type() == "Shape" || n.op_type() == "Size";
+  std::vector<HostTensor> shape_holders;
+  std::vector<const HostTensor*> inputs;
+  shape_holders.reserve(n.input_size());
+  for (const std::string& in : n.input()) {
+    if (in.empty()) {
+      inputs.push_back(nullptr);
+      continue;
+    }
+    Value* v = value(in);
+    const HostTensor* h = host_of(v);
+    if (!h && shape_only) {  // the shape is all these operators read
+      shape_holders.push_back(HostTensor{v->type.dtype, v->type.shape, {}, {}});
+      h = &shape_holders.back();
+    }
+    if (!h) return false;
+    inputs.push_back(h);
+  }
+  auto r = fold_node(n, opset(), inputs, options_.max_fold_elements);
+  if (!r) return node_error(n, r.error().message);
+  if (!*r) return false;
+  std::vector<HostTensor>& outs = **r;
+  for (int k = 0; k < n.output_size() && k < static_cast<int>(outs.size()); ++k) {
+    if (n.output(k).empty()) continue;
+    Value v;
+    v.type = {outs[k].dtype, outs[k].shape};
+    v.host = std::make_shared<HostTensor>(std::move(outs[k]));
+    values_[n.output(k)] = std::move(v);
+  }
+  ++result_.stats.folded_nodes;
+  return true;
+}
+
+Status Importer::add_opaque(const onnx::NodeProto& n, const std::string& reason) {
+  std::vector<std::optional<OpaqueInput>> ins;
+  std::vector<TensorRef> args;
+  for (const std::string& in : n.input()) {
+    if (in.empty()) {
+      ins.push_back(std::nullopt);
+      continue;
+    }
+    Value* v = value(in);
+    ins.push_back(OpaqueInput{v->type, host_of(v)});
+    Expected<TensorRef> r = materialize(in);
+    if (!r) return node_error(n, r.error().message);
+    args.push_back(*r);
+  }
+  auto types = infer_opaque_outputs(n, ins, model_->opset_import(), declared_);
+  if (!types) return node_error(n, types.error().message);
+  std::vector<TensorType> outs;
+  for (const auto& t : *types)
+    if (t) outs.push_back(*t);
+  Attrs a;
+  a.set(AttrKey::op_type, n.op_type()).set(AttrKey::domain, n.domain() == "ai.onnx" ? "" : n.domain());
+  a.set(AttrKey::payload, opaque_payload(n));
+  std::string name = n.name().empty() && n.output_size() > 0 ? n.output(0) : n.name();
+  auto refs = builder_.add_opaque(args, a, outs, name);
+  if (!refs) return node_error(n, refs.error().message);
+  for (int k = 0, j = 0; k < n.output_size(); ++k) {
+    if (n.output(k).empty()) continue;
+    Value v;
+    v.type = outs[j];
+    v.ref = (*refs)[j++];
+    values_[n.output(k)] = v;
+  }
+  result_.opaque_nodes.push_back({name, n.op_type(), n.domain(), reason});
+  return Status::Ok();
+}
+
+Status Importer::import_node(const onnx::NodeProto& n) {
+  const bool default_domain = n.domain().empty() || n.domain() == "ai.onnx";
+  if (default_domain && n.op_type() == "Constant") return add_constant_node(n);
+  if (default_domain && (n.op_type() == "Identity" || n.op_type() == "Dropout") &&
+      n.input_size() >= 1 && n.output_size() >= 1 &&
+      (n.output_size() < 2 || n.output(1).empty() || !used(n.output(1)))) {
+    values_[n.output(0)] = *value(n.input(0));
+    ++result_.stats.removed_identities;
+    return Status::Ok();
+  }
+  if (default_domain) {
+    Expected<bool> folded = try_fold(n);
+    if (!folded) return folded.error();
+    if (*folded) return Status::Ok();
+  }
+  ImporterContext ctx(*this, n);
+  Expected<Mapped> m = map_node(ctx);
+  if (!m) return node_error(n, m.error().message);
+  std::string reason = m->opaque_reason;
+  for (int k = static_cast<int>(m->outputs.size()); reason.empty() && k < n.output_size(); ++k)
+    if (ctx.output_used(k)) reason = "output " + std::to_string(k) + " has no IR counterpart";
+  if (!reason.empty()) return add_opaque(n, reason);
+  for (size_t k = 0; k < m->outputs.size() && k < size_t(n.output_size()); ++k) {
+    if (n.output(static_cast<int>(k)).empty()) continue;
+    Value v;
+    v.ref = m->outputs[k];
+    v.type = builder_.type(m->outputs[k]);
+    values_[n.output(static_cast<int>(k))] = v;
+  }
+  return Status::Ok();
+}
+
+Status Importer::add_outputs(const onnx::GraphProto& g) {
+  if (g.output_size() == 0) return error("the graph has no outputs");
+  for (const auto& o : g.output()) {
+    if (!value(o.name())) return error("graph output '" + o.name() + "' is not produced by any node");
+    Expected<TensorRef> r = materialize(o.name());
+    if (!r) return error(r.error().message);
+    builder_.output(o.name(), *r);
+  }
+  return Status::Ok();
+}
+
+Expected<ImportedModel> Importer::run(const onnx::ModelProto& model) {
+  model_ = &model;
+  TSO_RETURN_IF_ERROR(read_envelope(model));
+  const onnx::GraphProto& g = model.graph();
+  builder_ = GraphBuilder(g.name().empty() ? "main" : g.name());
+  for (const auto& v : g.value_info())
+    if (auto t = v.type(); t.has_tensor_type()) {
+      std::optional<DType> dt = dtype_from_onnx(t.tensor_type().elem_type());
+      Shape s;
+      bool ok = dt && t.tensor_type().has_shape() && t.tensor_type().shape().dim_size() <= Shape::kMaxRank;
+      for (int d = 0; ok && d < t.tensor_type().shape().dim_size(); ++d) {
+        ok = t.tensor_type().shape().dim(d).has_dim_value() && t.tensor_type().shape().dim(d).dim_value() >= 0;
+        if (ok) s.push_back(t.tensor_type().shape().dim(d).dim_value());
+      }
+      if (ok) declared_[v.name()] = {*dt, s};
+    }
+  TSO_RETURN_IF_ERROR(add_inputs(g));
+  Expected<std::vector<int>> order = order_nodes(g);
+  if (!order) return order.error();
+  TSO_RETURN_IF_ERROR(add_initializers(g));
+  result_.stats.onnx_nodes = g.node_size();
+  for (int i : *order) TSO_RETURN_IF_ERROR(import_node(g.node(i)));
+  TSO_RETURN_IF_ERROR(add_outputs(g));
+  Expected<Graph> graph = builder_.finish();
+  if (!graph) return error(graph.error().message);
+  result_.graph = std::move(*graph);
+  return std::move(result_);
+}
+
+}  // namespace
+
+Expected<ImportedModel> import_onnx_bytes(std::string_view bytes, const std::string& display_name,
+                                          const std::string& base_dir,
+                                          const ImportOptions& options) {
+  onnx::ModelProto model;
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return Error{display_name + ": not a valid ONNX protobuf (truncated or corrupt file?)"};
+  Importer importer(display_name, base_dir, options);
+  return importer.run(model);
+}
+
+Expected<ImportedModel> import_onnx(const std::string& path, const ImportOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{path + ": cannot open file"};
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  std::string base = std::filesystem::path(path).parent_path().string();
+  return import_onnx_bytes(buf.str(), path, base.empty() ? "." : base, options);
+}
+
+}  // namespace tso

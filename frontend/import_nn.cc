@@ -1,0 +1,212 @@
+// ONNX -> IR for convolution, pooling, matrix products and normalizations.
+#include <string>
+
+#include "frontend/import_ops.h"
+#include "frontend/onnx_util.h"
+
+namespace tso::onnx_frontend {
+
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+Ints ints_or(const onnx::NodeProto& n, std::string_view name, Ints def) {
+  auto v = attr_ints(n, name);
+  return v ? *v : def;
+}
+
+// The IR padding of a 2-D window operator from ONNX auto_pad and pads, for
+// input extents `in` and effective window extents `eff`.
+Expected<std::optional<Padding>> padding(const onnx::NodeProto& n, const Shape& x,
+                                         const Ints& eff, const Ints& stride) {
+  const std::string auto_pad = attr_string(n, "auto_pad", "NOTSET");
+  Padding p;
+  if (auto_pad == "VALID") return std::optional<Padding>(p);
+  if (auto_pad == "SAME_UPPER") {
+    p.mode = Padding::kSame;
+    return std::optional<Padding>(p);
+  }
+  if (auto_pad == "SAME_LOWER") {
+    p.mode = Padding::kExplicit;
+    for (int d = 0; d < 2; ++d) {
+      int64_t out = (x[2 + d] + stride[d] - 1) / stride[d];
+      int64_t total = std::max<int64_t>((out - 1) * stride[d] + eff[d] - x[2 + d], 0);
+      p.pads[d] = total - total / 2;  // the extra element at the beginning
+      p.pads[d + 2] = total / 2;
+    }
+    return std::optional<Padding>(p);
+  }
+  if (auto_pad != "NOTSET") return Error{"has an unknown auto_pad '" + auto_pad + "'"};
+  Ints pads = ints_or(n, "pads", {0, 0, 0, 0});
+  if (pads.size() != 4) return Error{"has " + std::to_string(pads.size()) + " pads for 2 spatial axes"};
+  if (pads != Ints{0, 0, 0, 0}) {
+    p.mode = Padding::kExplicit;
+    for (int k = 0; k < 4; ++k) p.pads[k] = pads[k];
+  }
+  return std::optional<Padding>(p);
+}
+
+Expected<Mapped> map_conv(NodeContext& ctx) {
+  const onnx::NodeProto& n = ctx.node();
+  TensorType x = ctx.type(0), w = ctx.type(1);
+  if (x.shape.rank() != 4 || w.shape.rank() != 4) return opaque("only 2-D convolution maps to conv2d");
+  Ints stride = ints_or(n, "strides", {1, 1}), dil = ints_or(n, "dilations", {1, 1});
+  if (stride.size() != 2 || dil.size() != 2) return Error{"has strides or dilations of the wrong length"};
+  Ints eff = {(w.shape[2] - 1) * dil[0] + 1, (w.shape[3] - 1) * dil[1] + 1};
+  Expected<std::optional<Padding>> pad = padding(n, x.shape, eff, stride);
+  if (!pad) return pad.error();
+  std::vector<TensorRef> args;
+  for (int k = 0; k < 3; ++k) {
+    if (k == 2 && !ctx.has_input(2)) break;
+    Expected<TensorRef> t = ctx.tensor(k);
+    if (!t) return t.error();
+    args.push_back(*t);
+  }
+  Attrs a;
+  a.set(AttrKey::stride, stride).set(AttrKey::dilation, dil).set(AttrKey::pad, **pad);
+  a.set(AttrKey::groups, attr_int(n, "group", 1));
+  return add_one(ctx, Op::Conv2d, std::move(args), std::move(a));
+}
+
+Expected<Mapped> map_pool(NodeContext& ctx) {
+  const onnx::NodeProto& n = ctx.node();
+  const bool avg = n.op_type() == "AveragePool";
+  if (ctx.type(0).shape.rank() != 4) return opaque("only 2-D pooling maps to the IR");
+  if (!avg && ctx.output_used(1)) return opaque("the IR's maxpool has no indices output");
+  if (ints_or(n, "dilations", {1, 1}) != Ints{1, 1}) return opaque("dilated pooling");
+  if (attr_int(n, "storage_order", 0) != 0) return opaque("column-major storage_order");
+  Ints kernel = ints_or(n, "kernel_shape", {}), stride = ints_or(n, "strides", {1, 1});
+  if (kernel.size() != 2 || stride.size() != 2)
+    return Error{"needs a kernel_shape and strides of 2 values"};
+  Expected<std::optional<Padding>> pad = padding(n, ctx.type(0).shape, kernel, stride);
+  if (!pad) return pad.error();
+  Expected<TensorRef> x = ctx.tensor(0);
+  if (!x) return x.error();
+  Attrs a;
+  a.set(AttrKey::kernel, kernel).set(AttrKey::stride, stride).set(AttrKey::pad, **pad);
+  a.set(AttrKey::ceil_mode, attr_int(n, "ceil_mode", 0));
+  if (avg) a.set(AttrKey::count_include_pad, attr_int(n, "count_include_pad", 0));
+  return add_one(ctx, avg ? Op::AvgPool : Op::MaxPool, {*x}, std::move(a));
+}
+
+Expected<Mapped> map_global_avgpool(NodeContext& ctx) {
+  Expected<TensorRef> x = ctx.tensor(0);
+  if (!x) return x.error();
+  return add_one(ctx, Op::GlobalAvgPool, {*x});
+}
+
+Expected<Mapped> map_matmul(NodeContext& ctx) {
+  if (ctx.type(0).shape.rank() < 2 || ctx.type(1).shape.rank() < 2)
+    return opaque("a 1-D MatMul operand");
+  Expected<TensorRef> a = ctx.tensor(0), b = ctx.tensor(1);
+  if (!a) return a.error();
+  if (!b) return b.error();
+  return add_one(ctx, Op::Matmul, {*a, *b});
+}
+
+Expected<Mapped> map_gemm(NodeContext& ctx) {
+  const onnx::NodeProto& n = ctx.node();
+  std::vector<TensorRef> args;
+  for (int k = 0; k < 3; ++k) {
+    if (k == 2 && !ctx.has_input(2)) break;
+    Expected<TensorRef> t = ctx.tensor(k);
+    if (!t) return t.error();
+    args.push_back(*t);
+  }
+  Attrs a;
+  a.set(AttrKey::alpha, double(attr_float(n, "alpha", 1.0f)));
+  a.set(AttrKey::beta, double(attr_float(n, "beta", 1.0f)));
+  a.set(AttrKey::trans_a, attr_int(n, "transA", 0)).set(AttrKey::trans_b, attr_int(n, "transB", 0));
+  return add_one(ctx, Op::Gemm, std::move(args), std::move(a));
+}
+
+Expected<Mapped> map_batchnorm(NodeContext& ctx) {
+  const onnx::NodeProto& n = ctx.node();
+  if (attr_int(n, "training_mode", 0) != 0) return opaque("training-mode batch normalization");
+  for (int k = 1; k < 5; ++k)
+    if (ctx.output_used(k)) return opaque("running statistics outputs are used");
+  std::vector<TensorRef> args;
+  for (int k = 0; k < 5; ++k) {
+    Expected<TensorRef> t = ctx.tensor(k);
+    if (!t) return t.error();
+    args.push_back(*t);
+  }
+  Attrs a;
+  a.set(AttrKey::epsilon, double(attr_float(n, "epsilon", 1e-5f)));
+  return add_one(ctx, Op::BatchNorm, std::move(args), std::move(a));
+}
+
+Expected<Mapped> map_layernorm(NodeContext& ctx) {
+  const onnx::NodeProto& n = ctx.node();
+  if (ctx.output_used(1) || ctx.output_used(2)) return opaque("mean or inverse deviation outputs are used");
+  if (attr_int(n, "stash_type", 1) != 1) return opaque("stash_type other than float");
+  std::vector<TensorRef> args;
+  for (int k = 0; k < 2; ++k) {
+    Expected<TensorRef> t = ctx.tensor(k);
+    if (!t) return t.error();
+    args.push_back(*t);
+  }
+  if (ctx.has_input(2)) {
+    Expected<TensorRef> t = ctx.tensor(2);
+    if (!t) return t.error();
+    args.push_back(*t);
+  } else {  // the IR's layernorm always takes a bias
+    TensorType s = ctx.type(1);
+    args.push_back(ctx.new_weight("bias", HostTensor::zeros(s.dtype, s.shape)));
+  }
+  Attrs a;
+  a.set(AttrKey::axis, attr_int(n, "axis", -1));
+  a.set(AttrKey::epsilon, double(attr_float(n, "epsilon", 1e-5f)));
+  return add_one(ctx, Op::LayerNorm, std::move(args), std::move(a));
+}
+
+// Softmax before opset 13 normalizes the input flattened to 2-D at `axis`.
+Expected<Mapped> map_softmax(NodeContext& ctx) {
+  const onnx::NodeProto& n = ctx.node();
+  const Shape s = ctx.type(0).shape;
+  const bool legacy = ctx.opset() < 13;
+  int64_t axis = attr_int(n, "axis", legacy ? 1 : -1);
+  if (axis < -s.rank() || axis >= std::max(s.rank(), 1)) return Error{"has axis out of range"};
+  if (axis < 0) axis += s.rank();
+  Expected<TensorRef> x = ctx.tensor(0);
+  if (!x) return x.error();
+  if (!legacy || axis == s.rank() - 1) {
+    Attrs a;
+    a.set(AttrKey::axis, axis);
+    return add_one(ctx, Op::Softmax, {*x}, std::move(a));
+  }
+  GraphBuilder& b = ctx.builder();
+  const std::string name = ctx.node().name();
+  Attrs fa, sa, ra;
+  fa.set(AttrKey::axis, axis);
+  Expected<TensorRef> flat = b.add1(Op::Flatten, {*x}, fa, name);
+  if (!flat) return flat.error();
+  sa.set(AttrKey::axis, int64_t{1});
+  Expected<TensorRef> sm = b.add1(Op::Softmax, {*flat}, sa, name);
+  if (!sm) return sm.error();
+  ra.set(AttrKey::shape, Ints(s.begin(), s.end()));
+  Expected<TensorRef> out = b.add1(Op::Reshape, {*sm}, ra, name);
+  if (!out) return out.error();
+  return Mapped{{*out}, {}};
+}
+
+}  // namespace
+
+MapFn find_nn_mapping(std::string_view t) {
+  static const std::pair<std::string_view, MapFn> kMaps[] = {
+      {"Conv", map_conv},
+      {"AveragePool", map_pool},
+      {"MaxPool", map_pool},
+      {"GlobalAveragePool", map_global_avgpool},
+      {"MatMul", map_matmul},
+      {"Gemm", map_gemm},
+      {"BatchNormalization", map_batchnorm},
+      {"LayerNormalization", map_layernorm},
+      {"Softmax", map_softmax},
+  };
+  for (const auto& [name, fn] : kMaps)
+    if (name == t) return fn;
+  return nullptr;
+}
+
+}  // namespace tso::onnx_frontend

@@ -1,0 +1,300 @@
+// ONNX -> IR for elementwise operators and data movement, and the dispatch
+// over every mapping.
+#include "frontend/import_ops.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "frontend/onnx_util.h"
+
+namespace tso::onnx_frontend {
+
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+struct Simple {
+  std::string_view onnx;
+  Op op;
+  int inputs;
+};
+constexpr Simple kSimple[] = {
+    {"Add", Op::Add, 2},   {"Sub", Op::Sub, 2},         {"Mul", Op::Mul, 2},
+    {"Div", Op::Div, 2},   {"Pow", Op::Pow, 2},         {"Relu", Op::Relu, 1},
+    {"Sigmoid", Op::Sigmoid, 1}, {"Tanh", Op::Tanh, 1}, {"Erf", Op::Erf, 1},
+    {"Gelu", Op::Gelu, 1}, {"Sqrt", Op::Sqrt, 1},       {"Neg", Op::Neg, 1},
+    {"Exp", Op::Exp, 1},
+};
+
+// Input k's constant value as integers; nullopt when it is not constant.
+std::optional<Ints> const_ints(NodeContext& ctx, int k) {
+  const HostTensor* t = ctx.constant(k);
+  if (!t) return std::nullopt;
+  return host_to_ints(*t);
+}
+
+Expected<std::vector<TensorRef>> tensors(NodeContext& ctx, int count) {
+  std::vector<TensorRef> out;
+  for (int k = 0; k < count; ++k) {
+    Expected<TensorRef> t = ctx.tensor(k);
+    if (!t) return t.error();
+    out.push_back(*t);
+  }
+  return out;
+}
+
+Expected<Mapped> map_simple(NodeContext& ctx, const Simple& s) {
+  if (s.op == Op::Gelu && attr_string(ctx.node(), "approximate", "none") != "none")
+    return opaque("tanh-approximated Gelu");
+  if (s.op == Op::Pow && ctx.type(0).dtype != ctx.type(1).dtype)
+    return opaque("an exponent of another element type");
+  Expected<std::vector<TensorRef>> args = tensors(ctx, s.inputs);
+  if (!args) return args.error();
+  return add_one(ctx, s.op, std::move(*args));
+}
+
+// Axes from the attribute (before opset 13, or 18 for ReduceMean) or input 1.
+std::optional<Ints> axes_of(NodeContext& ctx, bool from_input) {
+  if (!from_input) return attr_ints(ctx.node(), "axes").value_or(Ints{});
+  if (!ctx.has_input(1)) return Ints{};
+  return const_ints(ctx, 1);
+}
+
+Expected<Mapped> map_clip(NodeContext& ctx) {
+  double lo = -std::numeric_limits<double>::infinity(), hi = -lo;
+  if (ctx.opset() < 11) {
+    lo = attr_float(ctx.node(), "min", -std::numeric_limits<float>::infinity());
+    hi = attr_float(ctx.node(), "max", std::numeric_limits<float>::infinity());
+  } else {
+    for (int k : {1, 2}) {
+      if (!ctx.has_input(k)) continue;
+      const HostTensor* t = ctx.constant(k);
+      if (!t || t->numel() != 1) return opaque("Clip bounds that are not constant scalars");
+      (k == 1 ? lo : hi) = t->get_f(0);
+    }
+  }
+  Expected<TensorRef> x = ctx.tensor(0);
+  if (!x) return x.error();
+  Attrs a;
+  a.set(AttrKey::min, lo).set(AttrKey::max, hi);
+  return add_one(ctx, Op::Clip, {*x}, std::move(a));
+}
+
+Expected<Mapped> map_reduce_mean(NodeContext& ctx) {
+  const bool from_input = ctx.opset() >= 18;
+  std::optional<Ints> axes = axes_of(ctx, from_input);
+  if (!axes) return opaque("axes that are not constant");
+  if (axes->empty() && attr_int(ctx.node(), "noop_with_empty_axes", 0) != 0)
+    return opaque("noop_with_empty_axes");
+  Expected<TensorRef> x = ctx.tensor(0);
+  if (!x) return x.error();
+  Attrs a;
+  a.set(AttrKey::axes, *axes).set(AttrKey::keepdims, attr_int(ctx.node(), "keepdims", 1));
+  return add_one(ctx, Op::ReduceMean, {*x}, std::move(a));
+}
+
+Expected<Mapped> map_reshape(NodeContext& ctx) {
+  std::optional<Ints> shape = const_ints(ctx, 1);
+  if (!shape) return opaque("a shape that is not constant");
+  if (attr_int(ctx.node(), "allowzero", 0) != 0)
+    for (int64_t d : *shape)
+      if (d == 0) return opaque("allowzero with a zero extent");
+  Expected<TensorRef> x = ctx.tensor(0);
+  if (!x) return x.error();
+  Attrs a;
+  a.set(AttrKey::shape, *shape);
+  return add_one(ctx, Op::Reshape, {*x}, std::move(a));
+}
+
+Expected<Mapped> map_flatten(NodeContext& ctx) {
+  Expected<TensorRef> x = ctx.tensor(0);
+  if (!x) return x.error();
+  Attrs a;
+  a.set(AttrKey::axis, attr_int(ctx.node(), "axis", 1));
+  return add_one(ctx, Op::Flatten, {*x}, std::move(a));
+}
+
+Expected<Mapped> map_squeeze(NodeContext& ctx) {
+  const bool squeeze = ctx.node().op_type() == "Squeeze";
+  std::optional<Ints> axes = axes_of(ctx, ctx.opset() >= 13);
+  if (!axes) return opaque("axes that are not constant");
+  Expected<TensorRef> x = ctx.tensor(0);
+  if (!x) return x.error();
+  Attrs a;
+  a.set(AttrKey::axes, *axes);
+  return add_one(ctx, squeeze ? Op::Squeeze : Op::Unsqueeze, {*x}, std::move(a));
+}
+
+Expected<Mapped> map_slice(NodeContext& ctx) {
+  Ints v[4];
+  for (int k = 1; k <= 4; ++k) {
+    if (!ctx.has_input(k)) continue;
+    std::optional<Ints> c = const_ints(ctx, k);
+    if (!c) return opaque("slice bounds that are not constant");
+    v[k - 1] = *c;
+  }
+  Expected<TensorRef> x = ctx.tensor(0);
+  if (!x) return x.error();
+  Attrs a;
+  a.set(AttrKey::starts, v[0]).set(AttrKey::ends, v[1]).set(AttrKey::axes, v[2]);
+  a.set(AttrKey::steps, v[3]);
+  return add_one(ctx, Op::Slice, {*x}, std::move(a));
+}
+
+Expected<Mapped> map_pad(NodeContext& ctx) {
+  if (attr_string(ctx.node(), "mode", "constant") != "constant")
+    return opaque("padding mode '" + attr_string(ctx.node(), "mode") + "'");
+  const int rank = ctx.type(0).shape.rank();
+  Ints pads;
+  double value = 0;
+  if (ctx.opset() < 11) {
+    pads = attr_ints(ctx.node(), "pads").value_or(Ints{});
+    value = attr_float(ctx.node(), "value", 0.0f);
+  } else {
+    std::optional<Ints> p = const_ints(ctx, 1);
+    if (!p) return opaque("pads that are not constant");
+    pads = *p;
+    if (ctx.has_input(2)) {
+      const HostTensor* c = ctx.constant(2);
+      if (!c || c->numel() != 1) return opaque("a pad value that is not a constant scalar");
+      value = c->get_f(0);
+    }
+    if (ctx.has_input(3)) {  // opset 18: pads only for the listed axes
+      std::optional<Ints> axes = const_ints(ctx, 3);
+      if (!axes || pads.size() != 2 * axes->size()) return opaque("pad axes that are not constant");
+      Ints full(2 * rank, 0);
+      for (size_t k = 0; k < axes->size(); ++k) {
+        int64_t ax = (*axes)[k] < 0 ? (*axes)[k] + rank : (*axes)[k];
+        if (ax < 0 || ax >= rank) return Error{"has pad axis out of range"};
+        full[ax] = pads[k], full[ax + rank] = pads[k + axes->size()];
+      }
+      pads = full;
+    }
+  }
+  if (static_cast<int>(pads.size()) != 2 * rank)
+    return Error{"has " + std::to_string(pads.size()) + " pads for rank " + std::to_string(rank)};
+  Expected<TensorRef> x = ctx.tensor(0);
+  if (!x) return x.error();
+  // Negative pads crop: a slice first, then the padding that remains.
+  Ints starts, ends, axes;
+  const Shape s = ctx.type(0).shape;
+  for (int d = 0; d < rank; ++d) {
+    if (pads[d] >= 0 && pads[d + rank] >= 0) continue;
+    axes.push_back(d);
+    starts.push_back(std::max<int64_t>(-pads[d], 0));
+    ends.push_back(s[d] + std::min<int64_t>(pads[d + rank], 0));
+    pads[d] = std::max<int64_t>(pads[d], 0), pads[d + rank] = std::max<int64_t>(pads[d + rank], 0);
+  }
+  if (!axes.empty()) {
+    Attrs sa;
+    sa.set(AttrKey::starts, starts).set(AttrKey::ends, ends).set(AttrKey::axes, axes);
+    sa.set(AttrKey::steps, Ints(axes.size(), 1));
+    Expected<TensorRef> cropped = ctx.builder().add1(Op::Slice, {*x}, sa, ctx.node().name());
+    if (!cropped) return cropped.error();
+    x = *cropped;
+  }
+  Attrs a;
+  a.set(AttrKey::pads, pads).set(AttrKey::value, value);
+  return add_one(ctx, Op::Pad, {*x}, std::move(a));
+}
+
+Expected<Mapped> map_concat(NodeContext& ctx) {
+  Expected<std::vector<TensorRef>> args = tensors(ctx, ctx.node().input_size());
+  if (!args) return args.error();
+  Attrs a;
+  a.set(AttrKey::axis, attr_int(ctx.node(), "axis", 0));
+  return add_one(ctx, Op::Concat, std::move(*args), std::move(a));
+}
+
+Expected<Mapped> map_split(NodeContext& ctx) {
+  const onnx::NodeProto& n = ctx.node();
+  const Shape s = ctx.type(0).shape;
+  int64_t axis = attr_int(n, "axis", 0);
+  if (axis < -s.rank() || axis >= s.rank()) return Error{"has axis out of range"};
+  if (axis < 0) axis += s.rank();
+  Ints sizes;
+  if (ctx.opset() < 13) {
+    sizes = attr_ints(n, "split").value_or(Ints{});
+  } else if (ctx.has_input(1)) {
+    std::optional<Ints> c = const_ints(ctx, 1);
+    if (!c) return opaque("split sizes that are not constant");
+    sizes = *c;
+  }
+  if (sizes.empty()) {  // equal parts; opset 18 lets the last one be smaller
+    const int64_t parts = n.output_size(), d = s[static_cast<int>(axis)];
+    if (parts < 1) return Error{"has no outputs"};
+    const int64_t each = (d + parts - 1) / parts;
+    for (int64_t k = 0; k < parts; ++k) sizes.push_back(std::min(each, d - k * each));
+  }
+  if (static_cast<int>(sizes.size()) != n.output_size())
+    return Error{"has " + std::to_string(sizes.size()) + " split sizes for " +
+                 std::to_string(n.output_size()) + " outputs"};
+  Expected<TensorRef> x = ctx.tensor(0);
+  if (!x) return x.error();
+  Attrs a;
+  a.set(AttrKey::axis, axis).set(AttrKey::sizes, sizes);
+  Expected<std::vector<TensorRef>> outs = ctx.builder().add(Op::Split, {*x}, a, n.name());
+  if (!outs) return outs.error();
+  return Mapped{*outs, {}};
+}
+
+Expected<Mapped> map_transpose(NodeContext& ctx) {
+  const int rank = ctx.type(0).shape.rank();
+  Ints perm;
+  for (int k = rank - 1; k >= 0; --k) perm.push_back(k);
+  perm = attr_ints(ctx.node(), "perm").value_or(perm);
+  Expected<TensorRef> x = ctx.tensor(0);
+  if (!x) return x.error();
+  Attrs a;
+  a.set(AttrKey::perm, perm);
+  return add_one(ctx, Op::Transpose, {*x}, std::move(a));
+}
+
+// A Cast to the element type the tensor already has is the identity.
+Expected<Mapped> map_cast(NodeContext& ctx) {
+  std::optional<DType> to = dtype_from_onnx(static_cast<int32_t>(attr_int(ctx.node(), "to", 0)));
+  if (!to || *to != ctx.type(0).dtype) return opaque("a conversion between element types");
+  Expected<TensorRef> x = ctx.tensor(0);
+  if (!x) return x.error();
+  return Mapped{{*x}, {}};
+}
+
+MapFn find_data_mapping(std::string_view t) {
+  static const std::pair<std::string_view, MapFn> kMaps[] = {
+      {"Clip", map_clip},         {"ReduceMean", map_reduce_mean},
+      {"Reshape", map_reshape},   {"Flatten", map_flatten},
+      {"Squeeze", map_squeeze},   {"Unsqueeze", map_squeeze},
+      {"Slice", map_slice},       {"Pad", map_pad},
+      {"Concat", map_concat},     {"Split", map_split},
+      {"Transpose", map_transpose}, {"Cast", map_cast},
+  };
+  for (const auto& [name, fn] : kMaps)
+    if (name == t) return fn;
+  return nullptr;
+}
+
+}  // namespace
+
+Expected<Mapped> add_one(NodeContext& ctx, Op op, std::vector<TensorRef> args, Attrs attrs) {
+  Expected<TensorRef> r =
+      ctx.builder().add1(op, std::move(args), std::move(attrs), ctx.node().name());
+  if (!r) return r.error();
+  return Mapped{{*r}, {}};
+}
+
+Expected<Mapped> map_node(NodeContext& ctx) {
+  const onnx::NodeProto& n = ctx.node();
+  if (!n.domain().empty() && n.domain() != "ai.onnx") return opaque("not in the IR");
+  for (const Simple& s : kSimple)
+    if (s.onnx == n.op_type()) {
+      if (n.input_size() != s.inputs) return Error{"needs " + std::to_string(s.inputs) + " inputs"};
+      return map_simple(ctx, s);
+    }
+  MapFn f = find_nn_mapping(n.op_type());
+  if (!f) f = find_data_mapping(n.op_type());
+  if (!f) return opaque("not in the IR");
+  return f(ctx);
+}
+
+}  // namespace tso::onnx_frontend

@@ -1,0 +1,112 @@
+// ONNX import and export: the door between tso's IR and the model files users
+// have. Import reads any ONNX model of opset 11 to 18 into a Graph in which
+// every tensor has a static shape: initializers become weights, Identity and
+// inference-mode Dropout disappear, shape-computation subgraphs fold to
+// constants, and an operator the IR lacks becomes an opaque node that export
+// writes back unchanged. Export writes a Graph as an ONNX model that passes
+// onnx.checker with full_check. Neither ever prints: warnings are returned.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/error.h"
+#include "core/graph.h"
+#include "core/types.h"
+
+namespace tso {
+
+// The supported range of the default ("ai.onnx") operator set.
+constexpr int64_t kMinOnnxOpset = 11;
+constexpr int64_t kMaxOnnxOpset = 18;
+
+struct ImportOptions {
+  // When set, initializers whose external data file is missing are filled
+  // with seeded random values (He-style scale for conv and matmul weights,
+  // small values for biases, positive variances for batchnorm); the values
+  // depend only on the seed and the tensor's name. When unset a missing
+  // external file is an error that names it.
+  std::optional<uint64_t> random_weights_seed;
+  // Static shapes for graph inputs whose ONNX shape has symbolic or unknown
+  // dimensions (e.g. a batch dimension); keyed by input name.
+  std::map<std::string, Shape> input_shapes;
+  // Constant folding leaves alone a node whose inputs or outputs have more
+  // elements than this (the node is then imported as an operator on weights).
+  int64_t max_fold_elements = int64_t{1} << 24;
+};
+
+// What export needs to reproduce the model's envelope, recorded at import.
+struct OnnxModelInfo {
+  int64_t ir_version = 8;
+  int64_t opset = 17;  // the default domain's
+  // Every operator set the model imports, by domain ("" is the default).
+  std::vector<std::pair<std::string, int64_t>> opset_imports = {{"", 17}};
+  std::string producer_name;
+  std::string producer_version;
+};
+
+struct OpaqueNodeInfo {
+  std::string name;     // ONNX node name (or its first output when unnamed)
+  std::string op_type;  // e.g. "IsNaN"
+  std::string domain;   // "" for the default domain
+  std::string reason;   // why it is opaque: "not in the IR" or what the mapping lacks
+};
+
+struct ImportStats {
+  int onnx_nodes = 0;          // nodes in the file's main graph
+  int folded_nodes = 0;        // evaluated to constants at import
+  int removed_identities = 0;  // Identity and Dropout nodes dropped
+  int materialized_constants = 0;  // folded constants that became weights
+};
+
+struct ImportedModel {
+  Graph graph;
+  OnnxModelInfo info;
+  std::vector<OpaqueNodeInfo> opaque_nodes;
+  std::vector<std::string> warnings;  // e.g. an unused initializer, a random-filled weight file
+  ImportStats stats;
+};
+
+// Reads `path`. Errors name the file and, where one is at fault, the node:
+// "model.onnx: node 'conv1' (Conv): ...".
+Expected<ImportedModel> import_onnx(const std::string& path, const ImportOptions& options = {});
+
+// Imports a model held in memory; `display_name` is used in messages and
+// `base_dir` resolves external data locations.
+Expected<ImportedModel> import_onnx_bytes(std::string_view bytes, const std::string& display_name,
+                                          const std::string& base_dir,
+                                          const ImportOptions& options = {});
+
+struct ExportOptions {
+  // Weights are written as external data (one file, `<output>.weights`,
+  // next to the model) when their total size exceeds this many bytes.
+  int64_t external_data_threshold = int64_t{2} << 30;
+  std::string producer_name = "tso";
+};
+
+// Writes `graph` to `path` with the envelope `info` (opset, IR version, names
+// of other domains). Every weight needs its data. The file appears only when
+// the whole model was written (a temporary file is renamed into place).
+Status export_onnx(const Graph& graph, const OnnxModelInfo& info, const std::string& path,
+                   const ExportOptions& options = {});
+inline Status export_onnx(const ImportedModel& model, const std::string& path,
+                          const ExportOptions& options = {}) {
+  return export_onnx(model.graph, model.info, path, options);
+}
+// A graph not from ONNX: opset 17, IR version 8.
+inline Status export_onnx(const Graph& graph, const std::string& path,
+                          const ExportOptions& options = {}) {
+  return export_onnx(graph, OnnxModelInfo{}, path, options);
+}
+
+// Serializes to memory instead of a file (weights always inline); for tests
+// and tools that pipe models.
+Expected<std::string> export_onnx_bytes(const Graph& graph, const OnnxModelInfo& info,
+                                        const ExportOptions& options = {});
+
+}  // namespace tso

@@ -1,0 +1,103 @@
+#include "frontend/opaque.h"
+
+#include "frontend/onnx_util.h"
+#include "onnx/shape_inference/implementation.h"
+
+namespace tso::onnx_frontend {
+
+namespace {
+
+std::optional<TensorType> static_type(const onnx::TypeProto& t) {
+  if (!t.has_tensor_type() || !t.tensor_type().has_shape()) return std::nullopt;
+  std::optional<DType> dt = dtype_from_onnx(t.tensor_type().elem_type());
+  if (!dt) return std::nullopt;
+  Shape s;
+  const auto& dims = t.tensor_type().shape().dim();
+  if (dims.size() > Shape::kMaxRank) return std::nullopt;
+  for (const auto& d : dims) {
+    if (!d.has_dim_value() || d.dim_value() < 0) return std::nullopt;
+    s.push_back(d.dim_value());
+  }
+  return TensorType{*dt, s};
+}
+
+}  // namespace
+
+Expected<std::vector<std::optional<TensorType>>> infer_opaque_outputs(
+    const onnx::NodeProto& node, const std::vector<std::optional<OpaqueInput>>& inputs,
+    const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& opsets,
+    const std::map<std::string, TensorType>& declared) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  *m.mutable_opset_import() = opsets;
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("opaque");
+  *g->add_node() = node;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (!inputs[k]) continue;
+    const std::string& name = node.input(static_cast<int>(k));
+    set_value_info(name, inputs[k]->type, g->add_input());
+    if (inputs[k]->value)
+      store_tensor(weight_from_host(*inputs[k]->value), name, g->add_initializer());
+  }
+  std::string failure;
+  try {
+    onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(),
+                                       onnx::ShapeInferenceOptions(false, 1, true));
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  std::map<std::string, const onnx::TypeProto*> inferred;
+  for (const auto& v : m.graph().value_info()) inferred[v.name()] = &v.type();
+  std::vector<std::optional<TensorType>> out;
+  for (const std::string& name : node.output()) {
+    if (name.empty()) {
+      out.push_back(std::nullopt);
+      continue;
+    }
+    std::optional<TensorType> t;
+    if (auto it = inferred.find(name); it != inferred.end()) t = static_type(*it->second);
+    if (!t)
+      if (auto it = declared.find(name); it != declared.end()) t = it->second;
+    if (!t)
+      return Error{"the static type of output '" + name + "' cannot be determined" +
+                   (failure.empty() ? std::string() : " (ONNX shape inference: " + failure + ")")};
+    out.push_back(t);
+  }
+  return out;
+}
+
+std::string opaque_payload(const onnx::NodeProto& node) {
+  onnx::NodeProto p;
+  *p.mutable_attribute() = node.attribute();
+  for (const std::string& s : node.input()) p.add_input(s.empty() ? "" : "$");
+  for (const std::string& s : node.output()) p.add_output(s.empty() ? "" : "$");
+  return p.SerializeAsString();
+}
+
+Expected<onnx::NodeProto> opaque_node_proto(const Node& node, const std::vector<std::string>& inputs,
+                                            const std::vector<std::string>& outputs) {
+  onnx::NodeProto p;
+  if (!p.ParseFromString(node.attrs.str(AttrKey::payload)))
+    return Error{"opaque node '" + node.name + "' has a corrupt payload"};
+  p.set_op_type(node.attrs.str(AttrKey::op_type));
+  p.set_domain(node.attrs.str(AttrKey::domain));
+  p.set_name(node.name);
+  if (p.input_size() == 0 && p.output_size() == 0) {  // a payload of attributes only
+    for (const std::string& s : inputs) p.add_input(s);
+    for (const std::string& s : outputs) p.add_output(s);
+    return p;
+  }
+  size_t in = 0, out = 0;
+  for (std::string& s : *p.mutable_input())
+    if (s == "$") s = in < inputs.size() ? inputs[in++] : "";
+  for (std::string& s : *p.mutable_output())
+    if (s == "$") s = out < outputs.size() ? outputs[out++] : "";
+  if (in != inputs.size() || out != outputs.size())
+    return Error{"opaque node '" + node.name + "' has " + std::to_string(inputs.size()) +
+                 " inputs and " + std::to_string(outputs.size()) +
+                 " outputs, which its payload does not match"};
+  return p;
+}
+
+}  // namespace tso::onnx_frontend
