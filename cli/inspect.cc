@@ -1,4 +1,4 @@
-// `tso inspect FILE`: reads a graph in the canonical text format and prints
+// `tso inspect FILE`: reads a graph (canonical text format or ONNX) and prints
 // what it holds: its inputs, one row per operator (attributes that differ
 // from their defaults, input and output types, FLOPs, bytes of the weights it
 // reads) and totals.
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/model_file.h"
 #include "cli/table.h"
 #include "core/graph.h"
 #include "core/shape_inference.h"
@@ -27,7 +28,7 @@ namespace {
 constexpr size_t kMaxAttrSummary = 48;
 
 struct InspectOptions {
-  std::string file;
+  ModelFileOptions model;
 };
 
 int64_t tensor_bytes(const TensorType& t) { return t.shape.numel() * dtype_bytes(t.dtype); }
@@ -186,30 +187,11 @@ void print_report(std::ostream& out, const Graph& g, const std::string& file) {
 }
 
 int run_inspect(const InspectOptions& opts) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(opts.file, ec)) {
-    std::fprintf(stderr, "tso inspect: cannot read '%s': is a directory\n", opts.file.c_str());
-    return kExitIoError;
-  }
-  std::ifstream in(opts.file, std::ios::binary);
-  if (!in) {
-    std::fprintf(stderr, "tso inspect: cannot open '%s': %s\n", opts.file.c_str(),
-                 std::strerror(errno));
-    return kExitIoError;
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) {
-    std::fprintf(stderr, "tso inspect: error reading '%s'\n", opts.file.c_str());
-    return kExitIoError;
-  }
-
-  Expected<Graph> g = parse_graph(text.str(), opts.file);
-  if (!g.ok()) {
-    std::fprintf(stderr, "%s\n", g.error().message.c_str());
-    return kExitBadInput;
-  }
-  print_report(std::cout, *g, opts.file);
+  int code = kExitOk;
+  std::optional<ModelFile> m = load_model_file(opts.model, "inspect", &code);
+  if (!m) return code;
+  print_report(std::cout, m->graph, opts.model.file);
+  if (m->is_onnx) print_opaque_nodes(std::cout, m->onnx.opaque_nodes);
   std::cout.flush();
   return std::cout ? kExitOk : kExitIoError;
 }
@@ -220,7 +202,10 @@ Command add_inspect(CLI::App& tso) {
   auto opts = std::make_shared<InspectOptions>();
   CLI::App* app =
       tso.add_subcommand("inspect", "Print a graph's operators, shapes, FLOPs and parameter bytes");
-  app->add_option("FILE", opts->file, "graph in the canonical text format (.tso)")->required();
+  app->add_option("FILE", opts->model.file,
+                  "graph in the canonical text format (.tso) or an ONNX model (.onnx)")
+      ->required();
+  add_model_file_options(app, &opts->model);
   return {app, [opts] { return run_inspect(*opts); }};
 }
 

@@ -1,0 +1,169 @@
+// `tso run MODEL`: executes a model on a device and prints its outputs'
+// statistics; `--inputs DIR` / `--outputs DIR` read and write tensors in the
+// ONNX test-data convention (input_0.pb, ..., output_0.pb). The device choice
+// dispatches to one small function per device (kDevices below).
+#include <chrono>
+#include <cstring>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <random>
+
+#include "cli/commands.h"
+#include "cli/model_file.h"
+#include "frontend/tensor_file.h"
+#include "runtime/reference/executor.h"
+
+namespace tso::cli {
+namespace {
+
+struct RunOptions {
+  ModelFileOptions model;
+  std::string device = "cpu";
+  std::string inputs_dir, outputs_dir;
+  uint64_t input_seed = 0;
+};
+
+// A device runs the graph on one tensor per graph input (in input-node
+// order) and returns one tensor per graph output.
+using DeviceRun = Expected<std::vector<WeightData>> (*)(const Graph&,
+                                                        const std::vector<WeightData>&);
+
+Expected<std::vector<WeightData>> run_cpu(const Graph& g, const std::vector<WeightData>& inputs) {
+  std::map<std::string, ref::Tensor<float>> feeds;
+  size_t k = 0;
+  for (int i : g.input_nodes()) {
+    const Node& n = g.node(i);
+    if (n.op != Op::Input) continue;
+    Expected<ref::Tensor<float>> t = ref::weight_value<float>(inputs[k++]);
+    if (!t) return Error{"input '" + n.name + "': " + t.error().message};
+    feeds.emplace(n.name, std::move(*t));
+  }
+  Expected<std::vector<ref::Tensor<float>>> outs = ref::evaluate<float>(g, feeds);
+  if (!outs) return outs.error();
+  std::vector<WeightData> result;
+  for (size_t o = 0; o < outs->size(); ++o) {
+    WeightData w;
+    w.type = {DType::kF32, (*outs)[o].shape};
+    const auto& data = (*outs)[o].data;
+    w.bytes.resize(data.size() * sizeof(float));
+    std::memcpy(w.bytes.data(), data.data(), w.bytes.size());
+    result.push_back(std::move(w));
+  }
+  return result;
+}
+
+struct Device {
+  const char* name;
+  DeviceRun run;
+};
+const Device kDevices[] = {{"cpu", run_cpu}};
+
+WeightData random_input(const TensorType& type, uint64_t seed) {
+  WeightData w;
+  w.type = type;
+  const int64_t n = type.shape.numel();
+  std::vector<float> v(n);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (float& x : v) x = dist(rng);
+  w.bytes.resize(n * sizeof(float));
+  std::memcpy(w.bytes.data(), v.data(), w.bytes.size());
+  return w;
+}
+
+// Reads input_K.pb for each graph input, or makes seeded random ones.
+Expected<std::vector<WeightData>> make_inputs(const Graph& g, const RunOptions& opts) {
+  std::vector<WeightData> inputs;
+  int k = 0;
+  for (int i : g.input_nodes()) {
+    const Node& n = g.node(i);
+    if (n.op != Op::Input) continue;
+    if (n.outs[0].dtype != DType::kF32 && opts.inputs_dir.empty())
+      return Error{"input '" + n.name + "' is " + to_string(n.outs[0]) +
+                   "; random inputs are f32 only, give --inputs"};
+    if (opts.inputs_dir.empty()) {
+      inputs.push_back(random_input(n.outs[0], opts.input_seed + k++));
+      continue;
+    }
+    std::string path = (std::filesystem::path(opts.inputs_dir) / ("input_" + std::to_string(k++) + ".pb")).string();
+    Expected<NamedTensor> t = read_tensor_file(path);
+    if (!t) return t.error();
+    if (!(t->value.type == n.outs[0]))
+      return Error{path + ": holds " + to_string(t->value.type) + " but input '" + n.name +
+                   "' is " + to_string(n.outs[0])};
+    inputs.push_back(std::move(t->value));
+  }
+  return inputs;
+}
+
+void print_output(const std::string& name, const WeightData& w) {
+  const float* p = reinterpret_cast<const float*>(w.bytes.data());
+  const int64_t n = w.type.shape.numel();
+  double lo = INFINITY, hi = -INFINITY, sum = 0;
+  for (int64_t k = 0; k < n; ++k) lo = std::min<double>(lo, p[k]), hi = std::max<double>(hi, p[k]), sum += p[k];
+  std::printf("  %s  %s  min %.6g  max %.6g  mean %.6g\n", name.c_str(), to_string(w.type).c_str(),
+              n ? lo : 0.0, n ? hi : 0.0, n ? sum / n : 0.0);
+}
+
+int run_model(const RunOptions& opts) {
+  const Device* device = nullptr;
+  for (const Device& d : kDevices)
+    if (opts.device == d.name) device = &d;
+  if (!device) {
+    std::fprintf(stderr, "tso run: unknown device '%s'\n", opts.device.c_str());
+    return kExitBadInput;
+  }
+  int code = kExitOk;
+  std::optional<ModelFile> m = load_model_file(opts.model, "run", &code);
+  if (!m) return code;
+  Expected<std::vector<WeightData>> inputs = make_inputs(m->graph, opts);
+  if (!inputs) {
+    std::fprintf(stderr, "tso run: %s\n", inputs.error().message.c_str());
+    return kExitBadInput;
+  }
+  auto start = std::chrono::steady_clock::now();
+  Expected<std::vector<WeightData>> outs = device->run(m->graph, *inputs);
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!outs) {
+    std::fprintf(stderr, "%s: %s\n", opts.model.file.c_str(), outs.error().message.c_str());
+    return kExitBadInput;
+  }
+  std::printf("ran %s on %s in %.1f ms\noutputs\n", opts.model.file.c_str(), device->name, ms);
+  const auto& go = m->graph.outputs();
+  for (size_t k = 0; k < go.size(); ++k) print_output(go[k].name, (*outs)[k]);
+  if (!opts.outputs_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(opts.outputs_dir, ec);
+    for (size_t k = 0; k < go.size(); ++k) {
+      std::string path = (std::filesystem::path(opts.outputs_dir) / ("output_" + std::to_string(k) + ".pb")).string();
+      Status s = write_tensor_file(path, {go[k].name, (*outs)[k]});
+      if (!s) {
+        std::fprintf(stderr, "tso run: %s\n", s.error().message.c_str());
+        return kExitIoError;
+      }
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_run(CLI::App& tso) {
+  auto opts = std::make_shared<RunOptions>();
+  CLI::App* app = tso.add_subcommand("run", "Execute a model and print its outputs");
+  app->add_option("MODEL", opts->model.file, "an ONNX model (.onnx) or a .tso graph with weights")
+      ->required();
+  add_model_file_options(app, &opts->model);
+  app->add_option("--device", opts->device, "where to run: cpu (the reference executor)")
+      ->capture_default_str();
+  app->add_option("--inputs", opts->inputs_dir, "directory with input_0.pb, input_1.pb, ...");
+  app->add_option("--outputs", opts->outputs_dir, "directory to write output_0.pb, ... into");
+  app->add_option("--seed", opts->input_seed, "seed of the random inputs (without --inputs)")
+      ->capture_default_str();
+  return {app, [opts] { return run_model(*opts); }};
+}
+
+}  // namespace tso::cli
