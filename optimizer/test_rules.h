@@ -1,6 +1,7 @@
 // Rule texts for the optimizer's tests: the classic TASO rewrites written by
 // hand (conv+relu fusion, merging convs that share an input, enlarging a 1x1
-// kernel to merge it with a 3x3 one, merging matmuls that share an input),
+// kernel to merge it with a 3x3 one, merging two or three matmuls that share
+// an input),
 // marked verified so the tests exercise the default rule filter.
 #pragma once
 
@@ -87,6 +88,27 @@ rule t_merge_matmul {
     %1 = matmul(x, %0)
     %2, %3 = split(%1, axis=-1, sizes=[dim(w1,1), dim(w2,1)])
     output %2, %3
+  }
+}
+
+rule t_merge_matmul3 {
+  origin handwritten
+  status verified specs=test
+  input x: f32[4,6]
+  input w1: f32[6,3]
+  input w2: f32[6,5]
+  input w3: f32[6,2]
+  source {
+    %0 = matmul(x, w1)
+    %1 = matmul(x, w2)
+    %2 = matmul(x, w3)
+    output %0, %1, %2
+  }
+  target {
+    %0 = concat(w1, w2, w3, axis=1)
+    %1 = matmul(x, %0)
+    %2, %3, %4 = split(%1, axis=-1, sizes=[dim(w1,1), dim(w2,1), dim(w3,1)])
+    output %2, %3, %4
   }
 }
 

@@ -1,0 +1,52 @@
+#include "optimizer/cost_model.h"
+
+#include <vector>
+
+
+namespace tso::opt {
+
+std::string op_signature(const Node& n, std::span<const TensorType> inputs) {
+  std::string s(op_name(n.op));
+  s += '(';
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (i > 0) s += ',';
+    s += to_string(inputs[i]);
+  }
+  bool first = true;
+  for (const auto& [key, value] : n.attrs.entries()) {
+    const AttrInfo& info = attr_info(key);
+    if (!info.default_text.empty()) {
+      Expected<AttrValue> def = parse_attr_value(info.type, info.default_text);
+      if (def && *def == value) continue;
+    }
+    s += first ? ';' : ',';
+    first = false;
+    s += info.name;
+    s += '=';
+    s += print_attr_value(value);
+  }
+  s += ')';
+  return s;
+}
+
+double node_cost(const Graph& g, const GraphIndex& index, const CostModel& model, int i) {
+  const Node& n = g.node(i);
+  if (is_source(n.op) || index.constant[i]) return 0;
+  TensorType buf[8];
+  std::vector<TensorType> big;
+  TensorType* in = buf;
+  if (n.args.size() > 8) {
+    big.resize(n.args.size());
+    in = big.data();
+  }
+  for (size_t k = 0; k < n.args.size(); ++k) in[k] = g.type(n.args[k]);
+  return model.node_us(n, {in, n.args.size()});
+}
+
+double graph_cost(const Graph& g, const GraphIndex& index, const CostModel& model) {
+  double total = 0;
+  for (int i = 0; i < g.size(); ++i) total += node_cost(g, index, model, i);
+  return total;
+}
+
+}  // namespace tso::opt

@@ -1,0 +1,36 @@
+// Cost models: the predicted run time of a node, behind one interface so the
+// search can use an analytic roofline model anywhere and a measured table
+// where `tso profile` produced one. Weight-only nodes cost nothing (they are
+// folded into weights after the search) and neither do graph inputs.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+
+#include "core/graph.h"
+#include "optimizer/graph_index.h"
+
+namespace tso::opt {
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  // Predicted time of `n` in microseconds; `inputs` are its argument types.
+  virtual double node_us(const Node& n, std::span<const TensorType> inputs) const = 0;
+  // One line for reports: the model and its device or table.
+  virtual std::string describe() const = 0;
+};
+
+// The key of the measured cost table, the same text runtime/cuda's
+// op_signature writes (optimizer/README.md): the operator's name, its input
+// types, and the attributes that differ from their default, e.g.
+//   conv2d(f32[1,3,224,224],f32[64,3,7,7],f32[64];stride=[2,2],pad=[3,3,3,3],act=relu)
+std::string op_signature(const Node& n, std::span<const TensorType> inputs);
+
+// The cost of node `i` of `g` (0 for sources and weight-only nodes).
+double node_cost(const Graph& g, const GraphIndex& index, const CostModel& model, int i);
+// The sum over the graph's nodes.
+double graph_cost(const Graph& g, const GraphIndex& index, const CostModel& model);
+
+}  // namespace tso::opt

@@ -1,0 +1,125 @@
+// Cost models: the analytic roofline against the shipped H100 description,
+// views and weight-only nodes free, the measured table with its fallback,
+// and the signature format shared with runtime/cuda.
+#include <gtest/gtest.h>
+
+#include "core/text_format.h"
+#include "optimizer/analytic_cost.h"
+#include "optimizer/measured_cost.h"
+
+namespace tso::opt {
+namespace {
+
+Graph parse(std::string_view text) {
+  Expected<Graph> g = parse_graph(text, "test.tso");
+  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
+  return g.ok() ? std::move(*g) : Graph{};
+}
+
+Device test_device() {
+  Expected<Device> d = parse_device(R"({"format": "tso-device", "name": "toy",
+    "matmul_tflops": 1e-6, "vector_tflops": 1e-6, "memory_gb_per_s": 1e-3, "kernel_launch_us": 5})",
+                                    "toy.json");
+  EXPECT_TRUE(d.ok()) << (d.ok() ? "" : d.error().message);
+  return d.ok() ? *d : Device{};
+}
+
+const char* kGraph = R"(graph g {
+  input x: f32[1,2,4,4]
+  weight w: f32[3,2,1,1]
+  weight v: f32[3,2,1,1]
+  %c = concat(w, v, axis=0)
+  %a = conv2d(x, %c)
+  %b = relu(%a)
+  %s, %t = split(%b, axis=1, sizes=[3,3])
+  %r = reshape(%s, shape=[3,16])
+  output r = %r
+  output t = %t
+})";
+
+TEST(AnalyticCost, RooflinePerKernelWithViewsAndWeightsFree) {
+  Graph g = parse(kGraph);
+  GraphIndex gi(g);
+  AnalyticCost m(test_device());
+  // toy device: 1 MFLOP/s and 1 MB/s, so 1 FLOP = 1 us and 1 byte = 1 us.
+  // conv: 2*96*2 = 384 FLOPs; bytes 128 + 48 + 384 = 560: memory-bound.
+  // relu: 96 FLOPs, 768 bytes. concat: weight-only, free. split, reshape: views.
+  EXPECT_DOUBLE_EQ(node_cost(g, gi, m, 3), 0);       // concat of weights
+  EXPECT_DOUBLE_EQ(node_cost(g, gi, m, 4), 5 + 560);
+  EXPECT_DOUBLE_EQ(node_cost(g, gi, m, 5), 5 + 768);
+  EXPECT_DOUBLE_EQ(node_cost(g, gi, m, 6), 0);
+  EXPECT_DOUBLE_EQ(node_cost(g, gi, m, 7), 0);
+  EXPECT_DOUBLE_EQ(graph_cost(g, gi, m), 5 + 560 + 5 + 768);
+}
+
+TEST(AnalyticCost, ShippedH100DescriptionLoads) {
+  Expected<Device> d = load_device("optimizer/devices/h100.json");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_NE(d->name.find("H100"), std::string::npos);
+  EXPECT_GT(d->matmul_flops, d->vector_flops);
+  EXPECT_GT(d->launch_us, 0);
+}
+
+TEST(AnalyticCost, BadDescriptionsAreErrorsNamingTheFile) {
+  Expected<Device> a = parse_device("{", "d.json");
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.error().message, "d.json: not valid JSON");
+  Expected<Device> b = parse_device(R"({"format": "tso-device", "name": "x"})", "d.json");
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.error().message.find("d.json: malformed device description"), std::string::npos);
+  Expected<Device> c = load_device("/nonexistent/d.json");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message, "/nonexistent/d.json: cannot open");
+}
+
+TEST(OpSignature, MatchesTheCostTableFormat) {
+  Graph g = parse(R"(graph g {
+  input x: f32[1,3,224,224]
+  weight w: f32[64,3,7,7]
+  weight b: f32[64]
+  %a = conv2d(x, w, b, stride=[2,2], pad=[3,3,3,3], act=relu)
+  %r = relu(%a)
+  %s, %t = split(%r, axis=1, sizes=[32,32])
+  output s = %s
+  output t = %t
+})");
+  std::vector<TensorType> in{g.type(g.node(3).args[0]), g.type(g.node(3).args[1]),
+                             g.type(g.node(3).args[2])};
+  EXPECT_EQ(op_signature(g.node(3), in),
+            "conv2d(f32[1,3,224,224],f32[64,3,7,7],f32[64];stride=[2,2],pad=[3,3,3,3],act=relu)");
+  std::vector<TensorType> r{g.type(g.node(4).args[0])};
+  EXPECT_EQ(op_signature(g.node(4), r), "relu(f32[1,64,112,112])");
+  std::vector<TensorType> s{g.type(g.node(5).args[0])};
+  EXPECT_EQ(op_signature(g.node(5), s), "split(f32[1,64,112,112];axis=1,sizes=[32,32])");
+}
+
+TEST(MeasuredCost, ReadsTheTableAndFallsBackForMissingEntries) {
+  Graph g = parse(kGraph);
+  GraphIndex gi(g);
+  AnalyticCost fallback(test_device());
+  Expected<MeasuredCost> m = MeasuredCost::parse(R"json({"format": "tso-cost-table", "version": 1,
+    "device": "toy GPU", "tf32": true, "model": "g",
+    "entries": [{"signature": "relu(f32[1,6,4,4])", "op": "relu", "kernel": "unary",
+                 "median_ms": 0.002, "min_ms": 0.001, "samples": 10, "occurrences": 1}]})json",
+                                                 "t.json", &fallback);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->entries(), 1);
+  EXPECT_DOUBLE_EQ(node_cost(g, gi, *m, 5), 2.0);         // measured: 0.002 ms
+  EXPECT_DOUBLE_EQ(node_cost(g, gi, *m, 4), 5 + 560);    // conv: from the fallback
+  EXPECT_EQ(m->hits(), 1);
+  EXPECT_EQ(m->misses(), 1);
+  EXPECT_NE(m->describe().find("t.json"), std::string::npos);
+}
+
+TEST(MeasuredCost, RejectsOtherFilesWithTheirName) {
+  Expected<MeasuredCost> a = MeasuredCost::parse(R"({"format": "other"})", "t.json", nullptr);
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.error().message, "t.json: not a tso cost table (format is \"other\")");
+  Expected<MeasuredCost> b =
+      MeasuredCost::parse(R"({"format": "tso-cost-table", "version": 2})", "t.json", nullptr);
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.error().message, "t.json: cost table version 2 is not the supported 1");
+}
+
+}  // namespace
+}  // namespace tso::opt

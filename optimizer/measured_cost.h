@@ -1,0 +1,36 @@
+// The measured cost model: per-node times from a cost table that `tso
+// profile` measured on a GPU (runtime/cuda/cost_table.h writes it; format in
+// optimizer/README.md), keyed by op_signature. Nodes whose signature the
+// table lacks fall back to another model, and are counted.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+
+#include "core/error.h"
+#include "optimizer/cost_model.h"
+
+namespace tso::opt {
+
+class MeasuredCost : public CostModel {
+ public:
+  // Parses a table; errors name `source`.
+  static Expected<MeasuredCost> parse(const std::string& json, const std::string& source,
+                                      const CostModel* fallback);
+  static Expected<MeasuredCost> load(const std::string& path, const CostModel* fallback);
+
+  double node_us(const Node& n, std::span<const TensorType> inputs) const override;
+  std::string describe() const override;
+
+  int entries() const { return static_cast<int>(us_.size()); }
+  int64_t hits() const { return hits_; }
+  int64_t misses() const { return misses_; }
+
+ private:
+  std::string source_, device_;
+  std::unordered_map<std::string, double> us_;  // signature -> median microseconds
+  const CostModel* fallback_ = nullptr;
+  mutable int64_t hits_ = 0, misses_ = 0;
+};
+
+}  // namespace tso::opt

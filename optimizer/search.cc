@@ -1,0 +1,204 @@
+#include "optimizer/search.h"
+
+#include <chrono>
+#include <list>
+#include <memory>
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "optimizer/matcher.h"
+#include "optimizer/rewriter.h"
+
+namespace tso::opt {
+
+const char* stop_reason_name(StopReason r) {
+  switch (r) {
+    case StopReason::kExhausted: return "exhausted";
+    case StopReason::kBudget: return "budget";
+    case StopReason::kTimeLimit: return "time-limit";
+  }
+  return "?";
+}
+
+namespace {
+
+// A graph of the search: the root, or its parent plus one rewrite.
+struct State {
+  int parent = -1;
+  Replacement rewrite;
+  std::vector<std::string> replaced_names;
+  double cost = 0;
+  uint64_t hash = 0;
+};
+
+// A state's graph with what matching and the incremental updates need.
+struct Built {
+  Graph graph;
+  TensorIds ids;
+  GraphIndex index;
+  Built(Graph g, TensorIds i) : graph(std::move(g)), ids(std::move(i)), index(graph) {}
+};
+
+struct QueueEntry {
+  double cost;
+  int64_t seq;  // ties break by insertion order: deterministic
+  int state;
+  bool operator>(const QueueEntry& o) const {
+    return cost != o.cost ? cost > o.cost : seq > o.seq;
+  }
+};
+
+class Search {
+ public:
+  Search(const Graph& g, const RuleIndex& rules, const CostModel& model,
+         const SearchOptions& options)
+      : rules_(rules), model_(model), options_(options) {
+    auto root = std::make_shared<Built>(g, TensorIds(g));
+    State s;
+    s.cost = graph_cost(root->graph, root->index, model_);
+    s.hash = graph_hash(root->graph, root->ids);
+    states_.push_back(std::move(s));
+    cache_put(0, root);
+  }
+
+  SearchResult run() {
+    using Clock = std::chrono::steady_clock;
+    const auto start = Clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+    SearchResult r;
+    r.initial_cost = states_[0].cost;
+    int best = 0;
+    seen_.insert(states_[0].hash);
+    queue_.push({states_[0].cost, seq_++, 0});
+    r.stop = StopReason::kExhausted;
+    while (!queue_.empty()) {
+      if (r.expansions >= options_.max_expansions) {
+        r.stop = StopReason::kBudget;
+        break;
+      }
+      if (elapsed() > options_.time_limit_s) {
+        r.stop = StopReason::kTimeLimit;
+        break;
+      }
+      QueueEntry e = queue_.top();
+      queue_.pop();
+      if (e.cost > options_.alpha * states_[best].cost) continue;
+      std::shared_ptr<Built> b = build(e.state);
+      if (states_[e.state].cost < states_[best].cost) best = e.state;
+      ++r.expansions;
+      expand(e.state, *b, states_[best].cost, &r);
+      if (options_.progress && r.expansions % options_.progress_every == 0)
+        options_.progress({r.expansions, static_cast<int64_t>(queue_.size()),
+                           states_[best].cost, elapsed()});
+    }
+    r.best_cost = states_[best].cost;
+    r.best = build(best)->graph;
+    for (int s = best; s > 0; s = states_[s].parent)
+      r.applied.push_back({states_[s].rewrite.rule->rule->name, states_[s].replaced_names});
+    std::reverse(r.applied.begin(), r.applied.end());
+    r.seconds = elapsed();
+    if (options_.progress)
+      options_.progress({r.expansions, static_cast<int64_t>(queue_.size()), r.best_cost,
+                         r.seconds});
+    return r;
+  }
+
+ private:
+  // Every rewrite of state `s`'s graph within alpha of the best joins the queue.
+  void expand(int s, const Built& b, double best_cost, SearchResult* r) {
+    const double parent_cost = states_[s].cost;
+    const uint64_t parent_hash = states_[s].hash;
+    for_each_match(b.graph, b.index, rules_, [&](const Match& m) {
+      Expected<Replacement> rep = build_replacement(b.graph, m);
+      if (!rep) {
+        ++r->rejected;
+        return;
+      }
+      double cost = parent_cost + cost_delta(b, *rep);
+      if (!(cost < options_.alpha * best_cost)) return;
+      uint64_t hash = parent_hash + hash_delta(b.graph, b.index, b.ids, *rep);
+      if (!seen_.insert(hash).second) {
+        ++r->duplicates;
+        return;
+      }
+      State child;
+      child.parent = s;
+      child.cost = cost;
+      child.hash = hash;
+      for (int n : rep->removed) child.replaced_names.push_back(b.graph.node(n).name);
+      child.rewrite = std::move(*rep);
+      states_.push_back(std::move(child));
+      queue_.push({cost, seq_++, static_cast<int>(states_.size()) - 1});
+      ++r->candidates;
+    });
+  }
+
+  double cost_delta(const Built& b, const Replacement& rep) const {
+    double d = 0;
+    for (int n : rep.removed) d -= node_cost(b.graph, b.index, model_, n);
+    std::vector<char> constant(rep.nodes.size(), 0);
+    std::vector<TensorType> in;
+    for (size_t k = 0; k < rep.nodes.size(); ++k) {
+      const Node& n = rep.nodes[k];
+      bool c = foldable(n.op);
+      in.clear();
+      for (const TensorRef& a : n.args) {
+        c = c && (is_target_ref(a) ? constant[target_index(a)] != 0 : b.index.constant[a.node] != 0);
+        in.push_back(replacement_type(b.graph, rep, a));
+      }
+      constant[k] = c;
+      if (!c && !is_source(n.op)) d += model_.node_us(n, in);
+    }
+    return d;
+  }
+
+  std::shared_ptr<Built> build(int s) {
+    if (auto it = cache_.find(s); it != cache_.end()) {
+      lru_.splice(lru_.begin(), lru_, it->second.second);
+      return it->second.first;
+    }
+    std::shared_ptr<Built> parent = build(states_[s].parent);
+    Expected<Rewritten> w = apply_replacement(parent->graph, parent->ids, states_[s].rewrite);
+    TSO_CHECK(w.ok(), "a rewrite that built its target failed to apply: " +
+                          (w.ok() ? std::string() : w.error().message));
+    auto b = std::make_shared<Built>(std::move(w->graph), std::move(w->ids));
+    cache_put(s, b);
+    return b;
+  }
+
+  void cache_put(int s, std::shared_ptr<Built> b) {
+    lru_.push_front(s);
+    cache_[s] = {std::move(b), lru_.begin()};
+    // The root stays: every rebuild starts from it.
+    while (static_cast<int>(cache_.size()) > std::max(2, options_.cached_graphs)) {
+      int victim = lru_.back();
+      if (victim == 0) {
+        lru_.splice(lru_.begin(), lru_, std::prev(lru_.end()));
+        victim = lru_.back();
+      }
+      lru_.pop_back();
+      cache_.erase(victim);
+    }
+  }
+
+  const RuleIndex& rules_;
+  const CostModel& model_;
+  const SearchOptions& options_;
+  std::vector<State> states_;
+  std::priority_queue<QueueEntry, std::vector<QueueEntry>, std::greater<QueueEntry>> queue_;
+  std::unordered_set<uint64_t> seen_;
+  int64_t seq_ = 0;
+  std::list<int> lru_;
+  std::unordered_map<int, std::pair<std::shared_ptr<Built>, std::list<int>::iterator>> cache_;
+};
+
+}  // namespace
+
+SearchResult search(const Graph& g, const RuleIndex& rules, const CostModel& model,
+                    const SearchOptions& options) {
+  Search s(g, rules, model, options);
+  return s.run();
+}
+
+}  // namespace tso::opt

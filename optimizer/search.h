@@ -1,0 +1,68 @@
+// TASO's cost-based backtracking search. A priority queue of graphs ordered
+// by predicted cost; expanding a graph applies every match of every rule to
+// it, and a rewritten graph joins the queue when its cost is below alpha
+// times the best cost found so far and its structural hash is new. Cost and
+// hash of a rewritten graph are computed from the rewrite alone (the nodes
+// it removes and adds); a graph is built only when it is expanded, from its
+// parent, which is kept in a small cache (or rebuilt from the root).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+#include "optimizer/cost_model.h"
+#include "optimizer/pattern.h"
+
+namespace tso::opt {
+
+enum class StopReason : uint8_t {
+  kExhausted,   // the queue emptied: no rewrite within alpha is left
+  kBudget,      // the expansion budget was spent
+  kTimeLimit,   // the wall-time limit passed
+};
+const char* stop_reason_name(StopReason r);  // "exhausted", "budget", "time-limit"
+
+struct SearchProgress {
+  int64_t expansions = 0;
+  int64_t queued = 0;
+  double best_cost = 0;
+  double seconds = 0;
+};
+
+struct SearchOptions {
+  double alpha = 1.05;
+  int64_t max_expansions = 1000;
+  double time_limit_s = 60;
+  int cached_graphs = 16;  // expanded graphs kept to build their children from
+  // Called every `progress_every` expansions, and once at the end.
+  std::function<void(const SearchProgress&)> progress;
+  int64_t progress_every = 100;
+};
+
+// One rewrite on the path from the input graph to the best graph.
+struct AppliedRewrite {
+  std::string rule;
+  std::vector<std::string> nodes;  // names of the nodes it replaced
+};
+
+struct SearchResult {
+  Graph best;
+  double initial_cost = 0;
+  double best_cost = 0;
+  StopReason stop = StopReason::kExhausted;
+  int64_t expansions = 0;
+  int64_t candidates = 0;   // rewritten graphs within alpha that joined the queue
+  int64_t duplicates = 0;   // rewritten graphs dropped as already seen
+  int64_t rejected = 0;     // matches whose target was invalid at the bound shapes
+  double seconds = 0;
+  std::vector<AppliedRewrite> applied;  // in order
+};
+
+// `max_expansions` >= 1 and `alpha` >= 1 are the caller's to check.
+SearchResult search(const Graph& g, const RuleIndex& rules, const CostModel& model,
+                    const SearchOptions& options = {});
+
+}  // namespace tso::opt

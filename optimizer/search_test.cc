@@ -1,0 +1,141 @@
+// The search: finds the classic rewrites by itself on small graphs, keeps
+// the best graph's function, stops for the stated reason, and never returns
+// a graph costlier than its input.
+#include "optimizer/search.h"
+
+#include <gtest/gtest.h>
+
+#include "core/checker.h"
+#include "core/text_format.h"
+#include "optimizer/analytic_cost.h"
+#include "optimizer/test_rules.h"
+
+namespace tso::opt {
+namespace {
+
+Graph parse(std::string_view text) {
+  Expected<Graph> g = parse_graph(text, "test.tso");
+  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
+  return g.ok() ? std::move(*g) : Graph{};
+}
+
+class SearchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Expected<RuleSet> s = parse_rules(testing::kClassicRules, "test.rules");
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    set_ = std::move(*s);
+    index_.add(set_);
+    Expected<Device> d = load_device("optimizer/devices/h100.json");
+    ASSERT_TRUE(d.ok()) << d.error().message;
+    model_ = std::make_unique<AnalyticCost>(*d);
+  }
+
+  static std::map<std::string, int> counts(const SearchResult& r) {
+    std::map<std::string, int> c;
+    for (const AppliedRewrite& a : r.applied) ++c[a.rule];
+    return c;
+  }
+
+  RuleSet set_;
+  RuleIndex index_;
+  std::unique_ptr<AnalyticCost> model_;
+};
+
+// SqueezeNet's fire module: squeeze, then expand 1x1 and 3x3 side by side.
+const char* kFire = R"(graph fire {
+  input x: f32[1,16,28,28]
+  weight sq: f32[8,16,1,1]
+  weight e1: f32[16,8,1,1]
+  weight e3: f32[16,8,3,3]
+  %s = conv2d(x, sq)
+  %sr = relu(%s)
+  %a = conv2d(%sr, e1)
+  %ar = relu(%a)
+  %b = conv2d(%sr, e3, pad=[1,1,1,1])
+  %br = relu(%b)
+  %c = concat(%ar, %br, axis=1)
+  output y = %c
+})";
+
+TEST_F(SearchTest, FiresAllFusionsMergesTheExpandPairAndDropsTheSplitConcat) {
+  Graph g = parse(kFire);
+  SearchResult r = search(g, index_, *model_);
+  EXPECT_EQ(r.stop, StopReason::kExhausted);
+  EXPECT_LT(r.best_cost, r.initial_cost);
+  EXPECT_TRUE(check(r.best).ok());
+  std::map<std::string, int> c = counts(r);
+  EXPECT_EQ(c["t_fuse_conv_relu"], 3);
+  EXPECT_EQ(c["t_merge_conv_enlarge"], 1);
+  EXPECT_EQ(c["t_concat_of_split"], 1);
+  // Two convolutions remain: the squeeze and the merged expand.
+  EXPECT_EQ(r.best.num_operators(), 4) << print(r.best);  // conv, enlarge, concat, conv
+  EXPECT_GT(r.expansions, 1);
+}
+
+TEST_F(SearchTest, MergesThreeMatmulsOnOneInput) {
+  Graph g = parse(R"(graph qkv {
+  input x: f32[1,128,768]
+  weight q: f32[768,768]
+  weight k: f32[768,768]
+  weight v: f32[768,768]
+  %q = matmul(x, q)
+  %k = matmul(x, k)
+  %v = matmul(x, v)
+  output q = %q
+  output k = %k
+  output v = %v
+})");
+  SearchResult r = search(g, index_, *model_);
+  EXPECT_EQ(r.rejected, 0);
+  // Two pairwise merges leave a split of a split, which copies twice: the
+  // three-way merge is the cheaper one.
+  EXPECT_EQ(counts(r)["t_merge_matmul3"], 1);
+  int matmuls = 0;
+  for (const Node& n : r.best.nodes()) matmuls += n.op == Op::Matmul;
+  EXPECT_EQ(matmuls, 1) << print(r.best);
+}
+
+TEST_F(SearchTest, BudgetAndTimeLimitStopTheSearchAndSaySo) {
+  Graph g = parse(kFire);
+  SearchOptions one;
+  one.max_expansions = 1;
+  SearchResult r = search(g, index_, *model_, one);
+  EXPECT_EQ(r.stop, StopReason::kBudget);
+  EXPECT_EQ(r.expansions, 1);
+  EXPECT_TRUE(r.applied.empty());  // only the input graph was expanded
+  EXPECT_EQ(r.best, g);
+  SearchOptions none;
+  none.time_limit_s = -1;
+  SearchResult t = search(g, index_, *model_, none);
+  EXPECT_EQ(t.stop, StopReason::kTimeLimit);
+  EXPECT_EQ(t.expansions, 0);
+  EXPECT_STREQ(stop_reason_name(t.stop), "time-limit");
+}
+
+TEST_F(SearchTest, AGraphNoRuleMatchesComesBackUnchanged) {
+  Graph g = parse(R"(graph g {
+  input x: f32[2,3]
+  %a: f32[2,3] = opaque(x, op_type="Foo")
+  output y = %a
+})");
+  SearchResult r = search(g, index_, *model_);
+  EXPECT_EQ(r.stop, StopReason::kExhausted);
+  EXPECT_EQ(r.expansions, 1);
+  EXPECT_EQ(r.best, g);
+  EXPECT_EQ(r.best_cost, r.initial_cost);
+}
+
+TEST_F(SearchTest, ResultsDoNotDependOnTheCacheSize) {
+  Graph g = parse(kFire);
+  SearchOptions tiny;
+  tiny.cached_graphs = 2;
+  SearchResult a = search(g, index_, *model_);
+  SearchResult b = search(g, index_, *model_, tiny);
+  EXPECT_EQ(a.best, b.best);
+  EXPECT_EQ(a.expansions, b.expansions);
+  EXPECT_EQ(a.candidates, b.candidates);
+}
+
+}  // namespace
+}  // namespace tso::opt
