@@ -1,5 +1,5 @@
-; Pooling: (avgpool kernel stride pad ceil_mode count_include_pad x),
-; (maxpool kernel stride pad ceil_mode x), NCHW windows over H and W.
+; Pooling: (avgpool stride pad kernel ceil_mode count_include_pad x),
+; (maxpool stride pad kernel ceil_mode x), NCHW windows over H and W.
 
 ; axiom avgpool-concat
 ; test k=[2,2] s=[2,2] p=[0,0,0,0,0] cm=0 ci=0 a=1 n0=1 n1=2 x=f32[1,1,4,4] y=f32[1,2,4,4]
@@ -7,10 +7,10 @@
 (assert (forall ((k (Seq Int)) (s (Seq Int)) (p (Seq Int)) (cm Int) (ci Int) (a Int) (n0 Int) (n1 Int)
                  (x T) (y T))
   (! (=> (<= a 1)
-         (= (avgpool k s p cm ci (concat a 4 n0 n1 x y))
-            (concat a 4 n0 n1 (avgpool k s p cm ci x) (avgpool k s p cm ci y))))
-     :pattern ((avgpool k s p cm ci (concat a 4 n0 n1 x y)))
-     :pattern ((concat a 4 n0 n1 (avgpool k s p cm ci x) (avgpool k s p cm ci y))))))
+         (= (avgpool s p k cm ci (concat a 4 n0 n1 x y))
+            (concat a 4 n0 n1 (avgpool s p k cm ci x) (avgpool s p k cm ci y))))
+     :pattern ((avgpool s p k cm ci (concat a 4 n0 n1 x y)))
+     :pattern ((concat a 4 n0 n1 (avgpool s p k cm ci x) (avgpool s p k cm ci y))))))
 
 ; axiom maxpool-concat
 ; test k=[2,2] s=[2,2] p=[0,0,0,0,0] cm=0 a=1 n0=1 n1=2 x=f32[1,1,4,4] y=f32[1,2,4,4]
@@ -18,30 +18,30 @@
 (assert (forall ((k (Seq Int)) (s (Seq Int)) (p (Seq Int)) (cm Int) (a Int) (n0 Int) (n1 Int)
                  (x T) (y T))
   (! (=> (<= a 1)
-         (= (maxpool k s p cm (concat a 4 n0 n1 x y))
-            (concat a 4 n0 n1 (maxpool k s p cm x) (maxpool k s p cm y))))
-     :pattern ((maxpool k s p cm (concat a 4 n0 n1 x y)))
-     :pattern ((concat a 4 n0 n1 (maxpool k s p cm x) (maxpool k s p cm y))))))
+         (= (maxpool s p k cm (concat a 4 n0 n1 x y))
+            (concat a 4 n0 n1 (maxpool s p k cm x) (maxpool s p k cm y))))
+     :pattern ((maxpool s p k cm (concat a 4 n0 n1 x y)))
+     :pattern ((concat a 4 n0 n1 (maxpool s p k cm x) (maxpool s p k cm y))))))
 
 ; axiom avgpool-add
 ; test k=[2,2] s=[1,1] p=[1,0,0,0,0] cm=0 ci=0 x=f32[1,2,4,4] y=f32[1,2,4,4]
 ; test k=[3,3] s=[2,2] p=[2,1,1,1,1] cm=1 ci=1 x=f32[2,1,5,5] y=f32[2,1,5,5]
 (assert (forall ((k (Seq Int)) (s (Seq Int)) (p (Seq Int)) (cm Int) (ci Int) (x T) (y T))
   (! (=> (same_shape x y)
-         (= (avgpool k s p cm ci (add x y)) (add (avgpool k s p cm ci x) (avgpool k s p cm ci y))))
-     :pattern ((avgpool k s p cm ci (add x y)))
-     :pattern ((add (avgpool k s p cm ci x) (avgpool k s p cm ci y))))))
+         (= (avgpool s p k cm ci (add x y)) (add (avgpool s p k cm ci x) (avgpool s p k cm ci y))))
+     :pattern ((avgpool s p k cm ci (add x y)))
+     :pattern ((add (avgpool s p k cm ci x) (avgpool s p k cm ci y))))))
 
 ; axiom avgpool-smul
 ; test k=[2,2] s=[1,1] p=[1,0,0,0,0] cm=0 ci=0 x=f32[1,2,4,4] c=f32[]
 (assert (forall ((k (Seq Int)) (s (Seq Int)) (p (Seq Int)) (cm Int) (ci Int) (x T) (c T))
-  (! (= (avgpool k s p cm ci (smul x c)) (smul (avgpool k s p cm ci x) c))
-     :pattern ((avgpool k s p cm ci (smul x c))) :pattern ((smul (avgpool k s p cm ci x) c)))))
+  (! (= (avgpool s p k cm ci (smul x c)) (smul (avgpool s p k cm ci x) c))
+     :pattern ((avgpool s p k cm ci (smul x c))) :pattern ((smul (avgpool s p k cm ci x) c)))))
 
 ; relu is monotone, so it commutes with max.
 ; axiom maxpool-relu
 ; test k=[2,2] s=[2,2] p=[0,0,0,0,0] cm=0 x=f32[1,2,4,4]
 ; test k=[3,3] s=[1,1] p=[1,0,0,0,0] cm=0 x=f32[1,1,5,5]
 (assert (forall ((k (Seq Int)) (s (Seq Int)) (p (Seq Int)) (cm Int) (x T))
-  (! (= (maxpool k s p cm (relu x)) (relu (maxpool k s p cm x)))
-     :pattern ((maxpool k s p cm (relu x))) :pattern ((relu (maxpool k s p cm x))))))
+  (! (= (maxpool s p k cm (relu x)) (relu (maxpool s p k cm x)))
+     :pattern ((maxpool s p k cm (relu x))) :pattern ((relu (maxpool s p k cm x))))))

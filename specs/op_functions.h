@@ -3,7 +3,8 @@
 // core/ops.def (derived from the X-macro table, never listed by hand). Axiom
 // files (specs/*.smt2) and the verifier's rule translation both speak it.
 //
-// Signature of an operator's function: its attributes in ops.def order,
+// Signature of an operator's function: its attributes in AttrKey order (the
+// order of the TSO_ATTR lines of ops.def),
 // each encoded by type, then its tensor arguments.
 //   Int, Act        -> Int  (Act: none 0, relu 1, sigmoid 2, tanh 3)
 //   Float           -> Real
