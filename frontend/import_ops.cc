@@ -260,6 +260,16 @@ Expected<Mapped> map_cast(NodeContext& ctx) {
   return Mapped{{*x}, {}};
 }
 
+// Reciprocal(x) = 1 / x, with the 1 held by a scalar weight.
+Expected<Mapped> map_reciprocal(NodeContext& ctx) {
+  Expected<TensorRef> x = ctx.tensor(0);
+  if (!x) return x.error();
+  HostTensor one = HostTensor::zeros(ctx.type(0).dtype, Shape{});
+  if (!one.is_float()) return opaque("an integer reciprocal");
+  one.f[0] = 1;
+  return add_one(ctx, Op::Div, {ctx.new_weight("one", one), *x});
+}
+
 MapFn find_data_mapping(std::string_view t) {
   static const std::pair<std::string_view, MapFn> kMaps[] = {
       {"Clip", map_clip},         {"ReduceMean", map_reduce_mean},
@@ -268,6 +278,7 @@ MapFn find_data_mapping(std::string_view t) {
       {"Slice", map_slice},       {"Pad", map_pad},
       {"Concat", map_concat},     {"Split", map_split},
       {"Transpose", map_transpose}, {"Cast", map_cast},
+      {"Reciprocal", map_reciprocal},
   };
   for (const auto& [name, fn] : kMaps)
     if (name == t) return fn;

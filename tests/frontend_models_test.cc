@@ -1,0 +1,263 @@
+// The frontend on the shared real models (../shared/models) and on bad input:
+// every model imports with static shapes, export passes the ONNX checker,
+// import -> export -> import gives an equal graph, squeezenet matches ONNX
+// Runtime, and every kind of bad file gives a clear error.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "core/checker.h"
+#include "frontend/onnx.h"
+#include "frontend/tensor_file.h"
+#include "onnx/onnx_pb.h"
+#include "tests/frontend_test_util.h"
+
+namespace tso {
+namespace {
+
+using testing::floats_of;
+using testing::relative_error;
+
+const std::string kModels = "/work/shared/models/";
+
+struct ModelCase {
+  const char* file;
+  std::map<std::string, int> opaque;  // ONNX op type -> count
+};
+
+const ModelCase kCases[] = {
+    {"squeezenet1_1.onnx", {}},
+    {"squeezenet1_1.graph.onnx", {}},
+    {"resnet50.graph.onnx", {}},
+    {"resnext50_32x4d.graph.onnx", {}},
+    {"inception_v3.graph.onnx", {}},
+    {"nasnetalarge.graph.onnx", {}},
+    // BERT's attention guards softmax with IsNaN + Where, which the IR lacks.
+    {"bert_base_seq128.graph.onnx", {{"IsNaN", 12}, {"Where", 12}}},
+};
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Expected<ImportedModel> import_model(const std::string& file) {
+  ImportOptions o;
+  o.random_weights_seed = 7;
+  return import_onnx(kModels + file, o);
+}
+
+class SharedModels : public ::testing::TestWithParam<ModelCase> {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(kModels + GetParam().file))
+      GTEST_SKIP() << kModels << GetParam().file << " is not present on this machine";
+  }
+};
+
+TEST_P(SharedModels, ImportsWithStaticShapesAndNoIdentities) {
+  Expected<ImportedModel> m = import_model(GetParam().file);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_TRUE(check(m->graph).ok());
+  std::map<std::string, int> opaque;
+  for (const OpaqueNodeInfo& n : m->opaque_nodes) ++opaque[n.op_type];
+  EXPECT_EQ(opaque, GetParam().opaque);
+  EXPECT_GT(m->stats.removed_identities, 0);
+  for (const Node& n : m->graph.nodes()) {
+    if (n.op == Op::Weight) {
+      EXPECT_NE(n.data, nullptr) << n.name;
+    }
+  }
+  EXPECT_EQ(m->info.opset, 17);
+}
+
+TEST_P(SharedModels, ExportThenImportGivesAnEqualGraph) {
+  Expected<ImportedModel> m = import_model(GetParam().file);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  auto dir = testing::temp_dir("roundtrip");
+  const std::string out = (dir / "model.onnx").string();
+  Status s = export_onnx(*m, out);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  Expected<ImportedModel> again = import_onnx(out);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_TRUE(again->graph == m->graph);
+  EXPECT_EQ(again->info.opset, m->info.opset);
+  EXPECT_EQ(again->info.ir_version, m->info.ir_version);
+  ASSERT_EQ(again->graph.outputs().size(), m->graph.outputs().size());
+  for (size_t k = 0; k < m->graph.outputs().size(); ++k)
+    EXPECT_EQ(again->graph.outputs()[k].name, m->graph.outputs()[k].name);
+  if (!testing::have_python_oracle()) {
+    std::filesystem::remove_all(dir);
+    GTEST_SKIP() << "checker part skipped: " << testing::kNoVenv;
+  }
+  std::string err;
+  EXPECT_EQ(testing::run_oracle({"check", out}, &err), 0) << err;
+  std::filesystem::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Frontend, SharedModels, ::testing::ValuesIn(kCases),
+                         [](const auto& info) {
+                           std::string s = info.param.file;
+                           for (char& c : s)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return s;
+                         });
+
+TEST(Frontend, SqueezenetMatchesOnnxRuntime) {
+  const std::string model = kModels + "squeezenet1_1.onnx";
+  if (!std::filesystem::exists(model)) GTEST_SKIP() << model << " is not present";
+  if (!testing::have_python_oracle()) GTEST_SKIP() << testing::kNoVenv;
+  Expected<ImportedModel> m = import_onnx(model);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  WeightData x;
+  x.type = {DType::kF32, Shape{1, 3, 224, 224}};
+  std::vector<float> v(x.type.shape.numel());
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (float& f : v) f = dist(rng);
+  x.bytes.resize(v.size() * 4);
+  std::memcpy(x.bytes.data(), v.data(), x.bytes.size());
+  auto dir = testing::temp_dir("squeezenet");
+  ASSERT_TRUE(write_tensor_file((dir / "input_0.pb").string(), {"input", x}).ok());
+  std::string err;
+  ASSERT_EQ(testing::run_oracle({"ort", model, dir.string(), (dir / "ort").string()}, &err), 0) << err;
+  Expected<NamedTensor> expected = read_tensor_file((dir / "ort" / "output_0.pb").string());
+  ASSERT_TRUE(expected.ok()) << expected.error().message;
+  auto got = testing::run_reference(m->graph, {x});
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  ASSERT_EQ((*got)[0].shape, expected->value.type.shape);
+  double e = relative_error((*got)[0].data, floats_of(expected->value));
+  std::printf("squeezenet1_1: relative error against ONNX Runtime %.3g\n", e);
+  EXPECT_LE(e, 1e-4);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Frontend, MissingExternalDataIsAnErrorNamingTheFile) {
+  const std::string model = kModels + "resnet50.graph.onnx";
+  if (!std::filesystem::exists(model)) GTEST_SKIP() << model << " is not present";
+  Expected<ImportedModel> m = import_onnx(model);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message.find("resnet50.weights"), std::string::npos) << m.error().message;
+  EXPECT_NE(m.error().message.find("--random-weights"), std::string::npos);
+}
+
+TEST(Frontend, RandomWeightsDependOnlyOnTheSeed) {
+  const std::string model = kModels + "squeezenet1_1.graph.onnx";
+  if (!std::filesystem::exists(model)) GTEST_SKIP() << model << " is not present";
+  ImportOptions a, b;
+  a.random_weights_seed = 1, b.random_weights_seed = 2;
+  auto m1 = import_onnx(model, a), m2 = import_onnx(model, a), m3 = import_onnx(model, b);
+  ASSERT_TRUE(m1.ok() && m2.ok() && m3.ok());
+  int same = 0, differ = 0;
+  for (int i : m1->graph.input_nodes()) {
+    const Node& n = m1->graph.node(i);
+    if (n.op != Op::Weight) continue;
+    EXPECT_EQ(n.data->bytes, m2->graph.node(i).data->bytes) << n.name;
+    (n.data->bytes == m3->graph.node(i).data->bytes ? same : differ)++;
+  }
+  EXPECT_GT(differ, 0);
+}
+
+// --- Bad input -----------------------------------------------------------
+
+onnx::ModelProto tiny_model() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("tiny");
+  auto value = [](onnx::ValueInfoProto* v, const char* name) {
+    v->set_name(name);
+    auto* t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto::FLOAT);
+    t->mutable_shape()->add_dim()->set_dim_value(2);
+  };
+  value(g->add_input(), "x");
+  value(g->add_output(), "y");
+  auto* n = g->add_node();
+  n->set_name("r1");
+  n->set_op_type("Relu");
+  n->add_input("x");
+  n->add_output("y");
+  return m;
+}
+
+Expected<ImportedModel> import_proto(const onnx::ModelProto& m) {
+  return import_onnx_bytes(m.SerializeAsString(), "bad.onnx", ".");
+}
+
+void expect_error(const Expected<ImportedModel>& r, const std::vector<std::string>& parts) {
+  ASSERT_FALSE(r.ok());
+  for (const std::string& p : parts)
+    EXPECT_NE(r.error().message.find(p), std::string::npos)
+        << "'" << p << "' not in: " << r.error().message;
+}
+
+TEST(FrontendErrors, TinyModelImports) { EXPECT_TRUE(import_proto(tiny_model()).ok()); }
+
+TEST(FrontendErrors, TruncatedProtobuf) {
+  const std::string model = kModels + "squeezenet1_1.onnx";
+  if (!std::filesystem::exists(model)) GTEST_SKIP() << model << " is not present";
+  std::string bytes = read_bytes(model);
+  expect_error(import_onnx_bytes(bytes.substr(0, bytes.size() / 2), "cut.onnx", "."),
+               {"cut.onnx", "not a valid ONNX protobuf"});
+}
+
+TEST(FrontendErrors, NotAnOnnxFile) {
+  expect_error(import_onnx_bytes("graph g {\n  input x: f32[1]\n}\n", "g.onnx", "."),
+               {"g.onnx"});
+  expect_error(import_onnx("/nonexistent/model.onnx"), {"/nonexistent/model.onnx", "cannot open"});
+}
+
+TEST(FrontendErrors, Cycle) {
+  onnx::ModelProto m = tiny_model();
+  auto* g = m.mutable_graph();
+  g->mutable_node(0)->set_input(0, "z");
+  auto* n = g->add_node();
+  n->set_name("r2");
+  n->set_op_type("Relu");
+  n->add_input("y");
+  n->add_output("z");
+  expect_error(import_proto(m), {"bad.onnx", "node 'r1' (Relu)", "cycle"});
+}
+
+TEST(FrontendErrors, DanglingInput) {
+  onnx::ModelProto m = tiny_model();
+  m.mutable_graph()->mutable_node(0)->set_input(0, "nowhere");
+  expect_error(import_proto(m), {"bad.onnx", "node 'r1' (Relu)", "'nowhere'"});
+}
+
+TEST(FrontendErrors, UnsupportedOpset) {
+  onnx::ModelProto m = tiny_model();
+  m.mutable_opset_import(0)->set_version(9);
+  expect_error(import_proto(m), {"bad.onnx", "opset 9 is not supported"});
+}
+
+TEST(FrontendErrors, UnresolvableDynamicDimension) {
+  onnx::ModelProto m = tiny_model();
+  auto* d = m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()
+                ->mutable_shape()->mutable_dim(0);
+  d->set_dim_param("batch");
+  expect_error(import_proto(m), {"bad.onnx", "'x'", "'batch'"});
+  ImportOptions o;
+  o.input_shapes["x"] = Shape{3};
+  EXPECT_TRUE(import_onnx_bytes(m.SerializeAsString(), "bad.onnx", ".", o).ok());
+}
+
+TEST(FrontendErrors, BadShapeNamesTheNode) {
+  onnx::ModelProto m = tiny_model();
+  auto* n = m.mutable_graph()->mutable_node(0);
+  n->set_op_type("Concat");
+  auto* axis = n->add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(5);
+  expect_error(import_proto(m), {"bad.onnx", "node 'r1' (Concat)", "axis"});
+}
+
+}  // namespace
+}  // namespace tso

@@ -1,0 +1,156 @@
+// The ONNX conformance node tests shipped in Debian's libonnx-testdata, run
+// through the importer and the reference executor. Every test directory of an
+// operator the IR maps is tried; each one either runs and must match the
+// expected outputs within 1e-5 relative, or is skipped with its reason (an
+// opaque node, an element type other than f32, ...). The test prints how
+// many ran and names every skip.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "frontend/onnx.h"
+#include "frontend/tensor_file.h"
+#include "onnx/onnx_pb.h"
+#include "tests/frontend_test_util.h"
+
+namespace tso {
+namespace {
+
+const std::filesystem::path kNodeTests = "/usr/share/libonnx-testdata/data/node";
+constexpr double kTolerance = 1e-5;
+
+// Directory name prefixes of the operators the IR maps (ConvTranspose,
+// ConvInteger and MatMulInteger excluded by the exact-prefix check below).
+const char* kPrefixes[] = {
+    "test_conv_",        "test_basic_conv_",   "test_gemm_",        "test_matmul_",
+    "test_add",          "test_sub",           "test_mul",          "test_div",
+    "test_pow",          "test_relu",          "test_sigmoid",      "test_tanh",
+    "test_erf",          "test_sqrt",          "test_neg",          "test_exp",
+    "test_concat_",      "test_split_",        "test_transpose_",   "test_averagepool_",
+    "test_maxpool_",     "test_globalaveragepool", "test_batchnorm_", "test_softmax_",
+    "test_layer_normalization_", "test_reshape_", "test_flatten_",  "test_squeeze",
+    "test_unsqueeze",    "test_slice",         "test_constant_pad", "test_clip",
+    "test_reduce_mean_", "test_identity",      "test_dropout_default",
+};
+
+std::string read_bytes(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool selected(const std::string& name) {
+  for (const char* p : kPrefixes)
+    if (name.rfind(p, 0) == 0) return name.find("_training") == std::string::npos;
+  return false;
+}
+
+// In these tests every operand is a graph input, even shapes and axes that a
+// real model holds as constants. Integer inputs, and Clip's and Pad's
+// parameters, become initializers holding the test's values.
+bool is_parameter(const onnx::ModelProto& m, int k, const WeightData& value) {
+  if (value.type.dtype == DType::kI64 || value.type.dtype == DType::kI32) return true;
+  const std::string& name = m.graph().input(k).name();
+  for (const auto& n : m.graph().node())
+    for (int i = 1; i < n.input_size(); ++i)
+      if (n.input(i) == name && (n.op_type() == "Clip" || n.op_type() == "Pad")) return true;
+  return false;
+}
+
+struct Outcome {
+  bool ran = false;
+  std::string skip_reason;
+  std::string failure;
+};
+
+Outcome run_case(const std::filesystem::path& dir) {
+  Outcome r;
+  onnx::ModelProto m;
+  if (!m.ParseFromString(read_bytes(dir / "model.onnx"))) return {false, "", "model.onnx does not parse"};
+  const auto data = dir / "test_data_set_0";
+  std::vector<WeightData> feeds;
+  std::vector<std::string> names;
+  onnx::ModelProto edited = m;
+  edited.mutable_graph()->clear_input();
+  // LayerNormalization's Mean and InvStdDev outputs serve training; inference
+  // models never read them, and the IR's layernorm does not produce them.
+  int compared = m.graph().output_size();
+  for (const auto& n : m.graph().node())
+    if (n.op_type() == "LayerNormalization") {
+      compared = 1;
+      while (edited.graph().output_size() > 1) edited.mutable_graph()->mutable_output()->RemoveLast();
+    }
+  for (int k = 0; k < m.graph().input_size(); ++k) {
+    Expected<NamedTensor> t = read_tensor_file((data / ("input_" + std::to_string(k) + ".pb")).string());
+    if (!t) return {false, "input " + std::to_string(k) + ": " + t.error().message, ""};
+    if (is_parameter(m, k, t->value)) {
+      onnx::TensorProto* init = edited.mutable_graph()->add_initializer();
+      init->ParseFromString(read_bytes(data / ("input_" + std::to_string(k) + ".pb")));
+      init->set_name(m.graph().input(k).name());
+      continue;
+    }
+    if (t->value.type.dtype != DType::kF32)
+      return {false, std::string("input of type ") + dtype_name(t->value.type.dtype), ""};
+    *edited.mutable_graph()->add_input() = m.graph().input(k);
+    feeds.push_back(std::move(t->value));
+  }
+  Expected<ImportedModel> imp = import_onnx_bytes(edited.SerializeAsString(), dir.filename().string(), dir.string());
+  if (!imp) return {false, "import: " + imp.error().message, ""};
+  if (!imp->opaque_nodes.empty())
+    return {false, "opaque " + imp->opaque_nodes[0].op_type + ": " + imp->opaque_nodes[0].reason, ""};
+  auto got = testing::run_reference(imp->graph, feeds);
+  if (!got) return {false, "", "reference executor: " + got.error().message};
+  if (static_cast<int>(got->size()) != compared) return {false, "", "wrong number of outputs"};
+  for (size_t k = 0; k < got->size(); ++k) {
+    Expected<NamedTensor> want = read_tensor_file((data / ("output_" + std::to_string(k) + ".pb")).string());
+    if (!want) return {false, "", want.error().message};
+    if (want->value.type.dtype != DType::kF32)
+      return {false, std::string("output of type ") + dtype_name(want->value.type.dtype), ""};
+    if ((*got)[k].shape != want->value.type.shape)
+      return {false, "", "output " + std::to_string(k) + " has shape " + to_string((*got)[k].shape) +
+                             ", expected " + to_string(want->value.type.shape)};
+    double e = testing::relative_error((*got)[k].data, testing::floats_of(want->value));
+    if (!(e <= kTolerance))
+      return {false, "", "output " + std::to_string(k) + " differs: relative error " + std::to_string(e)};
+  }
+  r.ran = true;
+  return r;
+}
+
+TEST(OnnxConformance, NodeTestsOfIrOperators) {
+  if (!std::filesystem::exists(kNodeTests))
+    GTEST_SKIP() << kNodeTests << " is missing (Debian package libonnx-testdata)";
+  std::vector<std::filesystem::path> dirs;
+  for (const auto& e : std::filesystem::directory_iterator(kNodeTests))
+    if (selected(e.path().filename().string())) dirs.push_back(e.path());
+  std::sort(dirs.begin(), dirs.end());
+  int ran = 0, skipped = 0;
+  std::set<std::string> families_ran;
+  for (const auto& dir : dirs) {
+    Outcome o = run_case(dir);
+    const std::string name = dir.filename().string();
+    EXPECT_TRUE(o.failure.empty()) << name << ": " << o.failure;
+    if (o.ran) {
+      ++ran;
+      families_ran.insert(name.substr(5, name.find('_', 5) - 5));
+    } else if (o.failure.empty()) {
+      ++skipped;
+      std::printf("skip %s: %s\n", name.c_str(), o.skip_reason.c_str());
+    }
+  }
+  std::printf("ONNX conformance: %d of %zu node tests ran, %d skipped (reasons above)\n", ran,
+              dirs.size(), skipped);
+  EXPECT_GE(ran, 150);
+  for (const char* op : {"conv", "gemm", "matmul", "add", "mul", "relu", "sigmoid", "tanh",
+                         "concat", "split", "transpose", "averagepool", "maxpool", "batchnorm",
+                         "softmax", "layer", "reshape", "flatten", "squeeze", "unsqueeze", "slice",
+                         "constant", "clip", "erf"})
+    EXPECT_TRUE(families_ran.count(op)) << "no conformance test of " << op << " ran";
+}
+
+}  // namespace
+}  // namespace tso
