@@ -1,0 +1,169 @@
+// Weight folding and the numerical check, and the pipeline that joins them
+// to the search: merged kernels become weights, the optimized graph agrees
+// with the input, and a wrong rule is caught by the check.
+#include "optimizer/fold.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "core/text_format.h"
+#include "optimizer/analytic_cost.h"
+#include "optimizer/optimize.h"
+#include "optimizer/test_rules.h"
+
+namespace tso::opt {
+namespace {
+
+// `text` parsed, with deterministic data for every weight.
+Graph with_weights(std::string_view text) {
+  Expected<Graph> p = parse_graph(text, "test.tso");
+  EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().message);
+  if (!p) return Graph{};
+  GraphBuilder b(p->name());
+  uint32_t state = 12345;
+  for (const Node& n : p->nodes()) {
+    Node copy = n;
+    if (n.op == Op::Weight) {
+      auto w = std::make_shared<WeightData>();
+      w->type = n.outs[0];
+      std::vector<float> v(n.outs[0].shape.numel());
+      for (float& x : v) {
+        state = state * 1664525u + 1013904223u;
+        x = static_cast<float>(state >> 8) / float(1 << 24) - 0.5f;
+      }
+      w->bytes.resize(v.size() * 4);
+      std::memcpy(w->bytes.data(), v.data(), w->bytes.size());
+      copy.data = w;
+    }
+    b.add_node(std::move(copy));
+  }
+  for (const GraphOutput& o : p->outputs()) b.output(o.name, o.ref);
+  Expected<Graph> g = b.finish();
+  EXPECT_TRUE(g.ok());
+  return g.ok() ? std::move(*g) : Graph{};
+}
+
+TEST(Fold, WeightOnlyOperatorsBecomeWeightsAndUnusedWeightsGo) {
+  Graph g = with_weights(R"(graph g {
+  input x: f32[1,2,5,5]
+  weight w1: f32[3,2,1,1]
+  weight w2: f32[4,2,3,3]
+  %e = enlarge(w1, kernel=[3,3])
+  %c = concat(%e, w2, axis=0)
+  %y = conv2d(x, %c, pad=same)
+  output y = %y
+})");
+  FoldStats stats;
+  Expected<Graph> f = fold_weights(g, &stats);
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_EQ(stats.folded, 1);
+  EXPECT_EQ(f->num_operators(), 1);
+  EXPECT_EQ(f->input_nodes().size(), 2u);  // x and the folded kernel
+  Expected<CheckResult> c = compare_graphs(g, *f);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->runs, 2);
+  EXPECT_LT(c->max_relative_error, 1e-6);
+}
+
+TEST(Fold, AWeightWithoutDataIsAnErrorNamingIt) {
+  Expected<Graph> g = parse_graph(R"(graph g {
+  input x: f32[2,3]
+  weight w: f32[3,3]
+  %t = transpose(w, perm=[1,0])
+  %y = matmul(x, %t)
+  output y = %y
+})");
+  ASSERT_TRUE(g.ok());
+  Expected<Graph> f = fold_weights(*g);
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.error().message,
+            "node 'w' (weight): has no data, so the operators on it cannot be folded");
+}
+
+class PipelineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Expected<Device> d = load_device("optimizer/devices/h100.json");
+    ASSERT_TRUE(d.ok());
+    model_ = std::make_unique<AnalyticCost>(*d);
+  }
+  std::unique_ptr<AnalyticCost> model_;
+};
+
+const char* kFire = R"(graph fire {
+  input x: f32[1,16,14,14]
+  weight sq: f32[8,16,1,1]
+  weight e1: f32[16,8,1,1]
+  weight e3: f32[16,8,3,3]
+  %s = conv2d(x, sq)
+  %sr = relu(%s)
+  %a = conv2d(%sr, e1)
+  %ar = relu(%a)
+  %b = conv2d(%sr, e3, pad=[1,1,1,1])
+  %br = relu(%b)
+  %c = concat(%ar, %br, axis=1)
+  output y = %c
+})";
+
+TEST_F(PipelineTest, OptimizesFoldsAndChecks) {
+  Expected<RuleSet> set = parse_rules(testing::kClassicRules, "test.rules");
+  ASSERT_TRUE(set.ok());
+  RuleIndex rules;
+  rules.add(*set);
+  Graph g = with_weights(kFire);
+  Expected<OptimizeResult> r = optimize(g, rules, *model_);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->checked);
+  EXPECT_LE(r->check.max_relative_error, 1e-4);
+  EXPECT_EQ(r->fold.folded, 1);  // enlarge + concat of the expand kernels
+  EXPECT_EQ(r->operators_before, 7);
+  EXPECT_EQ(r->operators_after, 2);  // two fused convolutions
+  EXPECT_LT(r->cost_after, r->cost_before);
+}
+
+TEST_F(PipelineTest, AWrongRuleIsCaughtByTheCheckAndNothingIsReturned) {
+  // relu(conv(x, w)) -> conv(x, w): wrong, and cheaper, so the search takes it.
+  Expected<RuleSet> set = parse_rules(R"(# tso rules v1
+rule wrong_drop_relu {
+  origin handwritten
+  status refuted model="x = -1"
+  input x: f32[1,4,8,8]
+  input w: f32[4,4,1,1]
+  source {
+    %0 = conv2d(x, w)
+    %1 = relu(%0)
+    output %1
+  }
+  target {
+    %0 = conv2d(x, w)
+    output %0
+  }
+}
+)",
+                                      "wrong.rules");
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  RuleIndex rules;
+  rules.add(*set, {.allow_unverified = true});
+  Expected<OptimizeResult> r = optimize(with_weights(kFire), rules, *model_);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("numerical check failed"), std::string::npos)
+      << r.error().message;
+}
+
+TEST_F(PipelineTest, AnUnchangedGraphNeedsNoCheck) {
+  RuleIndex none;
+  Expected<Graph> g = parse_graph(R"(graph g {
+  input x: f32[2,3]
+  %a: f32[2,3] = opaque(x, op_type="Foo")
+  output y = %a
+})");
+  ASSERT_TRUE(g.ok());
+  Expected<OptimizeResult> r = optimize(*g, none, *model_);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_FALSE(r->checked);
+  EXPECT_EQ(r->graph, *g);
+}
+
+}  // namespace
+}  // namespace tso::opt

@@ -1,0 +1,79 @@
+#include "optimizer/numeric_check.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "runtime/reference/executor.h"
+
+namespace tso::opt {
+
+namespace {
+
+// SplitMix64: the same stream on every platform.
+uint64_t next(uint64_t* s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// Uniform in [-1, 1) for floats; small non-negative integers otherwise (index
+// inputs stay in range of any axis of extent >= 2).
+ref::Tensor<float> random_tensor(const TensorType& t, uint64_t* state) {
+  ref::Tensor<float> x(t.shape);
+  bool integer = t.dtype == DType::kI64 || t.dtype == DType::kI32 || t.dtype == DType::kBool;
+  for (float& v : x.data) {
+    uint64_t r = next(state);
+    v = integer ? static_cast<float>(r % 2) : static_cast<float>((r >> 40) * 0x1.0p-23 - 1.0);
+  }
+  return x;
+}
+
+}  // namespace
+
+Expected<CheckResult> compare_graphs(const Graph& original, const Graph& optimized,
+                                     const CheckOptions& options) {
+  if (original.outputs().size() != optimized.outputs().size())
+    return Error{"the optimized graph has " + std::to_string(optimized.outputs().size()) +
+                 " outputs, the original " + std::to_string(original.outputs().size())};
+  for (size_t k = 0; k < original.outputs().size(); ++k) {
+    const GraphOutput& a = original.outputs()[k];
+    const GraphOutput& b = optimized.outputs()[k];
+    if (a.name != b.name || !(original.type(a.ref) == optimized.type(b.ref)))
+      return Error{"output " + std::to_string(k) + " differs: " + a.name + " " +
+                   to_string(original.type(a.ref)) + " vs " + b.name + " " +
+                   to_string(optimized.type(b.ref))};
+  }
+  CheckResult result;
+  for (int run = 0; run < options.runs; ++run) {
+    uint64_t state = options.seed * 0x100000001b3ull + static_cast<uint64_t>(run);
+    std::map<std::string, ref::Tensor<float>> feeds;
+    for (int i : original.input_nodes())
+      if (original.node(i).op == Op::Input)
+        feeds.emplace(original.node(i).name, random_tensor(original.node(i).outs[0], &state));
+    auto a = ref::evaluate<float>(original, feeds);
+    if (!a) return Error{"evaluating the original graph: " + a.error().message};
+    auto b = ref::evaluate<float>(optimized, feeds);
+    if (!b) return Error{"evaluating the optimized graph: " + b.error().message};
+    for (size_t k = 0; k < a->size(); ++k) {
+      const std::vector<float>& x = (*a)[k].data;
+      const std::vector<float>& y = (*b)[k].data;
+      double diff = 0, scale = 0;
+      for (size_t i = 0; i < x.size(); ++i) {
+        diff = std::max(diff, std::fabs(double(y[i]) - double(x[i])));
+        scale = std::max(scale, std::fabs(double(x[i])));
+        if (std::isnan(x[i]) != std::isnan(y[i])) diff = INFINITY;
+      }
+      double rel = diff / std::max(scale, 1e-6);
+      if (rel > result.max_relative_error || result.worst_output.empty()) {
+        result.max_relative_error = std::max(result.max_relative_error, rel);
+        result.worst_output = original.outputs()[k].name;
+      }
+    }
+    ++result.runs;
+  }
+  return result;
+}
+
+}  // namespace tso::opt

@@ -1,0 +1,37 @@
+// The optimizer's pipeline, as `tso optimize` runs it: search with the rules
+// and the cost model, fold weight-only subgraphs into weights, then check the
+// result against the input graph on random inputs; a result over the
+// tolerance is an error, so nothing wrong is ever handed back.
+#pragma once
+
+#include <string>
+
+#include "core/error.h"
+#include "core/graph.h"
+#include "optimizer/cost_model.h"
+#include "optimizer/fold.h"
+#include "optimizer/numeric_check.h"
+#include "optimizer/pattern.h"
+#include "optimizer/search.h"
+
+namespace tso::opt {
+
+struct OptimizeOptions {
+  SearchOptions search;
+  CheckOptions check;
+};
+
+struct OptimizeResult {
+  Graph graph;  // optimized and folded
+  SearchResult search;
+  FoldStats fold;
+  bool checked = false;  // false only when nothing changed
+  CheckResult check;
+  int operators_before = 0, operators_after = 0;
+  double cost_before = 0, cost_after = 0;  // predicted microseconds
+};
+
+Expected<OptimizeResult> optimize(const Graph& g, const RuleIndex& rules, const CostModel& model,
+                                  const OptimizeOptions& options = {});
+
+}  // namespace tso::opt

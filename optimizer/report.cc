@@ -1,0 +1,112 @@
+#include "optimizer/report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+
+namespace tso::opt {
+
+std::vector<RuleCount> count_rules(const std::vector<AppliedRewrite>& applied) {
+  std::map<std::string, RuleCount> by_name;
+  for (const AppliedRewrite& a : applied) {
+    RuleCount& c = by_name[a.rule];
+    c.rule = a.rule;
+    ++c.count;
+    c.nodes.push_back(a.nodes);
+  }
+  std::vector<RuleCount> out;
+  for (auto& [name, c] : by_name) out.push_back(std::move(c));
+  std::stable_sort(out.begin(), out.end(),
+                   [](const RuleCount& a, const RuleCount& b) { return a.count > b.count; });
+  return out;
+}
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string join(const std::vector<std::string>& xs, const char* sep) {
+  std::string s;
+  for (size_t i = 0; i < xs.size(); ++i) s += (i ? sep : "") + xs[i];
+  return s;
+}
+
+std::string check_text(const OptimizeResult& r, double tolerance) {
+  if (!r.checked) return "not needed (the graph is unchanged)";
+  return std::to_string(r.check.runs) + " random input sets, max relative error " +
+         fmt("%.3g", r.check.max_relative_error) + " (bound " + fmt("%.3g", tolerance) + ")";
+}
+
+}  // namespace
+
+std::string report_markdown(const OptimizeResult& r, const ReportContext& c) {
+  const SearchResult& s = r.search;
+  std::string m = "# tso optimize: " + c.model + "\n\n";
+  m += "| | before | after |\n| --- | --- | --- |\n";
+  m += "| operators | " + std::to_string(r.operators_before) + " | " +
+       std::to_string(r.operators_after) + " |\n";
+  m += "| predicted cost (us) | " + fmt("%.2f", r.cost_before) + " | " + fmt("%.2f", r.cost_after) +
+       " |\n\n";
+  m += "- cost model: " + c.cost_model + "\n";
+  m += "- rules: " + std::to_string(c.rules_used) + " usable from " + join(c.rule_files, ", ") +
+       " (" + std::to_string(c.skipped.size()) + " skipped)\n";
+  m += "- search: " + fmt("%.3f", s.seconds) + " s, " + std::to_string(s.expansions) +
+       " expansions, " + std::to_string(s.candidates) + " candidates, " +
+       std::to_string(s.duplicates) + " duplicates, stopped: " + stop_reason_name(s.stop) +
+       " (alpha " + fmt("%g", c.alpha) + ", budget " + std::to_string(c.budget) +
+       ", time limit " + fmt("%g", c.time_limit_s) + " s)\n";
+  m += "- weight folding: " + std::to_string(r.fold.folded) + " new weights\n";
+  m += "- numerical check: " + check_text(r, c.tolerance) + "\n\n";
+  m += "## Rules applied (" + std::to_string(s.applied.size()) + ")\n\n";
+  if (s.applied.empty()) m += "none\n";
+  else m += "| rule | count | nodes |\n| --- | --- | --- |\n";
+  for (const RuleCount& rc : count_rules(s.applied)) {
+    std::vector<std::string> sites;
+    for (const auto& n : rc.nodes) sites.push_back(join(n, "+"));
+    m += "| " + rc.rule + " | " + std::to_string(rc.count) + " | " + join(sites, ", ") + " |\n";
+  }
+  if (!c.skipped.empty()) {
+    m += "\n## Rules skipped (" + std::to_string(c.skipped.size()) + ")\n\n";
+    for (const RuleIndex::Skipped& k : c.skipped) m += "- " + k.rule + ": " + k.reason + "\n";
+  }
+  return m;
+}
+
+std::string report_json(const OptimizeResult& r, const ReportContext& c) {
+  const SearchResult& s = r.search;
+  nlohmann::ordered_json j;
+  j["format"] = "tso-optimize-report";
+  j["version"] = 1;
+  j["model"] = c.model;
+  j["cost_model"] = c.cost_model;
+  j["rule_files"] = c.rule_files;
+  j["rules_used"] = c.rules_used;
+  j["operators"] = {{"before", r.operators_before}, {"after", r.operators_after}};
+  j["predicted_cost_us"] = {{"before", r.cost_before}, {"after", r.cost_after}};
+  j["search"] = {{"seconds", s.seconds},          {"expansions", s.expansions},
+                 {"candidates", s.candidates},    {"duplicates", s.duplicates},
+                 {"rejected_matches", s.rejected}, {"stop_reason", stop_reason_name(s.stop)},
+                 {"alpha", c.alpha},              {"budget", c.budget},
+                 {"time_limit_s", c.time_limit_s}};
+  j["folded_weights"] = r.fold.folded;
+  j["check"] = {{"performed", r.checked},
+                {"tolerance", c.tolerance},
+                {"runs", r.check.runs},
+                {"max_relative_error", r.check.max_relative_error}};
+  nlohmann::ordered_json applied = nlohmann::ordered_json::array();
+  for (const RuleCount& rc : count_rules(s.applied))
+    applied.push_back({{"rule", rc.rule}, {"count", rc.count}, {"nodes", rc.nodes}});
+  j["rules_applied"] = applied;
+  nlohmann::ordered_json skipped = nlohmann::ordered_json::array();
+  for (const RuleIndex::Skipped& k : c.skipped)
+    skipped.push_back({{"rule", k.rule}, {"reason", k.reason}});
+  j["rules_skipped"] = skipped;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace tso::opt

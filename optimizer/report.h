@@ -1,0 +1,37 @@
+// The optimization report, in markdown or JSON: rules applied (name, how
+// many times, on which nodes), operator count and predicted cost before and
+// after, search time, expansions and why the search stopped, weight folding
+// and the numerical check.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "optimizer/optimize.h"
+
+namespace tso::opt {
+
+struct ReportContext {
+  std::string model;                    // the input file
+  std::vector<std::string> rule_files;
+  int rules_used = 0;                   // compiled rules the search could apply
+  std::vector<RuleIndex::Skipped> skipped;
+  std::string cost_model;               // CostModel::describe()
+  double alpha = 0;
+  int64_t budget = 0;
+  double time_limit_s = 0;
+  double tolerance = 1e-4;
+};
+
+struct RuleCount {
+  std::string rule;
+  int count = 0;
+  std::vector<std::vector<std::string>> nodes;  // per application, the nodes it replaced
+};
+// Applications grouped by rule, most frequent first (ties by name).
+std::vector<RuleCount> count_rules(const std::vector<AppliedRewrite>& applied);
+
+std::string report_markdown(const OptimizeResult& r, const ReportContext& c);
+std::string report_json(const OptimizeResult& r, const ReportContext& c);
+
+}  // namespace tso::opt

@@ -1,0 +1,78 @@
+// The report: rule counts grouped and ordered, and both formats carry the
+// figures the issue asks for.
+#include "optimizer/report.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace tso::opt {
+namespace {
+
+OptimizeResult sample() {
+  OptimizeResult r;
+  r.operators_before = 7;
+  r.operators_after = 2;
+  r.cost_before = 30.5;
+  r.cost_after = 9.25;
+  r.search.expansions = 12;
+  r.search.candidates = 40;
+  r.search.duplicates = 3;
+  r.search.seconds = 0.002;
+  r.search.stop = StopReason::kExhausted;
+  r.search.applied = {{"fuse", {"%a", "%b"}}, {"merge", {"%c", "%d"}}, {"fuse", {"%e", "%f"}}};
+  r.fold.folded = 1;
+  r.checked = true;
+  r.check.runs = 2;
+  r.check.max_relative_error = 3e-7;
+  return r;
+}
+
+ReportContext context() {
+  ReportContext c;
+  c.model = "fire.onnx";
+  c.rule_files = {"a.rules"};
+  c.rules_used = 5;
+  c.skipped = {{"bad", "status refuted"}};
+  c.cost_model = "analytic (toy)";
+  c.alpha = 1.05;
+  c.budget = 1000;
+  c.time_limit_s = 60;
+  return c;
+}
+
+TEST(Report, CountsRulesMostFrequentFirst) {
+  std::vector<RuleCount> c = count_rules(sample().search.applied);
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0].rule, "fuse");
+  EXPECT_EQ(c[0].count, 2);
+  EXPECT_EQ(c[0].nodes[1], (std::vector<std::string>{"%e", "%f"}));
+  EXPECT_EQ(c[1].rule, "merge");
+}
+
+TEST(Report, MarkdownShowsCountsCostsAndStopReason) {
+  std::string m = report_markdown(sample(), context());
+  EXPECT_NE(m.find("| operators | 7 | 2 |"), std::string::npos) << m;
+  EXPECT_NE(m.find("| predicted cost (us) | 30.50 | 9.25 |"), std::string::npos) << m;
+  EXPECT_NE(m.find("12 expansions"), std::string::npos) << m;
+  EXPECT_NE(m.find("stopped: exhausted"), std::string::npos) << m;
+  EXPECT_NE(m.find("| fuse | 2 | %a+%b, %e+%f |"), std::string::npos) << m;
+  EXPECT_NE(m.find("- bad: status refuted"), std::string::npos) << m;
+  EXPECT_NE(m.find("max relative error 3e-07"), std::string::npos) << m;
+}
+
+TEST(Report, JsonCarriesTheSameFigures) {
+  nlohmann::json j = nlohmann::json::parse(report_json(sample(), context()));
+  EXPECT_EQ(j["format"], "tso-optimize-report");
+  EXPECT_EQ(j["operators"]["after"], 2);
+  EXPECT_EQ(j["predicted_cost_us"]["before"], 30.5);
+  EXPECT_EQ(j["search"]["stop_reason"], "exhausted");
+  EXPECT_EQ(j["search"]["expansions"], 12);
+  EXPECT_EQ(j["rules_applied"][0]["rule"], "fuse");
+  EXPECT_EQ(j["rules_applied"][0]["count"], 2);
+  EXPECT_EQ(j["rules_applied"][1]["nodes"][0][1], "%d");
+  EXPECT_EQ(j["check"]["runs"], 2);
+}
+
+}  // namespace
+}  // namespace tso::opt
