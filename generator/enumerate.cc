@@ -1,0 +1,240 @@
+// The depth-first enumeration (see enumerate.h).
+#include "generator/enumerate.h"
+
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_sort.h>
+
+
+#include "generator/values.h"
+
+namespace tso::gen {
+
+namespace {
+
+// Values by structural hash: the same expression recurs in many graphs (next
+// to different independent operators), and is evaluated once per thread.
+// Direct-mapped: a lookup is one memory access; a collision evicts.
+class ValueCache {
+ public:
+  static constexpr size_t kSize = 1 << 15;
+  ValueCache() : entries_(kSize) {}
+  const std::vector<ValuePtr>* find(uint64_t h) const {
+    const Entry& e = entries_[h & (kSize - 1)];
+    return e.hash == h && !e.values.empty() ? &e.values : nullptr;
+  }
+  const std::vector<ValuePtr>* put(uint64_t h, std::vector<ValuePtr> v) {
+    Entry& e = entries_[h & (kSize - 1)];
+    e.hash = h;
+    e.values = std::move(v);
+    return &e.values;
+  }
+
+ private:
+  struct Entry {
+    uint64_t hash = 0;
+    std::vector<ValuePtr> values;
+  };
+  std::vector<Entry> entries_;
+};
+
+struct ThreadState {
+  explicit ThreadState(const OpSet& set) : table(set) {}
+  KindTable table;
+  ValueCache cache;
+  std::vector<Record> records;
+  std::array<uint64_t, kMaxOps + 1> graphs{};
+  uint64_t repeated = 0;
+  std::array<uint64_t, kMaxOps + 1> flushed{};  // graphs already added to the progress counters
+};
+
+struct Slot {
+  int kind;
+  ValuePtr value;
+  uint64_t shash;
+  int producer;
+  int uses;
+  bool constant;  // computed from constant operators only
+};
+
+struct Branch {
+  uint8_t tmpl;
+  std::array<uint8_t, 2> args;
+};
+
+class Dfs {
+ public:
+  Dfs(const OpSet& set, ThreadState& ts, const std::vector<ValuePtr>& inputs,
+      const EnumerateOptions& opt, EnumProgress* progress)
+      : set_(set), ts_(ts), opt_(opt), progress_(progress) {
+    for (size_t v = 0; v < inputs.size(); ++v) {
+      slots_.push_back({ts.table.var_kind(static_cast<int>(v)), inputs[v],
+                        var_hash(static_cast<int>(v)), -1, 0, false});
+      key_ += inputs[v]->hash;
+    }
+  }
+
+  // Calls f(tmpl, args) for every argument tuple the enumeration tries.
+  template <class F>
+  void for_each_application(F&& f) {
+    const int n = static_cast<int>(slots_.size());
+    for (size_t ti = 0; ti < set_.ops.size(); ++ti) {
+      const OpTemplate& t = set_.ops[ti];
+      const uint8_t tmpl = static_cast<uint8_t>(ti);
+      if (t.arity == 0) {
+        f(tmpl, std::array<uint8_t, 2>{});
+      } else if (t.arity == 1) {
+        for (int j = 0; j < n; ++j) f(tmpl, std::array<uint8_t, 2>{uint8_t(j), 0});
+      } else {
+        const bool comm = commutative(t);
+        for (int j = 0; j < n; ++j)
+          for (int k = comm ? j + 1 : 0; k < n; ++k)
+            if (j != k) f(tmpl, std::array<uint8_t, 2>{uint8_t(j), uint8_t(k)});
+      }
+    }
+  }
+
+  std::vector<Branch> branches() {
+    std::vector<Branch> out;
+    for_each_application([&](uint8_t tmpl, std::array<uint8_t, 2> args) {
+      if (applicable(tmpl, args)) out.push_back({tmpl, args});
+    });
+    return out;
+  }
+
+  void record_empty() { record(false); }
+
+  void run_branch(const Branch& b) { try_apply(b.tmpl, b.args); }
+
+ private:
+  const Applied* applicable(uint8_t tmpl, std::array<uint8_t, 2> args) {
+    const int arity = set_.ops[tmpl].arity;
+    return ts_.table.apply2(tmpl, arity, arity > 0 ? slots_[args[0]].kind : 0,
+                            arity > 1 ? slots_[args[1]].kind : 0);
+  }
+
+  void try_apply(uint8_t tmpl, std::array<uint8_t, 2> args) {
+    const Applied* app = applicable(tmpl, args);
+    if (app == nullptr) return;
+    const OpTemplate& t = set_.ops[tmpl];
+    std::array<uint64_t, 2> hashes{};
+    int last_dep = -1;
+    bool constant = true;
+    for (int i = 0; i < t.arity; ++i) constant = constant && slots_[args[i]].constant;
+    if (constant && t.arity > 0) return;  // folds to a constant: never part of a useful rule
+    for (int i = 0; i < t.arity; ++i) {
+      hashes[i] = slots_[args[i]].shash;
+      last_dep = std::max(last_dep, slots_[args[i]].producer);
+    }
+    const uint64_t letter = op_hash(tmpl, commutative(t), std::span(hashes.data(), t.arity));
+    for (size_t i = last_dep + 1; i < letters_.size(); ++i)
+      if (letter <= letters_[i]) return;  // not the canonical order (or a repeated operator)
+
+    const std::vector<ValuePtr>* outs = ts_.cache.find(letter);
+    if (outs == nullptr) {
+      std::array<const Value*, 2> a{};
+      for (int i = 0; i < t.arity; ++i) a[i] = slots_[args[i]].value.get();
+      outs = ts_.cache.put(letter, eval_applied(*app, std::span(a.data(), t.arity), opt_.sets));
+    }
+
+    // Push.
+    const uint64_t saved_key = key_;
+    for (int i = 0; i < t.arity; ++i)
+      if (slots_[args[i]].uses++ == 0) key_ -= slots_[args[i]].value->hash;
+    bool repeated = false;
+    const int first_new = static_cast<int>(slots_.size());
+    // Copied into the slots before recursing: the cache entry may be evicted.
+    for (size_t o = 0; o < outs->size(); ++o) {
+      const ValuePtr& v = (*outs)[o];
+      for (const Slot& s : slots_)
+        if (same_value(*s.value, *v)) repeated = true;
+      key_ += v->hash;
+      slots_.push_back({app->out_kinds[o], v, output_hash(letter, static_cast<int>(o)),
+                        static_cast<int>(letters_.size()), 0, constant});
+    }
+    letters_.push_back(letter);
+    program_.ops.push_back({tmpl, args});
+
+    record(repeated);
+    if (!repeated && static_cast<int>(letters_.size()) < opt_.max_ops)
+      for_each_application([&](uint8_t tm, std::array<uint8_t, 2> a) { try_apply(tm, a); });
+
+    // Pop.
+    program_.ops.pop_back();
+    letters_.pop_back();
+    slots_.resize(first_new);
+    for (int i = 0; i < t.arity; ++i) --slots_[args[i]].uses;
+    key_ = saved_key;
+  }
+
+  void record(bool repeated) {
+    ts_.records.push_back({key_, encode(program_)});
+    ++ts_.graphs[program_.ops.size()];
+    if (repeated) ++ts_.repeated;
+    if ((ts_.records.size() & 4095) == 0) flush_progress();
+  }
+
+ public:
+  void flush_progress() {
+    if (progress_ == nullptr) return;
+    for (int d = 0; d <= kMaxOps; ++d) {
+      progress_->graphs[d].fetch_add(ts_.graphs[d] - ts_.flushed[d], std::memory_order_relaxed);
+      ts_.flushed[d] = ts_.graphs[d];
+    }
+  }
+
+ private:
+  const OpSet& set_;
+  ThreadState& ts_;
+  const EnumerateOptions& opt_;
+  EnumProgress* progress_;
+  std::vector<Slot> slots_;
+  std::vector<uint64_t> letters_;
+  Program program_;
+  uint64_t key_ = 0;
+};
+
+}  // namespace
+
+EnumerateResult enumerate(const OpSet& set, const EnumerateOptions& opt, EnumProgress* progress) {
+  TSO_CHECK(opt.max_ops >= 1 && opt.max_ops <= kMaxOps);
+  TSO_CHECK(set.vars.size() + 2 * opt.max_ops < 256);
+  const std::vector<ValuePtr> inputs = input_values(set, opt.sets, opt.seed);
+  tbb::enumerable_thread_specific<ThreadState> states([&] { return ThreadState(set); });
+
+  std::vector<Branch> all;
+  {
+    ThreadState& ts = states.local();
+    Dfs root(set, ts, inputs, opt, progress);
+    all = root.branches();
+    if (opt.shard == 0) root.record_empty();
+    root.flush_progress();
+  }
+  std::vector<Branch> mine;
+  for (size_t b = 0; b < all.size(); ++b)
+    if (static_cast<int>(b % opt.num_shards) == opt.shard) mine.push_back(all[b]);
+  if (progress != nullptr) progress->branches_total = mine.size();
+
+  tbb::parallel_for(size_t{0}, mine.size(), [&](size_t b) {
+    ThreadState& ts = states.local();
+    Dfs dfs(set, ts, inputs, opt, progress);
+    dfs.run_branch(mine[b]);
+    dfs.flush_progress();
+    if (progress != nullptr) ++progress->branches_done;
+  }, tbb::simple_partitioner());
+
+  EnumerateResult result;
+  size_t total = 0;
+  for (ThreadState& ts : states) total += ts.records.size();
+  result.records.reserve(total);
+  for (ThreadState& ts : states) {
+    result.records.insert(result.records.end(), ts.records.begin(), ts.records.end());
+    std::vector<Record>().swap(ts.records);
+    for (int d = 0; d <= kMaxOps; ++d) result.graphs_by_ops[d] += ts.graphs[d];
+    result.repeated_tensor += ts.repeated;
+  }
+  tbb::parallel_sort(result.records.begin(), result.records.end());
+  return result;
+}
+
+}  // namespace tso::gen

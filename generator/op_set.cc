@@ -1,0 +1,179 @@
+// Parser of operator-set files.
+#include "generator/op_set.h"
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "core/shape_inference.h"
+
+namespace tso::gen {
+
+namespace {
+
+std::vector<std::string> words(std::string_view line) {
+  std::vector<std::string> out;
+  std::istringstream in{std::string(line)};
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+// The arity of each operator the enumeration knows how to apply.
+int generator_arity(Op op) {
+  switch (op) {
+    case Op::ConstOnes:
+    case Op::ConstEye:
+    case Op::ConstEyeConv:
+    case Op::ConstPool: return 0;
+    case Op::Relu:
+    case Op::Sigmoid:
+    case Op::Tanh:
+    case Op::Split:
+    case Op::Transpose:
+    case Op::AvgPool:
+    case Op::MaxPool:
+    case Op::Enlarge: return 1;
+    case Op::Conv2d:
+    case Op::Matmul:
+    case Op::Add:
+    case Op::Mul:
+    case Op::ScalarMul:
+    case Op::Concat: return 2;
+    default: return -1;
+  }
+}
+
+bool parse_type(std::string_view s, TensorType* out) {
+  size_t lb = s.find('[');
+  if (lb == std::string_view::npos || s.back() != ']') return false;
+  if (!parse_dtype(s.substr(0, lb), &out->dtype)) return false;
+  std::string_view dims = s.substr(lb + 1, s.size() - lb - 2);
+  Shape shape;
+  while (!dims.empty()) {
+    size_t comma = dims.find(',');
+    std::string d(dims.substr(0, comma));
+    if (d.empty() || d.find_first_not_of("0123456789") != std::string::npos) return false;
+    if (shape.rank() == 4) return false;
+    shape.push_back(std::stoll(d));
+    if (shape[shape.rank() - 1] < 1) return false;
+    dims = comma == std::string_view::npos ? std::string_view{} : dims.substr(comma + 1);
+  }
+  out->shape = shape;
+  return true;
+}
+
+class Parser {
+ public:
+  Parser(std::string_view file) : file_(file) {}
+
+  Error error(int line, const std::string& msg) const {
+    return Error{std::string(file_) + ":" + std::to_string(line) + ": " + msg};
+  }
+
+  Status vars(int line, const std::vector<std::string>& w, bool weight) {
+    // input NAME... : TYPE
+    if (w.size() < 4 || w[w.size() - 2] != ":")
+      return error(line, "expected `" + w[0] + " NAME... : TYPE`");
+    TensorType type;
+    if (!parse_type(w.back(), &type))
+      return error(line, "bad tensor type '" + w.back() + "' (expected e.g. f32[2,4], rank <= 4)");
+    std::string cls_key = (weight ? "w" : "i") + to_string(type);
+    auto [it, fresh] = classes_.emplace(cls_key, static_cast<int>(classes_.size()));
+    for (size_t i = 1; i + 2 < w.size(); ++i) {
+      for (const GenVar& v : set_.vars)
+        if (v.name == w[i]) return error(line, "variable '" + w[i] + "' declared twice");
+      set_.vars.push_back({w[i], type, weight, it->second});
+    }
+    if (set_.vars.size() > 64) return error(line, "at most 64 variables");
+    return Status::Ok();
+  }
+
+  Status op(int line, const std::vector<std::string>& w) {
+    if (w.size() < 2) return error(line, "expected `op NAME [KEY=VALUE]...`");
+    OpTemplate t;
+    if (!find_op(w[1], &t.op)) return error(line, "unknown operator '" + w[1] + "'");
+    t.arity = generator_arity(t.op);
+    if (t.arity < 0) return error(line, "operator '" + w[1] + "' is not supported by the generator");
+    t.text = w[1];
+    for (size_t i = 2; i < w.size(); ++i) {
+      size_t eq = w[i].find('=');
+      if (eq == std::string::npos) return error(line, "expected KEY=VALUE, got '" + w[i] + "'");
+      std::string key = w[i].substr(0, eq), value = w[i].substr(eq + 1);
+      AttrKey k;
+      if (!find_attr_key(key, &k)) return error(line, "unknown attribute '" + key + "'");
+      Expected<AttrValue> v = parse_attr_value(attr_info(k).type, value);
+      if (!v) return error(line, "attribute '" + key + "': " + v.error().message);
+      t.text += " " + w[i];
+      if (t.op == Op::Conv2d && k == AttrKey::kernel) {
+        t.conv_kernel = std::get<std::vector<int64_t>>(*v);
+        if (t.conv_kernel.size() != 2) return error(line, "conv2d kernel needs 2 values");
+        continue;
+      }
+      if (!op_info(t.op).takes(k))
+        return error(line, "operator '" + w[1] + "' takes no attribute '" + key + "'");
+      if ((t.op == Op::Split && k == AttrKey::sizes) || (t.op == Op::Conv2d && k == AttrKey::groups))
+        return error(line, "'" + key + "' is derived from the arguments; do not set it");
+      t.attrs.set(k, std::move(*v));
+    }
+    if (t.op == Op::Conv2d && t.conv_kernel.empty())
+      return error(line, "conv2d needs kernel=[KH,KW] (the weight's kernel)");
+    Attrs probe = t.attrs;
+    if (t.op == Op::Split) probe.set(AttrKey::sizes, std::vector<int64_t>{1, 1});
+    if (Status s = complete_attrs(t.op, &probe); !s.ok()) return error(line, s.error().message);
+    if (set_.ops.size() == 255) return error(line, "at most 255 operator templates");
+    set_.ops.push_back(std::move(t));
+    return Status::Ok();
+  }
+
+  Expected<OpSet> run(std::string_view text) {
+    int line = 0;
+    size_t pos = 0;
+    while (pos <= text.size()) {
+      size_t end = text.find('\n', pos);
+      if (end == std::string_view::npos) end = text.size();
+      std::string_view l = text.substr(pos, end - pos);
+      pos = end + 1;
+      ++line;
+      if (size_t hash = l.find('#'); hash != std::string_view::npos) l = l.substr(0, hash);
+      std::vector<std::string> w = words(l);
+      if (w.empty()) continue;
+      Status s;
+      if (w[0] == "name") {
+        if (w.size() != 2) return error(line, "expected `name NAME`");
+        set_.name = w[1];
+      } else if (w[0] == "input" || w[0] == "weight") {
+        s = vars(line, w, w[0] == "weight");
+      } else if (w[0] == "op") {
+        s = op(line, w);
+      } else {
+        return error(line, "expected `name`, `input`, `weight` or `op`, got '" + w[0] + "'");
+      }
+      if (!s.ok()) return s.error();
+    }
+    if (set_.name.empty()) return error(line, "the operator set has no `name` line");
+    if (set_.vars.empty()) return error(line, "the operator set declares no input");
+    if (set_.ops.empty()) return error(line, "the operator set declares no operator");
+    return std::move(set_);
+  }
+
+ private:
+  std::string_view file_;
+  OpSet set_;
+  std::map<std::string, int> classes_;
+};
+
+}  // namespace
+
+Expected<OpSet> parse_op_set(std::string_view text, std::string_view filename) {
+  return Parser(filename).run(text);
+}
+
+Expected<OpSet> load_op_set(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Error{path + ": cannot read the operator set"};
+  std::stringstream s;
+  s << in.rdbuf();
+  return parse_op_set(s.str(), path);
+}
+
+}  // namespace tso::gen

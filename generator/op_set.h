@@ -1,0 +1,48 @@
+// The generator's operator set: the symbolic input tensors graphs are built
+// over and the operator templates the enumeration applies. It is a text file
+// the user can edit (generator/taso.ops is TASO's set); the grammar is in
+// generator/README.md.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/attrs.h"
+#include "core/error.h"
+#include "core/ops.h"
+#include "core/types.h"
+
+namespace tso::gen {
+
+// A symbolic input. Variables of the same kind and type form one renaming
+// class: a rule and its renaming within a class are the same rule.
+struct GenVar {
+  std::string name;
+  TensorType type;
+  bool weight = false;  // weights never feed conv2d's data input
+  int renaming_class = 0;
+};
+
+// One operator the enumeration applies: an operator with fixed attributes.
+// Attributes that depend on the arguments (split sizes, conv groups) are
+// derived when the template is applied.
+struct OpTemplate {
+  std::string text;  // as written, normalized to single spaces (provenance, messages)
+  Op op = Op::Add;
+  Attrs attrs;
+  int arity = 0;
+  std::vector<int64_t> conv_kernel;  // conv2d: the weight's [KH, KW]
+};
+
+struct OpSet {
+  std::string name;
+  std::vector<GenVar> vars;
+  std::vector<OpTemplate> ops;
+};
+
+// Errors read "FILE:LINE: message".
+Expected<OpSet> parse_op_set(std::string_view text, std::string_view filename);
+Expected<OpSet> load_op_set(const std::string& path);
+
+}  // namespace tso::gen
