@@ -23,6 +23,7 @@ struct Command {
 
 Command add_inspect(CLI::App& tso);
 Command add_run(CLI::App& tso);
+Command add_profile(CLI::App& tso);
 Command add_zoo(CLI::App& tso);
 
 }  // namespace tso::cli

@@ -15,6 +15,9 @@
 #include "cli/model_file.h"
 #include "frontend/tensor_file.h"
 #include "runtime/reference/executor.h"
+#ifdef TSO_HAVE_CUDA_RUNTIME
+#include "runtime/cuda/run_model.h"
+#endif
 
 namespace tso::cli {
 namespace {
@@ -24,6 +27,8 @@ struct RunOptions {
   std::string device = "cpu";
   std::string inputs_dir, outputs_dir;
   uint64_t input_seed = 0;
+  int iters = 200;          // --device cuda: timed replays
+  std::string tf32 = "on";  // --device cuda
 };
 
 // A device runs the graph on one tensor per graph input (in input-node
@@ -108,10 +113,44 @@ void print_output(const std::string& name, const WeightData& w) {
               n ? lo : 0.0, n ? hi : 0.0, n ? sum / n : 0.0);
 }
 
+#ifdef TSO_HAVE_CUDA_RUNTIME
+// --device cuda: the CUDA runtime runs the inputs once, then replays the
+// captured run to measure its latency (runtime/cuda/run_model.h).
+int run_cuda(const RunOptions& opts, const Graph& g, std::vector<WeightData> inputs) {
+  cuda::RunOptions o;
+  o.iters = opts.iters;
+  o.tf32 = opts.tf32 == "on";
+  o.seed = opts.model.random_weights_seed.value_or(1);
+  o.inputs = std::move(inputs);
+  Expected<cuda::RunReport> r = cuda::run_model(g, o);
+  if (!r) {
+    std::fprintf(stderr, "%s: %s\n", opts.model.file.c_str(), r.error().message.c_str());
+    return kExitBadInput;
+  }
+  std::printf("ran %s on cuda\n%soutputs\n", opts.model.file.c_str(),
+              cuda::format_run_report(*r).c_str());
+  for (size_t k = 0; k < g.outputs().size(); ++k) print_output(g.outputs()[k].name, r->outputs[k]);
+  return kExitOk;
+}
+#endif
+
 int run_model(const RunOptions& opts) {
   const Device* device = nullptr;
   for (const Device& d : kDevices)
     if (opts.device == d.name) device = &d;
+#ifdef TSO_HAVE_CUDA_RUNTIME
+  if (opts.device == "cuda") {
+    int code = kExitOk;
+    std::optional<ModelFile> m = load_model_file(opts.model, "run", &code);
+    if (!m) return code;
+    Expected<std::vector<WeightData>> inputs = make_inputs(m->graph, opts);
+    if (!inputs) {
+      std::fprintf(stderr, "tso run: %s\n", inputs.error().message.c_str());
+      return kExitBadInput;
+    }
+    return run_cuda(opts, m->graph, std::move(*inputs));
+  }
+#endif
   if (!device) {
     std::fprintf(stderr, "tso run: unknown device '%s'\n", opts.device.c_str());
     return kExitBadInput;
@@ -157,8 +196,15 @@ Command add_run(CLI::App& tso) {
   app->add_option("MODEL", opts->model.file, "an ONNX model (.onnx) or a .tso graph with weights")
       ->required();
   add_model_file_options(app, &opts->model);
-  app->add_option("--device", opts->device, "where to run: cpu (the reference executor)")
+  app->add_option("--device", opts->device,
+                  "where to run: cpu (the reference executor) or cuda (the GPU runtime)")
       ->capture_default_str();
+  app->add_option("--iters", opts->iters, "--device cuda: timed replays of the captured run")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app->add_option("--tf32", opts->tf32, "--device cuda: TF32 tensor cores for conv and matmul")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"on", "off"}));
   app->add_option("--inputs", opts->inputs_dir, "directory with input_0.pb, input_1.pb, ...");
   app->add_option("--outputs", opts->outputs_dir, "directory to write output_0.pb, ... into");
   app->add_option("--seed", opts->input_seed, "seed of the random inputs (without --inputs)")

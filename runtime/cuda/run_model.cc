@@ -30,6 +30,22 @@ Expected<RunReport> run_model(const Graph& g, const RunOptions& options) {
   eo.sources.random_seed = options.seed;
   Expected<std::unique_ptr<Executor>> ex = Executor::create(g, eo);
   if (!ex) return ex.error();
+  if (!options.inputs.empty()) {
+    size_t k = 0;
+    for (int i : g.input_nodes()) {
+      if (g.node(i).op != Op::Input) continue;
+      if (k == options.inputs.size())
+        return Error{"got " + std::to_string(k) + " input values, the graph has more inputs"};
+      TSO_RETURN_IF_ERROR((*ex)->set_input(g.node(i).name, options.inputs[k++].bytes));
+    }
+  }
+  TSO_RETURN_IF_ERROR((*ex)->run());
+  std::vector<WeightData> outputs;
+  for (size_t o = 0; o < g.outputs().size(); ++o) {
+    Expected<std::vector<std::byte>> bytes = (*ex)->output_bytes(static_cast<int>(o));
+    if (!bytes) return bytes.error();
+    outputs.push_back({g.type(g.outputs()[o].ref), std::move(*bytes)});
+  }
   Expected<std::vector<float>> times = (*ex)->time_runs(options.iters, options.warmup);
   if (!times) return times.error();
   RunReport r;
@@ -41,6 +57,7 @@ Expected<RunReport> run_model(const Graph& g, const RunOptions& options) {
   r.tf32 = options.tf32;
   r.cuda_graph = options.cuda_graph;
   r.stats = (*ex)->stats();
+  r.outputs = std::move(outputs);
   return r;
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "core/graph.h"
@@ -18,8 +19,12 @@ struct RunOptions {
   int warmup = 20;
   bool tf32 = true;
   bool cuda_graph = true;
-  // Graph inputs, and weights without stored data, get seeded random values.
+  // Weights without stored data, and graph inputs not given in `inputs`,
+  // get seeded random values.
   uint64_t seed = 1;
+  // Values of the graph's input nodes (Op::Input, in input-node order); empty
+  // for random inputs.
+  std::vector<WeightData> inputs;
 };
 
 struct RunReport {
@@ -29,6 +34,7 @@ struct RunReport {
   bool tf32 = true;
   bool cuda_graph = true;
   ExecutorStats stats;
+  std::vector<WeightData> outputs;  // of the first run, in graph output order
 };
 
 Expected<RunReport> run_model(const Graph& g, const RunOptions& options);
