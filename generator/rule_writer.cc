@@ -1,0 +1,280 @@
+// Symbolic replay of a candidate's sides: every extent of every tensor as a
+// shape expression over the rule's variables, and the pieces split cuts at.
+//
+// Derived attributes: split sizes are the symbolic pieces; conv2d groups with
+// a depthwise weight (C_in of 1) are dim(x,1); constant shapes are the dims of
+// a variable of that same shape, else per extent the first variable extent
+// of that value (1 stays literal), else literal; an enlarge kernel is the
+// kernel of another 4-D variable with that kernel, else literal.
+#include "generator/rule_writer.h"
+
+#include <algorithm>
+#include <map>
+
+namespace tso::gen {
+
+namespace {
+
+using Exprs = std::vector<ShapeExpr>;
+
+struct SymTensor {
+  Exprs dims;
+  std::vector<Exprs> segs;  // per axis; empty: no pieces
+};
+
+ShapeExpr sum(const Exprs& e, size_t n) {
+  ShapeExpr s = e[0];
+  for (size_t i = 1; i < n; ++i) s = ShapeExpr::binary(ShapeExpr::Kind::kAdd, s, e[i]);
+  return s;
+}
+
+Exprs pieces(const SymTensor& t, int axis) {
+  return t.segs[axis].empty() ? Exprs{t.dims[axis]} : t.segs[axis];
+}
+
+class SideWriter {
+ public:
+  // rule_vars[i] is written as set.vars[names[i]] (a renaming within classes).
+  SideWriter(KindTable& table, const std::vector<int>& rule_vars, const std::vector<int>& names)
+      : table_(table) {
+    const OpSet& set = table.set();
+    for (size_t i = 0; i < rule_vars.size(); ++i) {
+      var_index_[rule_vars[i]] = static_cast<int>(i);
+      vars_.push_back(&set.vars[names[i]]);
+    }
+  }
+
+  RuleSide write(const Program& p, const std::vector<int>& outs) {
+    const OpSet& set = table_.set();
+    Replayed r = replay(table_, p);
+    std::vector<SymTensor> sym(r.kind.size());
+    std::vector<RuleRef> refs(r.kind.size());
+    for (int v = 0; v < r.num_vars; ++v) {
+      const Shape& s = set.vars[v].type.shape;
+      sym[v].segs.resize(s.rank());
+      if (!var_index_.count(v)) continue;
+      const std::string& name = vars_[var_index_.at(v)]->name;
+      for (int d = 0; d < s.rank(); ++d) sym[v].dims.push_back(ShapeExpr::dim(name, d));
+      refs[v] = {RuleRef::Kind::kVar, var_index_.at(v), 0};
+    }
+    RuleSide side;
+    for (size_t i = 0; i < p.ops.size(); ++i) {
+      const OpTemplate& t = set.ops[p.ops[i].tmpl];
+      const Applied& app = *r.applied[i];
+      std::vector<const SymTensor*> a;
+      RuleNode node;
+      node.op = app.node.op;
+      for (int arg : r.op_args[i]) {
+        a.push_back(&sym[arg]);
+        node.args.push_back(refs[arg]);
+      }
+      std::vector<std::pair<AttrKey, Exprs>> exprs;
+      std::vector<SymTensor> out = outputs(t, app, r, i, a, &exprs);
+      for (const auto& [key, value] : app.node.attrs.entries()) {
+        PatternAttr pa;
+        pa.key = key;
+        pa.value = value;
+        for (auto& [k, e] : exprs)
+          if (k == key) {
+            pa.form = key == AttrKey::groups ? PatternAttr::Form::kExpr : PatternAttr::Form::kExprList;
+            pa.exprs = e;
+            pa.value = AttrValue{};
+          }
+        node.attrs.push_back(std::move(pa));
+      }
+      node.outputs = static_cast<int>(out.size());
+      for (size_t o = 0; o < out.size(); ++o) {
+        int tensor = r.op_outputs[i][o];
+        sym[tensor] = std::move(out[o]);
+        refs[tensor] = {RuleRef::Kind::kNode, static_cast<int>(i), static_cast<int>(o)};
+      }
+      side.nodes.push_back(std::move(node));
+    }
+    for (int t : outs) side.outputs.push_back(refs[t]);
+    return side;
+  }
+
+ private:
+  // A constant extent of value v, as an expression over the variables.
+  ShapeExpr extent(int64_t v) const {
+    if (v != 1)
+      for (const GenVar* g : vars_)
+        for (int d = 0; d < g->type.shape.rank(); ++d)
+          if (g->type.shape[d] == v) return ShapeExpr::dim(g->name, d);
+    return ShapeExpr::lit(v);
+  }
+
+  Exprs constant_shape(const std::vector<int64_t>& shape) const {
+    Exprs e;
+    for (const GenVar* g : vars_)
+      if (std::vector<int64_t>(g->type.shape.begin(), g->type.shape.end()) == shape) {
+        for (size_t d = 0; d < shape.size(); ++d) e.push_back(ShapeExpr::dim(g->name, d));
+        return e;
+      }
+    for (int64_t v : shape) e.push_back(extent(v));
+    return e;
+  }
+
+  std::vector<SymTensor> outputs(const OpTemplate& t, const Applied& app, const Replayed& r,
+                                 size_t op, const std::vector<const SymTensor*>& a,
+                                 std::vector<std::pair<AttrKey, Exprs>>* exprs) {
+    std::vector<SymTensor> out(app.out_kinds.size());
+    const Kind& k0 = table_.kind(app.out_kinds[0]);
+    for (SymTensor& s : out) s.segs.resize(k0.shape.rank());
+    SymTensor& o = out[0];
+    // Pieces kept where the concrete split info has them.
+    auto keep = [&](SymTensor& s, int kind, const SymTensor& from) {
+      for (size_t d = 0; d < s.segs.size(); ++d)
+        if (table_.kind(kind).segs[d].n > 0 && d < from.segs.size()) s.segs[d] = from.segs[d];
+    };
+    switch (t.op) {
+      case Op::Conv2d: {
+        o.dims = {a[0]->dims[0], a[1]->dims[0], a[0]->dims[2], a[0]->dims[3]};
+        o.segs[0] = a[0]->segs[0];
+        o.segs[1] = a[1]->segs[0];
+        if (app.node.attrs.i(AttrKey::groups) != 1 && table_.kind(r.kind[r.op_args[op][1]]).shape[1] == 1)
+          exprs->push_back({AttrKey::groups, {a[0]->dims[1]}});
+        break;
+      }
+      case Op::Matmul:
+        o.dims = {a[0]->dims[0], a[1]->dims[1]};
+        o.segs[0] = a[0]->segs[0];
+        o.segs[1] = a[1]->segs[1];
+        break;
+      case Op::Add:
+      case Op::Mul:
+        o.dims = a[0]->dims;
+        keep(o, app.out_kinds[0], *a[0]);
+        break;
+      case Op::ScalarMul:
+      case Op::Relu:
+      case Op::Sigmoid:
+      case Op::Tanh: o = *a[0]; break;
+      case Op::AvgPool:
+      case Op::MaxPool:
+        o.dims = a[0]->dims;
+        o.segs[0] = a[0]->segs[0];
+        o.segs[1] = a[0]->segs[1];
+        break;
+      case Op::Enlarge: {
+        const std::vector<int64_t>& k = app.node.attrs.ints(AttrKey::kernel);
+        Exprs ke{ShapeExpr::lit(k[0]), ShapeExpr::lit(k[1])};
+        for (const GenVar* g : vars_)
+          if (g->type.shape.rank() == 4 && g->type.shape[2] == k[0] && g->type.shape[3] == k[1] &&
+              !(a[0]->dims[0] == ShapeExpr::dim(g->name, 0))) {
+            ke = {ShapeExpr::dim(g->name, 2), ShapeExpr::dim(g->name, 3)};
+            break;
+          }
+        o.dims = {a[0]->dims[0], a[0]->dims[1], ke[0], ke[1]};
+        o.segs[0] = a[0]->segs[0];
+        o.segs[1] = a[0]->segs[1];
+        exprs->push_back({AttrKey::kernel, ke});
+        break;
+      }
+      case Op::Transpose: {
+        const std::vector<int64_t>& perm = app.node.attrs.ints(AttrKey::perm);
+        for (size_t d = 0; d < perm.size(); ++d) {
+          o.dims.push_back(a[0]->dims[perm[d]]);
+          o.segs[d] = a[0]->segs[perm[d]];
+        }
+        break;
+      }
+      case Op::Concat: {
+        int axis = static_cast<int>(app.node.attrs.i(AttrKey::axis));
+        o.dims = a[0]->dims;
+        keep(o, app.out_kinds[0], *a[0]);
+        Exprs p = pieces(*a[0], axis), q = pieces(*a[1], axis);
+        p.insert(p.end(), q.begin(), q.end());
+        o.dims[axis] = sum(p, p.size());
+        o.segs[axis] = p;
+        break;
+      }
+      case Op::Split: {
+        int axis = static_cast<int>(app.node.attrs.i(AttrKey::axis));
+        Exprs p = pieces(*a[0], axis);
+        ShapeExpr left = sum(p, p.size() - 1), right = p.back();
+        for (size_t i = 0; i < out.size(); ++i) {
+          out[i].dims = a[0]->dims;
+          keep(out[i], app.out_kinds[i], *a[0]);
+        }
+        out[0].dims[axis] = left;
+        out[1].dims[axis] = right;
+        out[0].segs[axis] = p.size() > 2 ? Exprs(p.begin(), p.end() - 1) : Exprs{};
+        out[1].segs[axis] = {};
+        exprs->push_back({AttrKey::sizes, {left, right}});
+        break;
+      }
+      case Op::ConstOnes:
+      case Op::ConstEye:
+      case Op::ConstEyeConv:
+      case Op::ConstPool: {
+        o.dims = constant_shape(app.node.attrs.ints(AttrKey::shape));
+        exprs->push_back({AttrKey::shape, o.dims});
+        break;
+      }
+      default: TSO_CHECK(false, "operator the generator does not apply: " + t.text);
+    }
+    return out;
+  }
+
+  KindTable& table_;
+  std::map<int, int> var_index_;
+  std::vector<const GenVar*> vars_;
+};
+
+// The variables a candidate reads, in order of first use (source, then
+// target).
+std::vector<int> rule_vars(const OpSet& set, const Candidate& c) {
+  std::vector<int> out;
+  auto use = [&](int t) {
+    if (t < static_cast<int>(set.vars.size()) && std::find(out.begin(), out.end(), t) == out.end())
+      out.push_back(t);
+  };
+  for (const Program* p : {&c.a, &c.b}) {
+    for (const ProgOp& op : p->ops)
+      for (int j = 0; j < set.ops[op.tmpl].arity; ++j) use(op.args[j]);
+    for (int t : p == &c.a ? c.a_out : c.b_out) use(t);
+  }
+  return out;
+}
+
+// Renames the variables within their classes to the class's first names, in
+// order of first use, so each renaming class prints one way.
+std::vector<int> canonical_names(const OpSet& set, const std::vector<int>& vars) {
+  std::map<int, int> next;  // class -> variables of the class named so far
+  std::vector<int> names;
+  for (int v : vars) {
+    int cls = set.vars[v].renaming_class, skip = next[cls]++;
+    for (size_t u = 0; u < set.vars.size(); ++u)
+      if (set.vars[u].renaming_class == cls && skip-- == 0) names.push_back(static_cast<int>(u));
+  }
+  return names;
+}
+
+}  // namespace
+
+Rule make_rule(KindTable& table, const Candidate& c, std::string name, const RuleOrigin& origin) {
+  const OpSet& set = table.set();
+  Rule rule;
+  rule.name = std::move(name);
+  rule.origin = origin;
+  rule.status.kind = RuleStatus::Kind::kUnverified;
+  std::vector<int> vars = rule_vars(set, c);
+  std::vector<int> names = canonical_names(set, vars);
+  // Declared in name order.
+  std::vector<size_t> order(vars.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return names[x] < names[y]; });
+  std::vector<int> sorted_vars, sorted_names;
+  for (size_t i : order) {
+    sorted_vars.push_back(vars[i]);
+    sorted_names.push_back(names[i]);
+    rule.inputs.push_back({set.vars[names[i]].name, set.vars[names[i]].type});
+  }
+  SideWriter w(table, sorted_vars, sorted_names);
+  rule.source = w.write(c.a, c.a_out);
+  rule.target = w.write(c.b, c.b_out);
+  return rule;
+}
+
+}  // namespace tso::gen
