@@ -82,7 +82,8 @@ Expected<std::optional<HostTensor>> arithmetic_pair(const std::string& op, const
                                                     const HostTensor& b, int64_t limit) {
   // Pow may take an exponent of another type; the result has the base's.
   if (op != "Pow") TSO_RETURN_IF_ERROR(same_type(a, b));
-  auto [fop, iop] = arithmetic().at(op);
+  const FloatOp fop = arithmetic().at(op).first;
+  const IntOp iop = arithmetic().at(op).second;
   HostTensor out;
   out.dtype = a.dtype;
   const HostTensor* pair[] = {&a, &b};
