@@ -22,6 +22,7 @@ struct Command {
 };
 
 Command add_inspect(CLI::App& tso);
+Command add_generate(CLI::App& tso);
 Command add_run(CLI::App& tso);
 Command add_profile(CLI::App& tso);
 Command add_zoo(CLI::App& tso);

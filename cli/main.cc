@@ -11,7 +11,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "tso " TSO_VERSION);
   app.require_subcommand(1);
 
-  std::vector<Command> commands = {add_inspect(app), add_run(app), add_profile(app), add_zoo(app)};
+  std::vector<Command> commands = {add_inspect(app), add_generate(app), add_run(app),
+                                   add_profile(app), add_zoo(app)};
 
   try {
     app.parse(argc, argv);
