@@ -26,5 +26,6 @@ Command add_generate(CLI::App& tso);
 Command add_run(CLI::App& tso);
 Command add_profile(CLI::App& tso);
 Command add_zoo(CLI::App& tso);
+Command add_verify(CLI::App& tso);
 
 }  // namespace tso::cli

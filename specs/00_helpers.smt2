@@ -29,17 +29,99 @@
 (define-fun perm_index ((p (Seq Int)) (a Int)) Int
   (ite (= (perm_at p 0) a) 0 (ite (= (perm_at p 1) a) 1 (ite (= (perm_at p 2) a) 2 3))))
 
-; x has shape sh (rank <= 4): the guard of laws that must not broadcast.
+;
+; Validity. Every axiom is guarded so that, whenever its guard holds, both of
+; its sides are shape-valid applications; the guard speaks only of the shapes
+; of the axiom's tensor variables (rank, dim) and its integer parameters. So
+; the axioms stay true when an invalid application denotes an error value
+; whose rank and extents no real tensor has, and Z3 cannot chain through
+; invalid terms. Ranks up to 4.
+
+; x is a tensor of rank <= 4 with every extent >= 1.
+(define-fun dims_ok ((x T)) Bool
+  (and (<= 0 (rank x) 4)
+       (or (<= (rank x) 0) (>= (dim x 0) 1)) (or (<= (rank x) 1) (>= (dim x 1) 1))
+       (or (<= (rank x) 2) (>= (dim x 2) 1)) (or (<= (rank x) 3) (>= (dim x 3) 1))))
+(define-fun rk ((x T) (r Int)) Bool (and (dims_ok x) (= (rank x) r)))
+(define-fun scalar ((s T)) Bool (= (rank s) 0))
+
+; x has shape sh.
 (define-fun has_shape ((x T) (sh (Seq Int))) Bool
-  (and (= (rank x) (seq.len sh)) (<= (rank x) 4)
+  (and (dims_ok x) (= (rank x) (seq.len sh))
        (or (<= (rank x) 0) (= (dim x 0) (seq.nth sh 0)))
        (or (<= (rank x) 1) (= (dim x 1) (seq.nth sh 1)))
        (or (<= (rank x) 2) (= (dim x 2) (seq.nth sh 2)))
        (or (<= (rank x) 3) (= (dim x 3) (seq.nth sh 3)))))
-; x and y have the same shape (rank <= 4).
+; x and y have the same shape.
 (define-fun same_shape ((x T) (y T)) Bool
-  (and (= (rank x) (rank y)) (<= (rank x) 4)
+  (and (dims_ok x) (dims_ok y) (= (rank x) (rank y))
        (or (<= (rank x) 0) (= (dim x 0) (dim y 0)))
        (or (<= (rank x) 1) (= (dim x 1) (dim y 1)))
        (or (<= (rank x) 2) (= (dim x 2) (dim y 2)))
        (or (<= (rank x) 3) (= (dim x 3) (dim y 3)))))
+; x and y have the same rank and broadcast (numpy).
+(define-fun bc ((a Int) (b Int)) Bool (or (= a b) (= a 1) (= b 1)))
+(define-fun bcast ((x T) (y T)) Bool
+  (and (dims_ok x) (dims_ok y) (= (rank x) (rank y))
+       (or (<= (rank x) 0) (bc (dim x 0) (dim y 0)))
+       (or (<= (rank x) 1) (bc (dim x 1) (dim y 1)))
+       (or (<= (rank x) 2) (bc (dim x 2) (dim y 2)))
+       (or (<= (rank x) 3) (bc (dim x 3) (dim y 3)))))
+
+; (concat a r n0 n1 x y) is valid.
+(define-fun ok_concat ((a Int) (r Int) (n0 Int) (n1 Int) (x T) (y T)) Bool
+  (and (rk x r) (rk y r) (<= 0 a) (< a r) (= (dim x a) n0) (= (dim y a) n1)
+       (or (= a 0) (<= r 0) (= (dim x 0) (dim y 0)))
+       (or (= a 1) (<= r 1) (= (dim x 1) (dim y 1)))
+       (or (= a 2) (<= r 2) (= (dim x 2) (dim y 2)))
+       (or (= a 3) (<= r 3) (= (dim x 3) (dim y 3)))))
+; (split a t o l x) is valid.
+(define-fun ok_split ((a Int) (t Int) (o Int) (l Int) (x T)) Bool
+  (and (dims_ok x) (<= 0 a) (< a (rank x)) (= (dim x a) t) (>= o 0) (>= l 1) (<= (+ o l) t)))
+
+; (transpose p x) is valid: p a permutation of the axes of x.
+(define-fun in_rank ((v Int) (n Int)) Bool (and (<= 0 v) (< v n)))
+(define-fun ok_perm ((p (Seq Int)) (x T)) Bool
+  (let ((n (seq.len p)))
+    (and (dims_ok x) (= n (rank x)) (>= n 1)
+         (in_rank (perm_at p 0) n)
+         (or (< n 2) (and (in_rank (perm_at p 1) n) (distinct (perm_at p 0) (perm_at p 1))))
+         (or (< n 3) (and (in_rank (perm_at p 2) n)
+                          (distinct (perm_at p 0) (perm_at p 1) (perm_at p 2))))
+         (or (< n 4) (and (in_rank (perm_at p 3) n)
+                          (distinct (perm_at p 0) (perm_at p 1) (perm_at p 2) (perm_at p 3)))))))
+
+; matmul of two matrices.
+(define-fun ok_mm2 ((x T) (y T)) Bool (and (rk x 2) (rk y 2) (= (dim x 1) (dim y 0))))
+
+; Windows (conv2d, pools): stride/dilation/kernel pairs, padding, fit.
+(define-fun ok_pair ((s (Seq Int))) Bool
+  (and (= (seq.len s) 2) (>= (seq.nth s 0) 1) (>= (seq.nth s 1) 1)))
+(define-fun ok_pad ((p (Seq Int))) Bool
+  (and (= (seq.len p) 5) (<= 0 (seq.nth p 0) 2)
+       (>= (seq.nth p 1) 0) (>= (seq.nth p 2) 0) (>= (seq.nth p 3) 0) (>= (seq.nth p 4) 0)
+       (or (= (seq.nth p 0) 2)
+           (and (= (seq.nth p 1) 0) (= (seq.nth p 2) 0) (= (seq.nth p 3) 0) (= (seq.nth p 4) 0)))))
+; A window of effective extent eff fits spatial axis i (0 = H, 1 = W) of extent n.
+(define-fun fits ((n Int) (eff Int) (p (Seq Int)) (i Int)) Bool
+  (or (= (seq.nth p 0) 1) (>= (+ n (seq.nth p (+ 1 i)) (seq.nth p (+ 3 i))) eff)))
+(define-fun conv_fits ((s (Seq Int)) (p (Seq Int)) (d (Seq Int)) (xh Int) (xw Int) (kh Int) (kw Int)) Bool
+  (and (ok_pair s) (ok_pair d) (ok_pad p)
+       (fits xh (+ 1 (* (- kh 1) (seq.nth d 0))) p 0)
+       (fits xw (+ 1 (* (- kw 1) (seq.nth d 1))) p 1)))
+(define-fun ok_act ((a Int)) Bool (<= 0 a 3))
+; (conv2d s p d g a x w) is valid (for any act a with ok_act).
+(define-fun ok_conv ((s (Seq Int)) (p (Seq Int)) (d (Seq Int)) (g Int) (x T) (w T)) Bool
+  (and (rk x 4) (rk w 4) (>= g 1) (= (dim x 1) (* (dim w 1) g)) (= (mod (dim w 0) g) 0)
+       (conv_fits s p d (dim x 2) (dim x 3) (dim w 2) (dim w 3))))
+; (avgpool s p k cm ci x) / (maxpool s p k cm x) are valid (with ci 0 or 1).
+(define-fun ok_pool ((s (Seq Int)) (p (Seq Int)) (k (Seq Int)) (cm Int) (x T)) Bool
+  (and (rk x 4) (ok_pair s) (ok_pair k) (ok_pad p) (<= 0 cm 1)
+       (< (seq.nth p 1) (seq.nth k 0)) (< (seq.nth p 3) (seq.nth k 0))
+       (< (seq.nth p 2) (seq.nth k 1)) (< (seq.nth p 4) (seq.nth k 1))
+       (fits (dim x 2) (seq.nth k 0) p 0) (fits (dim x 3) (seq.nth k 1) p 1)))
+(define-fun ok_flag ((f Int)) Bool (<= 0 f 1))
+; (enlarge k w) is valid.
+(define-fun ok_enlarge ((k (Seq Int)) (w T)) Bool
+  (and (rk w 4) (ok_pair k) (>= (seq.nth k 0) (dim w 2)) (>= (seq.nth k 1) (dim w 3))
+       (= (mod (- (seq.nth k 0) (dim w 2)) 2) 0) (= (mod (- (seq.nth k 1) (dim w 3)) 2) 0)))

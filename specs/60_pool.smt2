@@ -6,7 +6,7 @@
 ; test k=[3,3] s=[1,1] p=[1,0,0,0,0] cm=0 ci=0 a=0 n0=2 n1=1 x=f32[2,2,5,5] y=f32[1,2,5,5]
 (assert (forall ((k (Seq Int)) (s (Seq Int)) (p (Seq Int)) (cm Int) (ci Int) (a Int) (n0 Int) (n1 Int)
                  (x T) (y T))
-  (! (=> (<= a 1)
+  (! (=> (and (<= a 1) (ok_concat a 4 n0 n1 x y) (ok_pool s p k cm x) (ok_flag ci))
          (= (avgpool s p k cm ci (concat a 4 n0 n1 x y))
             (concat a 4 n0 n1 (avgpool s p k cm ci x) (avgpool s p k cm ci y))))
      :pattern ((avgpool s p k cm ci (concat a 4 n0 n1 x y)))
@@ -17,7 +17,7 @@
 ; test k=[3,3] s=[2,2] p=[2,1,1,1,1] cm=1 a=0 n0=2 n1=1 x=f32[2,2,6,6] y=f32[1,2,6,6]
 (assert (forall ((k (Seq Int)) (s (Seq Int)) (p (Seq Int)) (cm Int) (a Int) (n0 Int) (n1 Int)
                  (x T) (y T))
-  (! (=> (<= a 1)
+  (! (=> (and (<= a 1) (ok_concat a 4 n0 n1 x y) (ok_pool s p k cm x))
          (= (maxpool s p k cm (concat a 4 n0 n1 x y))
             (concat a 4 n0 n1 (maxpool s p k cm x) (maxpool s p k cm y))))
      :pattern ((maxpool s p k cm (concat a 4 n0 n1 x y)))
@@ -27,7 +27,7 @@
 ; test k=[2,2] s=[1,1] p=[1,0,0,0,0] cm=0 ci=0 x=f32[1,2,4,4] y=f32[1,2,4,4]
 ; test k=[3,3] s=[2,2] p=[2,1,1,1,1] cm=1 ci=1 x=f32[2,1,5,5] y=f32[2,1,5,5]
 (assert (forall ((k (Seq Int)) (s (Seq Int)) (p (Seq Int)) (cm Int) (ci Int) (x T) (y T))
-  (! (=> (same_shape x y)
+  (! (=> (and (same_shape x y) (ok_pool s p k cm x) (ok_flag ci))
          (= (avgpool s p k cm ci (add x y)) (add (avgpool s p k cm ci x) (avgpool s p k cm ci y))))
      :pattern ((avgpool s p k cm ci (add x y)))
      :pattern ((add (avgpool s p k cm ci x) (avgpool s p k cm ci y))))))
@@ -35,7 +35,8 @@
 ; axiom avgpool-smul
 ; test k=[2,2] s=[1,1] p=[1,0,0,0,0] cm=0 ci=0 x=f32[1,2,4,4] c=f32[]
 (assert (forall ((k (Seq Int)) (s (Seq Int)) (p (Seq Int)) (cm Int) (ci Int) (x T) (c T))
-  (! (= (avgpool s p k cm ci (smul x c)) (smul (avgpool s p k cm ci x) c))
+  (! (=> (and (ok_pool s p k cm x) (ok_flag ci) (scalar c))
+         (= (avgpool s p k cm ci (smul x c)) (smul (avgpool s p k cm ci x) c)))
      :pattern ((avgpool s p k cm ci (smul x c))) :pattern ((smul (avgpool s p k cm ci x) c)))))
 
 ; relu is monotone, so it commutes with max.
@@ -43,5 +44,5 @@
 ; test k=[2,2] s=[2,2] p=[0,0,0,0,0] cm=0 x=f32[1,2,4,4]
 ; test k=[3,3] s=[1,1] p=[1,0,0,0,0] cm=0 x=f32[1,1,5,5]
 (assert (forall ((k (Seq Int)) (s (Seq Int)) (p (Seq Int)) (cm Int) (x T))
-  (! (= (maxpool s p k cm (relu x)) (relu (maxpool s p k cm x)))
+  (! (=> (ok_pool s p k cm x) (= (maxpool s p k cm (relu x)) (relu (maxpool s p k cm x))))
      :pattern ((maxpool s p k cm (relu x))) :pattern ((relu (maxpool s p k cm x))))))

@@ -1,0 +1,179 @@
+// `tso verify IN.rules -o OUT.rules`: proves every rule of a rule file with
+// Z3 against the operator specifications and writes the file back with each
+// status filled in (verified, refuted or unknown) and a header line counting
+// them; `tso verify --check-specs` tests every axiom on the reference
+// executor instead.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/table.h"
+#include "specs/specs.h"
+#include "substitutions/rules.h"
+#include "verifier/axiom_check.h"
+#include "verifier/verify.h"
+
+namespace tso::cli {
+namespace {
+
+struct VerifyFlags {
+  std::string in, out, specs_dir = specs::default_specs_dir();
+  unsigned timeout_ms = 10000;
+  int jobs = 2;
+  bool check_specs = false;
+};
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+int check_specs(const VerifyFlags& f, const specs::SpecSource& src) {
+  z3::context ctx;
+  specs::OpFunctions fns(ctx);
+  Expected<std::vector<specs::Axiom>> axioms = specs::parse_axioms(src, fns);
+  if (!axioms) {
+    std::cerr << "tso verify: " << axioms.error().message << "\n";
+    return kExitBadInput;
+  }
+  std::vector<verifier::AxiomTestResult> results = verifier::check_axioms(*axioms, fns);
+  int failed = 0;
+  Table t({{"axiom"}, {"test"}, {"rel. error", Table::Align::kRight}, {"result"}});
+  for (const auto& r : results) {
+    failed += !r.passed;
+    char err[32];
+    std::snprintf(err, sizeof err, "%.1e", r.error);
+    t.add_row({r.axiom, r.where, r.passed || r.error > 0 ? err : "-",
+               r.passed ? "ok" : "FAIL: " + r.message});
+  }
+  t.print(std::cout);
+  std::cout << "\n" << axioms->size() << " axioms, " << results.size() << " tests, " << failed
+            << " failed (specs " << src.hash << ", " << f.specs_dir << ")\n";
+  if (failed) std::cerr << "tso verify: " << failed << " axiom tests failed\n";
+  return failed ? kExitBadInput : kExitOk;
+}
+
+// Writes `text` to `path` through a temporary file in the same folder.
+bool write_atomically(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out << text;
+    if (!out.flush()) {
+      std::filesystem::remove(tmp);
+      return false;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) std::filesystem::remove(tmp);
+  return !ec;
+}
+
+void show_progress(const verifier::VerifyProgress& p) {
+  static const bool tty = ::isatty(STDERR_FILENO);
+  int step = std::max(1, p.total / 20);
+  if (!tty && p.done % step != 0 && p.done != p.total) return;
+  std::fprintf(stderr, "%s[%d/%d] verified %d, refuted %d, unknown %d%s", tty ? "\r" : "",
+               p.done, p.total, p.verified, p.refuted, p.unknown,
+               tty && p.done != p.total ? "" : "\n");
+}
+
+int verify(const VerifyFlags& f) {
+  Expected<specs::SpecSource> src = specs::read_specs(f.specs_dir);
+  if (!src) {
+    std::cerr << "tso verify: " << src.error().message << "\n";
+    return kExitIoError;
+  }
+  if (f.check_specs) return check_specs(f, *src);
+  if (f.in.empty() || f.out.empty()) {
+    std::cerr << "tso verify: give IN.rules and -o OUT.rules (or --check-specs)\n";
+    return kExitBadInput;
+  }
+  std::ifstream in(f.in, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) {
+    std::cerr << "tso verify: " << f.in << ": cannot read\n";
+    return kExitIoError;
+  }
+  Expected<RuleSet> set = parse_rules(text.str(), f.in);
+  if (!set) {
+    std::cerr << "tso verify: " << set.error().message << "\n";
+    return kExitBadInput;
+  }
+  auto start = std::chrono::steady_clock::now();
+  Expected<std::vector<verifier::RuleOutcome>> outcomes =
+      verifier::verify_rules(set->rules, *src, {f.timeout_ms, f.jobs}, show_progress);
+  if (!outcomes) {
+    std::cerr << "tso verify: " << f.in << ": " << outcomes.error().message << "\n";
+    return kExitBadInput;
+  }
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  int counts[5] = {};
+  std::vector<double> ms;
+  for (size_t i = 0; i < outcomes->size(); ++i) {
+    set->rules[i].status = (*outcomes)[i].status;
+    ++counts[static_cast<int>((*outcomes)[i].status.kind)];
+    ms.push_back((*outcomes)[i].ms);
+  }
+  using K = RuleStatus::Kind;
+  std::string summary = "verify: specs=" + src->hash + " timeout-ms=" +
+                        std::to_string(f.timeout_ms) + " verified=" +
+                        std::to_string(counts[int(K::kVerified)]) + " refuted=" +
+                        std::to_string(counts[int(K::kRefuted)]) + " unknown=" +
+                        std::to_string(counts[int(K::kUnknown)]);
+  std::erase_if(set->header, [](const std::string& h) { return h.starts_with("verify:"); });
+  set->header.push_back(summary);
+  if (!write_atomically(f.out, print_rules(*set))) {
+    std::cerr << "tso verify: " << f.out << ": cannot write\n";
+    return kExitIoError;
+  }
+  std::sort(ms.begin(), ms.end());
+  double median = ms.empty() ? 0 : ms[ms.size() / 2];
+  int n = static_cast<int>(ms.size());
+  auto share = [&](int c) { return n ? fixed(100.0 * c / n, 1) + "%" : "-"; };
+  Table t({{"status"}, {"rules", Table::Align::kRight}, {"share", Table::Align::kRight}});
+  t.add_row({"verified", std::to_string(counts[int(K::kVerified)]), share(counts[int(K::kVerified)])});
+  t.add_row({"refuted", std::to_string(counts[int(K::kRefuted)]), share(counts[int(K::kRefuted)])});
+  t.add_row({"unknown", std::to_string(counts[int(K::kUnknown)]), share(counts[int(K::kUnknown)])});
+  if (counts[int(K::kPartial)])
+    t.add_row({"partial (kept)", std::to_string(counts[int(K::kPartial)]), share(counts[int(K::kPartial)])});
+  t.add_row({"total", std::to_string(n), n ? "100.0%" : "-"});
+  t.print(std::cout);
+  std::cout << "\nmedian " << fixed(median, 1) << " ms per rule, " << fixed(wall, 1)
+            << " s wall with " << f.jobs << " jobs, timeout " << f.timeout_ms << " ms; specs "
+            << src->hash << "; wrote " << f.out << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_verify(CLI::App& tso) {
+  auto flags = std::make_shared<VerifyFlags>();
+  CLI::App* app = tso.add_subcommand(
+      "verify", "Prove the rules of a rule file with Z3, or test the specifications");
+  app->add_option("IN", flags->in, "rule file to verify")->check(CLI::ExistingFile);
+  app->add_option("-o,--output", flags->out, "where to write the rules with their statuses");
+  app->add_option("--timeout-ms", flags->timeout_ms, "Z3 time limit per rule (unknown past it)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app->add_option("--jobs", flags->jobs, "rules proved in parallel")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  app->add_option("--specs", flags->specs_dir, "folder of *.smt2 axiom files")
+      ->capture_default_str();
+  app->add_flag("--check-specs", flags->check_specs,
+                "test every axiom on the reference executor at its test shapes instead");
+  return {app, [flags] { return verify(*flags); }};
+}
+
+}  // namespace tso::cli

@@ -1,0 +1,154 @@
+#include "verifier/verify.h"
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include <cstdio>
+#include <optional>
+#include <random>
+
+#include "verifier/numeric.h"
+#include "verifier/translate.h"
+
+namespace tso::verifier {
+
+namespace {
+
+// "dim(x,0)=2 ?k=[1,1] x=T!val!0 ...; out0: source T!val!3, target T!val!4".
+std::string describe_model(const z3::model& m, const Translation& t) {
+  std::string s;
+  for (const auto& [name, c] : t.symbols) {
+    z3::expr v = m.eval(c, true);
+    if (!s.empty()) s += ' ';
+    s += name + "=" + v.to_string();
+  }
+  for (size_t i = 0; i < t.source.size(); ++i) {
+    z3::expr a = m.eval(t.source[i], true), b = m.eval(t.target[i], true);
+    if (z3::eq(a, b)) continue;
+    s += "; out" + std::to_string(i) + ": source " + a.to_string() + ", target " + b.to_string();
+  }
+  return s;
+}
+
+// The two sides at the example types on seeded random inputs, in double: a
+// difference far beyond rounding shows the rule false.
+std::optional<std::string> numeric_counterexample(const Rule& rule) {
+  constexpr uint64_t kSeed = 1;
+  Expected<Graph> a = instantiate(rule, RuleSideKind::kSource);
+  Expected<Graph> b = instantiate(rule, RuleSideKind::kTarget);
+  if (!a || !b) return std::nullopt;
+  std::mt19937_64 rng(kSeed);
+  Expected<double> err = compare_graphs(*a, *b, rng);
+  if (!err || *err <= 1e-6) return std::nullopt;
+  char buf[160];
+  std::snprintf(buf, sizeof buf,
+                "the sides differ at the example types: relative error %.3g on uniform [-1,1] "
+                "inputs, seed %llu",
+                *err, static_cast<unsigned long long>(kSeed));
+  return std::string(buf);
+}
+
+RuleStatus prove(const Rule& rule, const std::vector<specs::Axiom>& axioms,
+                 const specs::OpFunctions& fns, const std::string& hash, unsigned timeout_ms) {
+  Expected<Translation> t = translate_rule(rule, fns);
+  if (!t) return {RuleStatus::Kind::kUnknown, t.error().message};
+  z3::context& ctx = fns.ctx();
+  z3::solver s(ctx);
+  z3::params p(ctx);
+  p.set("timeout", timeout_ms);
+  // E-matching on the axioms' patterns only: model-based instantiation rarely
+  // finds a countermodel over these axioms and spends the whole timeout trying.
+  p.set("mbqi", false);
+  s.set(p);
+  // Incremental mode: the one-shot pipeline preprocesses the quantifiers into a
+  // form on which E-matching is orders of magnitude slower here.
+  s.push();
+  for (const specs::Axiom& a : axioms) s.add(a.formula);
+  for (const z3::expr& h : t->hypotheses) s.add(h);
+  z3::expr_vector differ(ctx);
+  for (size_t i = 0; i < t->source.size(); ++i) differ.push_back(t->source[i] != t->target[i]);
+  s.add(z3::mk_or(differ));
+  switch (s.check()) {
+    case z3::unsat:
+      return {RuleStatus::Kind::kVerified, hash};
+    case z3::sat:
+      return {RuleStatus::Kind::kRefuted, describe_model(s.get_model(), *t)};
+    default: {
+      std::string why = s.reason_unknown();
+      if (why == "canceled" || why.find("timeout") != std::string::npos)
+        why = "timeout after " + std::to_string(timeout_ms) + " ms";
+      else if (why.find("incomplete") != std::string::npos)
+        why = "not implied by the axioms (instantiation saturated)";
+      if (std::optional<std::string> c = numeric_counterexample(rule))
+        return {RuleStatus::Kind::kRefuted, *c + "; z3: " + why};
+      return {RuleStatus::Kind::kUnknown, why};
+    }
+  }
+}
+
+}  // namespace
+
+Expected<std::vector<RuleOutcome>> verify_rules(
+    const std::vector<Rule>& rules, const specs::SpecSource& specs, const VerifyOptions& options,
+    const std::function<void(const VerifyProgress&)>& progress) {
+  {
+    z3::context ctx;
+    specs::OpFunctions fns(ctx);
+    Expected<std::vector<specs::Axiom>> axioms = specs::parse_axioms(specs, fns);
+    if (!axioms) return axioms.error();
+    std::set<std::string> specified = specs::specified_functions(*axioms);
+    for (const Rule& r : rules) {
+      if (r.status.kind == RuleStatus::Kind::kPartial) continue;
+      std::vector<std::string> missing = unspecified_operators(r, fns, specified);
+      if (missing.empty()) continue;
+      std::string list;
+      for (const std::string& m : missing) list += (list.empty() ? "" : ", ") + m;
+      return Error{"rule " + r.name + ": no specification for " + list};
+    }
+  }
+  std::vector<RuleOutcome> outcomes(rules.size());
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  VerifyProgress prog;
+  prog.total = static_cast<int>(rules.size());
+  std::string error;
+  auto worker = [&] {
+    z3::context ctx;
+    specs::OpFunctions fns(ctx);
+    Expected<std::vector<specs::Axiom>> axioms = specs::parse_axioms(specs, fns);
+    if (!axioms) {
+      std::lock_guard<std::mutex> lock(mu);
+      error = axioms.error().message;
+      return;
+    }
+    for (size_t i; (i = next++) < rules.size();) {
+      RuleOutcome o;
+      auto start = std::chrono::steady_clock::now();
+      if (rules[i].status.kind == RuleStatus::Kind::kPartial) {
+        o.status = rules[i].status;
+      } else {
+        o.status = prove(rules[i], *axioms, fns, specs.hash, options.timeout_ms);
+      }
+      o.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                 .count();
+      std::lock_guard<std::mutex> lock(mu);
+      outcomes[i] = o;
+      ++prog.done;
+      prog.verified += o.status.kind == RuleStatus::Kind::kVerified;
+      prog.refuted += o.status.kind == RuleStatus::Kind::kRefuted;
+      prog.unknown += o.status.kind == RuleStatus::Kind::kUnknown;
+      if (progress) progress(prog);
+    }
+  };
+  int jobs = std::max(1, std::min<int>(options.jobs, static_cast<int>(rules.size())));
+  std::vector<std::thread> threads;
+  for (int j = 1; j < jobs; ++j) threads.emplace_back(worker);
+  worker();
+  for (std::thread& t : threads) t.join();
+  if (!error.empty()) return Error{error};
+  return outcomes;
+}
+
+}  // namespace tso::verifier
