@@ -78,6 +78,24 @@ bool write_atomically(const std::string& path, const std::string& text) {
   return !ec;
 }
 
+// The header's `counts:` line (the generator writes one) gets the verifier's
+// counts appended, replacing earlier ones; a file without one gets one.
+void record_counts(std::vector<std::string>* header, int verified, int refuted, int unknown) {
+  std::string counts = "verified=" + std::to_string(verified) + " refuted=" +
+                       std::to_string(refuted) + " unknown=" + std::to_string(unknown);
+  for (std::string& line : *header) {
+    if (!line.starts_with("counts:")) continue;
+    std::istringstream words(line.substr(7));
+    std::string kept = "counts:", w;
+    while (words >> w)
+      if (!w.starts_with("verified=") && !w.starts_with("refuted=") && !w.starts_with("unknown="))
+        kept += " " + w;
+    line = kept + " " + counts;
+    return;
+  }
+  header->push_back("counts: " + counts);
+}
+
 void show_progress(const verifier::VerifyProgress& p) {
   static const bool tty = ::isatty(STDERR_FILENO);
   int step = std::max(1, p.total / 20);
@@ -126,13 +144,8 @@ int verify(const VerifyFlags& f) {
     ms.push_back((*outcomes)[i].ms);
   }
   using K = RuleStatus::Kind;
-  std::string summary = "verify: specs=" + src->hash + " timeout-ms=" +
-                        std::to_string(f.timeout_ms) + " verified=" +
-                        std::to_string(counts[int(K::kVerified)]) + " refuted=" +
-                        std::to_string(counts[int(K::kRefuted)]) + " unknown=" +
-                        std::to_string(counts[int(K::kUnknown)]);
-  std::erase_if(set->header, [](const std::string& h) { return h.starts_with("verify:"); });
-  set->header.push_back(summary);
+  record_counts(&set->header, counts[int(K::kVerified)], counts[int(K::kRefuted)],
+                counts[int(K::kUnknown)]);
   if (!write_atomically(f.out, print_rules(*set))) {
     std::cerr << "tso verify: " << f.out << ": cannot write\n";
     return kExitIoError;

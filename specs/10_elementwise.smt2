@@ -73,3 +73,13 @@
 (assert (forall ((x T) (sh (Seq Int)))
   (! (=> (has_shape x sh) (= (mul x (const_ones sh)) x))
      :pattern ((mul x (const_ones sh))))))
+
+; const_pool's kernel is all ones.
+; axiom pool-kernel-ones
+; test sh=[4,1,3,3]
+; test sh=[2,1,1,2]
+(assert (forall ((sh (Seq Int)))
+  (! (=> (and (= (seq.len sh) 4) (= (seq.nth sh 1) 1) (>= (seq.nth sh 0) 1)
+              (>= (seq.nth sh 2) 1) (>= (seq.nth sh 3) 1))
+         (= (const_pool sh) (const_ones sh)))
+     :pattern ((const_pool sh)))))
