@@ -156,8 +156,11 @@ int run_model(const RunOptions& opts) {
     return kExitBadInput;
   }
   int code = kExitOk;
+  auto load_start = std::chrono::steady_clock::now();
   std::optional<ModelFile> m = load_model_file(opts.model, "run", &code);
   if (!m) return code;
+  double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                             load_start).count();
   Expected<std::vector<WeightData>> inputs = make_inputs(m->graph, opts);
   if (!inputs) {
     std::fprintf(stderr, "tso run: %s\n", inputs.error().message.c_str());
@@ -170,7 +173,9 @@ int run_model(const RunOptions& opts) {
     std::fprintf(stderr, "%s: %s\n", opts.model.file.c_str(), outs.error().message.c_str());
     return kExitBadInput;
   }
-  std::printf("ran %s on %s in %.1f ms\noutputs\n", opts.model.file.c_str(), device->name, ms);
+  std::printf("loaded %s in %.1f ms (%d operators)\n", opts.model.file.c_str(), load_ms,
+              m->graph.num_operators());
+  std::printf("ran it on %s in %.1f ms\noutputs\n", device->name, ms);
   const auto& go = m->graph.outputs();
   for (size_t k = 0; k < go.size(); ++k) print_output(go[k].name, (*outs)[k]);
   if (!opts.outputs_dir.empty()) {
