@@ -1,0 +1,193 @@
+// The verifier end to end: classic TASO rules are proved, false rules never
+// are, the committed rule files keep their statuses when re-verified, and
+// bad input to `tso verify` fails cleanly (message, exit code, no output).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <sstream>
+
+#include "substitutions/rules.h"
+#include "verifier/verify.h"
+
+namespace tso {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+RuleSet load(const std::string& path) {
+  Expected<RuleSet> set = parse_rules(read(path), path);
+  EXPECT_TRUE(set.ok()) << set.error().message;
+  return set.ok() ? std::move(*set) : RuleSet{};
+}
+
+specs::SpecSource shipped_specs() {
+  Expected<specs::SpecSource> src = specs::read_specs(specs::default_specs_dir());
+  EXPECT_TRUE(src.ok()) << src.error().message;
+  return src.ok() ? *src : specs::SpecSource{};
+}
+
+std::vector<verifier::RuleOutcome> verify(const std::vector<Rule>& rules) {
+  Expected<std::vector<verifier::RuleOutcome>> out =
+      verifier::verify_rules(rules, shipped_specs(), {10000, 2});
+  EXPECT_TRUE(out.ok()) << out.error().message;
+  return out.ok() ? *out : std::vector<verifier::RuleOutcome>{};
+}
+
+TEST(VerifierRules, ClassicTasoRulesAreProved) {
+  RuleSet set = load("verifier/testdata/true.rules");
+  ASSERT_EQ(set.rules.size(), 10u);
+  std::vector<verifier::RuleOutcome> out = verify(set.rules);
+  for (size_t i = 0; i < out.size(); ++i)
+    EXPECT_EQ(out[i].status.kind, RuleStatus::Kind::kVerified)
+        << set.rules[i].name << ": " << out[i].status.detail;
+}
+
+TEST(VerifierRules, FalseRulesAreNeverProved) {
+  RuleSet set = load("verifier/testdata/false.rules");
+  ASSERT_EQ(set.rules.size(), 9u);
+  std::vector<verifier::RuleOutcome> out = verify(set.rules);
+  int refuted = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    EXPECT_NE(out[i].status.kind, RuleStatus::Kind::kVerified) << set.rules[i].name;
+    refuted += out[i].status.kind == RuleStatus::Kind::kRefuted;
+  }
+  // Those false at their example types are refuted with the evidence.
+  EXPECT_GE(refuted, 5);
+}
+
+// Re-verifies each committed generated rule file (all of it up to 2000 rules,
+// otherwise a fixed seeded sample of 2000) and fails on any status change.
+TEST(VerifierRules, CommittedFilesKeepTheirStatuses) {
+  constexpr size_t kMaxRules = 2000;
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator("substitutions")) {
+    if (entry.path().extension() != ".rules") continue;
+    RuleSet set = load(entry.path().string());
+    bool has_statuses = std::any_of(set.rules.begin(), set.rules.end(), [](const Rule& r) {
+      return r.status.kind != RuleStatus::Kind::kUnverified;
+    });
+    if (!has_statuses) continue;
+    ++files;
+    std::vector<Rule> rules = set.rules;
+    if (rules.size() > kMaxRules) {
+      std::mt19937_64 rng(7);
+      std::shuffle(rules.begin(), rules.end(), rng);
+      rules.resize(kMaxRules);
+    }
+    std::vector<verifier::RuleOutcome> out = verify(rules);
+    ASSERT_EQ(out.size(), rules.size());
+    for (size_t i = 0; i < rules.size(); ++i) {
+      EXPECT_EQ(out[i].status.kind, rules[i].status.kind)
+          << entry.path() << ": rule " << rules[i].name << " is now " << out[i].status.detail
+          << "; run `tso verify " << entry.path().string() << " -o " << entry.path().string()
+          << "` after changing the specs";
+      if (rules[i].status.kind == RuleStatus::Kind::kVerified)
+        EXPECT_EQ(out[i].status.detail, rules[i].status.detail)
+            << rules[i].name << ": verified against other specs";
+    }
+  }
+  EXPECT_GT(files, 0);
+}
+
+// ---------------------------------------------------------------------------
+// The command line
+
+struct CliResult {
+  int code;
+  std::string out;
+};
+
+CliResult tso(const std::string& args) {
+  std::string cmd = "cd '" TSO_SOURCE_DIR "' && '" TSO_BINARY "' " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int status = pclose(p);
+  return {WEXITSTATUS(status), out};
+}
+
+class VerifyCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tso_verify_test_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  void write(const std::string& name, const std::string& text) const {
+    std::ofstream(path(name)) << text;
+  }
+  fs::path dir_;
+};
+
+TEST_F(VerifyCli, WritesStatusesCountsAndSummary) {
+  CliResult r = tso("verify verifier/testdata/true.rules -o " + path("out.rules") + " --jobs 2");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("verified     10  100.0%"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("median"), std::string::npos) << r.out;
+  RuleSet set = load(path("out.rules"));
+  EXPECT_EQ(set.header.back(), "counts: verified=10 refuted=0 unknown=0");
+  for (const Rule& rule : set.rules) EXPECT_EQ(rule.status.kind, RuleStatus::Kind::kVerified);
+}
+
+TEST_F(VerifyCli, CheckSpecsPassesOnTheShippedAxioms) {
+  CliResult r = tso("verify --check-specs");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find(" 0 failed"), std::string::npos) << r.out;
+}
+
+TEST_F(VerifyCli, CheckSpecsRejectsAWrongAxiom) {
+  write("wrong.smt2",
+        "; axiom relu-additive\n; test x=f32[3,4] y=f32[3,4]\n"
+        "(assert (forall ((x T) (y T)) (= (relu (add x y)) (add (relu x) (relu y)))))\n");
+  CliResult r = tso("verify --check-specs --specs " + dir_.string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("FAIL: the sides differ"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("wrong.smt2:2"), std::string::npos) << r.out;
+}
+
+TEST_F(VerifyCli, MalformedSpecNamesFileAndLineAndWritesNothing) {
+  write("bad.smt2", "; axiom a\n; test x=f32[2]\n(assert (forall ((x T)) (= (relu x) (reluu x))))\n");
+  CliResult r = tso("verify verifier/testdata/true.rules -o " + path("out.rules") + " --specs " +
+              dir_.string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("bad.smt2:3:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("reluu"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(path("out.rules")));
+}
+
+TEST_F(VerifyCli, OperatorWithoutSpecIsAnError) {
+  CliResult r = tso("verify substitutions/handwritten.rules -o " + path("out.rules"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("no specification for"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("batchnorm"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(path("out.rules")));
+}
+
+TEST_F(VerifyCli, UnparsableRuleFileIsAnError) {
+  write("bad.rules", "# tso rules v1\nrule r {\n  origin handwritten\n  status unverified\n"
+                     "  input x: f32[2]\n  source {\n    %0 = relux(x)\n    output %0\n  }\n"
+                     "  target {\n    output x\n  }\n}\n");
+  CliResult r = tso("verify " + path("bad.rules") + " -o " + path("out.rules"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("bad.rules:7:"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(path("out.rules")));
+}
+
+}  // namespace
+}  // namespace tso
