@@ -447,6 +447,8 @@ Expected<Translation> Translator::run() {
   for (size_t i = 0; i < src->size(); ++i) {
     if ((*src)[i].dims.size() != (*dst)[i].dims.size())
       return fail("output " + std::to_string(i) + " has different ranks on the two sides");
+    // The optimizer replaces an output only by one of the same type.
+    for (size_t d = 0; d < (*src)[i].dims.size(); ++d) hyp((*src)[i].dims[d] == (*dst)[i].dims[d]);
     out_.source.push_back((*src)[i].term);
     out_.target.push_back((*dst)[i].term);
   }

@@ -4,7 +4,8 @@
 // type), parameters `?k` are constants of their attribute's sort, and shape
 // expressions become integer terms. Every tensor of both sides gets its
 // symbolic shape (asserted through `rank` and `dim`), and the conditions
-// under which both sides are shape-valid become hypotheses, so a proof covers
+// under which both sides are shape-valid and their outputs have equal shapes
+// become hypotheses, so a proof covers
 // every binding at which the optimizer may apply the rule, at the example's
 // ranks.
 #pragma once
