@@ -27,5 +27,6 @@ Command add_run(CLI::App& tso);
 Command add_profile(CLI::App& tso);
 Command add_zoo(CLI::App& tso);
 Command add_verify(CLI::App& tso);
+Command add_optimize(CLI::App& tso);
 
 }  // namespace tso::cli

@@ -12,7 +12,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   std::vector<Command> commands = {add_inspect(app), add_generate(app), add_run(app),
-                                   add_profile(app), add_zoo(app), add_verify(app)};
+                                   add_profile(app), add_zoo(app), add_optimize(app),
+                                   add_verify(app)};
 
   try {
     app.parse(argc, argv);

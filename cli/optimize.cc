@@ -1,0 +1,224 @@
+// `tso optimize MODEL -o OUT`: loads a model (ONNX, or the canonical text
+// format), searches for a cheaper equivalent graph with the verified rules,
+// folds weights, checks the result numerically against the input and writes
+// it (ONNX out for ONNX in) with an optional report. Nothing is written when
+// any step fails; the input file is never touched.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/model_file.h"
+#include "core/text_format.h"
+#include "frontend/onnx.h"
+#include "optimizer/analytic_cost.h"
+#include "optimizer/defaults.h"
+#include "optimizer/measured_cost.h"
+#include "optimizer/optimize.h"
+#include "optimizer/report.h"
+
+namespace tso::cli {
+namespace {
+
+// The numerical check found a difference: a failure of the optimizer, not of
+// the user's input or the file system.
+constexpr int kExitCheckFailed = 3;
+
+struct OptimizeFlags {
+  ModelFileOptions model;
+  std::string output;
+  std::vector<std::string> rules;
+  double alpha = 1.05;
+  int64_t budget = 1000;
+  double time_limit = 60;
+  std::string cost = "analytic";
+  std::string device;
+  std::string report;
+  bool allow_unverified = false;
+  int check_runs = 2;
+  bool quiet = false;
+};
+
+int fail(int code, const std::string& message) {
+  std::fprintf(stderr, "tso optimize: %s\n", message.c_str());
+  return code;
+}
+
+std::optional<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(b, ec) && fs::equivalent(a, b, ec)) return true;
+  return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+}
+
+Status write_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out.flush()) {
+      std::remove(tmp.c_str());
+      return Error{"cannot write " + path};
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return Error{"cannot write " + path};
+  }
+  return Status::Ok();
+}
+
+int run_optimize(const OptimizeFlags& f) {
+  namespace fs = std::filesystem;
+  if (same_file(f.model.file, f.output))
+    return fail(kExitBadInput, "the output " + f.output + " is the input file; choose another");
+  std::string report_ext = fs::path(f.report).extension().string();
+  if (!f.report.empty() && report_ext != ".md" && report_ext != ".json")
+    return fail(kExitBadInput, "--report " + f.report + ": the name must end in .md or .json");
+  if (same_file(f.model.file, f.report) && !f.report.empty())
+    return fail(kExitBadInput, "the report " + f.report + " is the input file");
+
+  // Rules: every file is read and parsed before the model is touched.
+  std::vector<std::string> rule_files = f.rules.empty() ? opt::default_rule_files() : f.rules;
+  if (rule_files.empty())
+    return fail(kExitIoError, "no rule files in " + opt::default_rules_dir() + "; give --rules");
+  std::vector<RuleSet> sets;
+  for (const std::string& path : rule_files) {
+    std::optional<std::string> text = read_file(path);
+    if (!text) return fail(kExitIoError, "cannot read rule file " + path);
+    Expected<RuleSet> s = parse_rules(*text, path);
+    if (!s) return fail(kExitBadInput, s.error().message);
+    sets.push_back(std::move(*s));
+  }
+  opt::RuleIndex rules;
+  for (const RuleSet& s : sets) rules.add(s, {.allow_unverified = f.allow_unverified});
+  int refuted = 0;
+  for (const RuleSet& s : sets)
+    for (const Rule& r : s.rules) refuted += r.status.kind == RuleStatus::Kind::kRefuted;
+  if (refuted > 0 && !f.allow_unverified)
+    std::fprintf(stderr, "tso optimize: refusing %d refuted rule%s (see the report)\n", refuted,
+                 refuted == 1 ? "" : "s");
+  if (rules.rules().empty())
+    std::fprintf(stderr,
+                 "tso optimize: warning: no usable rule (%zu skipped: not verified or not "
+                 "compilable); the model is only folded and checked\n",
+                 rules.skipped().size());
+
+  // Cost model.
+  std::string device_path = f.device.empty() ? opt::default_device_path() : f.device;
+  Expected<opt::Device> device = opt::load_device(device_path);
+  if (!device) return fail(kExitBadInput, device.error().message);
+  opt::AnalyticCost analytic(*device);
+  std::optional<opt::MeasuredCost> measured;
+  const opt::CostModel* model = &analytic;
+  if (f.cost != "analytic") {
+    Expected<opt::MeasuredCost> m = opt::MeasuredCost::load(f.cost, &analytic);
+    if (!m) return fail(kExitBadInput, "--cost: " + m.error().message);
+    measured = std::move(*m);
+    model = &*measured;
+  }
+
+  int code = kExitOk;
+  std::optional<ModelFile> file = load_model_file(f.model, "optimize", &code);
+  if (!file) return code;
+
+  opt::OptimizeOptions options;
+  options.search.alpha = f.alpha;
+  options.search.max_expansions = f.budget;
+  options.search.time_limit_s = f.time_limit;
+  options.check.runs = f.check_runs;
+  if (!f.quiet)
+    options.search.progress = [](const opt::SearchProgress& p) {
+      std::fprintf(stderr, "search: %lld expansions, %lld queued, best %.2f us, %.2f s\n",
+                   static_cast<long long>(p.expansions), static_cast<long long>(p.queued),
+                   p.best_cost, p.seconds);
+    };
+  Expected<opt::OptimizeResult> r = opt::optimize(file->graph, rules, *model, options);
+  if (!r) {
+    bool check = r.error().message.rfind("numerical check failed", 0) == 0;
+    return fail(check ? kExitCheckFailed : kExitBadInput,
+                f.model.file + ": " + r.error().message + "; nothing written");
+  }
+
+  // Write the model, then the report.
+  if (file->is_onnx) {
+    Status s = export_onnx(r->graph, file->onnx.info, f.output);
+    if (!s.ok()) return fail(kExitIoError, s.error().message);
+  } else if (Status s = write_atomically(f.output, print(r->graph)); !s.ok()) {
+    return fail(kExitIoError, s.error().message);
+  }
+  opt::ReportContext ctx;
+  ctx.model = f.model.file;
+  ctx.rule_files = rule_files;
+  ctx.rules_used = static_cast<int>(rules.rules().size());
+  ctx.skipped = rules.skipped();
+  ctx.cost_model = model->describe();
+  ctx.alpha = f.alpha;
+  ctx.budget = f.budget;
+  ctx.time_limit_s = f.time_limit;
+  ctx.tolerance = options.check.tolerance;
+  if (!f.report.empty()) {
+    std::string text = report_ext == ".json" ? opt::report_json(*r, ctx)
+                                             : opt::report_markdown(*r, ctx);
+    if (Status s = write_atomically(f.report, text); !s.ok())
+      return fail(kExitIoError, s.error().message);
+  }
+  const opt::SearchResult& sr = r->search;
+  std::printf("%s -> %s\n", f.model.file.c_str(), f.output.c_str());
+  std::printf("operators       %d -> %d\n", r->operators_before, r->operators_after);
+  std::printf("predicted cost  %.2f us -> %.2f us (%s)\n", r->cost_before, r->cost_after,
+              model->describe().c_str());
+  std::printf("search          %.3f s, %lld expansions, stopped: %s\n", sr.seconds,
+              static_cast<long long>(sr.expansions), opt::stop_reason_name(sr.stop));
+  if (r->checked)
+    std::printf("check           %d random inputs, max relative error %.3g\n", r->check.runs,
+                r->check.max_relative_error);
+  for (const opt::RuleCount& c : opt::count_rules(sr.applied))
+    std::printf("rule            %s x%d\n", c.rule.c_str(), c.count);
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_optimize(CLI::App& tso) {
+  auto flags = std::make_shared<OptimizeFlags>();
+  CLI::App* app = tso.add_subcommand(
+      "optimize", "search for a cheaper equivalent graph with verified rules and write it");
+  app->add_option("model", flags->model.file, "the model: .onnx, or the canonical text format")
+      ->required();
+  app->add_option("-o,--output", flags->output, "where to write the optimized model")->required();
+  add_model_file_options(app, &flags->model);
+  app->add_option("--rules", flags->rules,
+                  "rule files (default: every *.rules in " + opt::default_rules_dir() + ")");
+  app->add_option("--alpha", flags->alpha,
+                  "keep rewritten graphs costing less than alpha times the best")
+      ->check(CLI::Range(1.0, 10.0));
+  app->add_option("--budget", flags->budget, "graphs the search may expand")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  app->add_option("--time-limit", flags->time_limit, "search wall time limit, seconds")
+      ->check(CLI::PositiveNumber);
+  app->add_option("--cost", flags->cost,
+                  "analytic, or a cost table JSON written by tso profile (missing entries fall "
+                  "back to analytic)");
+  app->add_option("--device", flags->device,
+                  "device description of the analytic model (default " +
+                      opt::default_device_path() + ")");
+  app->add_option("--report", flags->report, "write a report, markdown (.md) or JSON (.json)");
+  app->add_flag("--allow-unverified", flags->allow_unverified,
+                "also use rules not proved (unverified, unknown, refuted): for tests only");
+  app->add_option("--check-runs", flags->check_runs, "random input sets for the numerical check")
+      ->check(CLI::Range(2, 100));
+  app->add_flag("-q,--quiet", flags->quiet, "no progress lines on stderr");
+  return {app, [flags] { return run_optimize(*flags); }};
+}
+
+}  // namespace tso::cli
