@@ -4,17 +4,21 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <thread>
 
 #include "cli/commands.h"
 #include "generator/generator.h"
+#include "generator/part_file.h"
 
 namespace tso::cli {
 
@@ -26,6 +30,8 @@ struct GenerateFlags {
   uint64_t seed = 1;
   int threads = 0;
   std::string out;
+  std::string shard;               // "i/n": write part i of n instead of rules
+  std::vector<std::string> merge;  // part files to combine into rules
 };
 
 double peak_rss_mib() {
@@ -80,71 +86,29 @@ class ProgressLine {
   bool stop_ = false;
 };
 
-int run_generate(const GenerateFlags& f) {
-  if (f.max_ops < 1 || f.max_ops > gen::kMaxOps) {
-    std::fprintf(stderr, "tso generate: --max-ops must be in 1..%d, got %d\n", gen::kMaxOps,
-                 f.max_ops);
-    return kExitBadInput;
-  }
-  Expected<gen::OpSet> set = gen::load_op_set(f.ops);
-  if (!set) {
-    std::fprintf(stderr, "tso generate: %s\n", set.error().message.c_str());
-    return std::filesystem::exists(f.ops) ? kExitBadInput : kExitIoError;
-  }
-  // Fail on an unwritable output before the long run, not after it.
-  const std::string tmp = f.out + ".tmp";
-  {
-    std::ofstream probe(tmp);
-    if (!probe) {
-      std::fprintf(stderr, "tso generate: %s: cannot write\n", f.out.c_str());
-      return kExitIoError;
-    }
-  }
-  std::optional<tbb::global_control> threads;
-  if (f.threads > 0) threads.emplace(tbb::global_control::max_allowed_parallelism, f.threads);
+// "i/n" with 0 <= i < n.
+bool parse_shard(const std::string& text, int* shard, int* num_shards) {
+  size_t slash = text.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == text.size()) return false;
+  for (size_t i = 0; i < text.size(); ++i)
+    if (i != slash && !std::isdigit(static_cast<unsigned char>(text[i]))) return false;
+  if (text.size() > 12) return false;
+  *shard = std::stoi(text.substr(0, slash));
+  *num_shards = std::stoi(text.substr(slash + 1));
+  return *shard < *num_shards;
+}
 
-  auto start = std::chrono::steady_clock::now();
-  gen::EnumProgress progress;
-  gen::GenerateOptions opt;
-  opt.max_ops = f.max_ops;
-  opt.seed = f.seed;
-  Expected<gen::GenerateResult> r = [&] {
-    ProgressLine line(progress);
-    return gen::generate(*set, opt, &progress);
-  }();
-  if (!r) {
-    std::filesystem::remove(tmp);
-    std::fprintf(stderr, "tso generate: %s\n", r.error().message.c_str());
-    return kExitBadInput;
-  }
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << print_rules(r->rules);
-    if (!out.flush()) {
-      std::filesystem::remove(tmp);
-      std::fprintf(stderr, "tso generate: %s: write failed\n", f.out.c_str());
-      return kExitIoError;
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, f.out, ec);
-  if (ec) {
-    std::filesystem::remove(tmp);
-    std::fprintf(stderr, "tso generate: %s: %s\n", f.out.c_str(), ec.message().c_str());
-    return kExitIoError;
-  }
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const gen::GenerateCounts& n = r->counts;
-  std::printf("ops %s, max-ops %d, seed %llu\n", set->name.c_str(), f.max_ops,
-              static_cast<unsigned long long>(f.seed));
+void print_counts(const std::string& ops, const gen::GenerateCounts& n, size_t written) {
+  auto row = [](const char* what, uint64_t v) {
+    std::printf("%-20s%llu\n", what, static_cast<unsigned long long>(v));
+  };
+  std::printf("ops %s\n", ops.c_str());
+  row("not first-use order", n.not_first_use);
   std::printf("graphs enumerated   %llu (", static_cast<unsigned long long>(n.graphs));
   for (size_t d = 0; d < n.graphs_by_ops.size(); ++d)
     std::printf("%s%zu ops: %llu", d ? ", " : "", d,
                 static_cast<unsigned long long>(n.graphs_by_ops[d]));
   std::printf(")\n");
-  auto row = [](const char* what, uint64_t v) {
-    std::printf("%-20s%llu\n", what, static_cast<unsigned long long>(v));
-  };
   row("fingerprints", n.fingerprints);
   row("candidate pairs", n.candidates);
   row("common subgraph", n.common);
@@ -153,8 +117,115 @@ int run_generate(const GenerateFlags& f) {
   row("bindable", n.bindable);
   row("double re-test", n.float_ok);
   row("implied", n.implied);
-  row("rules written", r->rules.rules.size());
-  std::printf("time %.1f s, peak RSS %.0f MiB, wrote %s\n", secs, peak_rss_mib(), f.out.c_str());
+  row("rules written", written);
+}
+
+// Writes `text` (or the part) to `out` through `out.tmp`; no file on failure.
+int write_atomically(const std::string& out, const std::function<Status(const std::string&)>& w) {
+  const std::string tmp = out + ".tmp";
+  Status s = w(tmp);
+  std::error_code ec;
+  if (s.ok()) std::filesystem::rename(tmp, out, ec);
+  if (!s.ok() || ec) {
+    std::filesystem::remove(tmp, ec);
+    std::fprintf(stderr, "tso generate: %s\n",
+                 s.ok() ? (out + ": " + ec.message()).c_str() : s.error().message.c_str());
+    return kExitIoError;
+  }
+  return kExitOk;
+}
+
+int run_generate(const GenerateFlags& f) {
+  const bool merging = !f.merge.empty();
+  if (!merging && (f.max_ops < 1 || f.max_ops > gen::kMaxOps)) {
+    std::fprintf(stderr, "tso generate: --max-ops must be in 1..%d, got %d\n", gen::kMaxOps,
+                 f.max_ops);
+    return kExitBadInput;
+  }
+  gen::GenerateOptions opt;
+  opt.max_ops = f.max_ops;
+  opt.seed = f.seed;
+  if (!f.shard.empty() && !parse_shard(f.shard, &opt.shard, &opt.num_shards)) {
+    std::fprintf(stderr, "tso generate: --shard must be i/n with 0 <= i < n, got '%s'\n",
+                 f.shard.c_str());
+    return kExitBadInput;
+  }
+  Expected<gen::OpSet> set = gen::load_op_set(f.ops);
+  if (!set) {
+    std::fprintf(stderr, "tso generate: %s\n", set.error().message.c_str());
+    return std::filesystem::exists(f.ops) ? kExitBadInput : kExitIoError;
+  }
+  // Fail on an unwritable output before the long run, not after it.
+  {
+    const std::string probe_path = f.out + ".tmp";
+    std::ofstream probe(probe_path);
+    if (!probe) {
+      std::fprintf(stderr, "tso generate: %s: cannot write\n", f.out.c_str());
+      return kExitIoError;
+    }
+    probe.close();
+    std::filesystem::remove(probe_path);
+  }
+  std::optional<tbb::global_control> threads;
+  if (f.threads > 0) threads.emplace(tbb::global_control::max_allowed_parallelism, f.threads);
+  double load[1] = {0};
+  getloadavg(load, 1);
+
+  auto start = std::chrono::steady_clock::now();
+  gen::EnumProgress progress;
+  Expected<gen::Part> part = [&]() -> Expected<gen::Part> {
+    if (!merging) {
+      ProgressLine line(progress);
+      return gen::enumerate_part(*set, opt, &progress);
+    }
+    std::vector<gen::Part> parts;
+    for (const std::string& path : f.merge) {
+      Expected<gen::Part> p = gen::read_part(path);
+      if (!p) return p.error();
+      parts.push_back(std::move(*p));
+    }
+    return gen::merge_parts(std::move(parts));
+  }();
+  if (!part) {
+    std::fprintf(stderr, "tso generate: %s\n", part.error().message.c_str());
+    return kExitBadInput;
+  }
+  const int max_ops = part->max_ops;
+  const uint64_t seed = part->seed;
+  int rc = kExitOk;
+  if (opt.num_shards > 1) {
+    gen::GenerateCounts n;
+    n.not_first_use = part->not_first_use;
+    n.graphs = part->records.size();
+    n.graphs_by_ops = part->graphs_by_ops;
+    rc = write_atomically(f.out, [&](const std::string& p) { return gen::write_part(*part, p); });
+    if (rc != kExitOk) return rc;
+    std::printf("part %d/%d of ops %s, max-ops %d, seed %llu\n", opt.shard, opt.num_shards,
+                set->name.c_str(), max_ops, static_cast<unsigned long long>(seed));
+    std::printf("not first-use order %llu\ngraphs enumerated   %llu\n",
+                static_cast<unsigned long long>(n.not_first_use),
+                static_cast<unsigned long long>(n.graphs));
+  } else {
+    Expected<gen::GenerateResult> r = gen::rules_from(*set, std::move(*part));
+    if (!r) {
+      std::fprintf(stderr, "tso generate: %s\n", r.error().message.c_str());
+      return kExitBadInput;
+    }
+    rc = write_atomically(f.out, [&](const std::string& p) -> Status {
+      std::ofstream out(p, std::ios::binary | std::ios::trunc);
+      out << print_rules(r->rules);
+      if (!out.flush()) return Error{f.out + ": write failed"};
+      return Status::Ok();
+    });
+    if (rc != kExitOk) return rc;
+    std::printf("max-ops %d, seed %llu, ", max_ops, static_cast<unsigned long long>(seed));
+    print_counts(set->name, r->counts, r->rules.rules.size());
+  }
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("time %.1f s, peak RSS %.0f MiB, %u threads, load average %.2f at start, wrote %s\n",
+              secs, peak_rss_mib(), static_cast<unsigned>(
+                  tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)),
+              load[0], f.out.c_str());
   return kExitOk;
 }
 
@@ -171,7 +242,15 @@ Command add_generate(CLI::App& tso) {
   app->add_option("--seed", flags->seed, "Seed of the random fingerprint inputs")
       ->capture_default_str();
   app->add_option("--threads", flags->threads, "Worker threads (0: all cores); output is the same");
-  app->add_option("-o,--output", flags->out, "Rule file to write")->required();
+  CLI::Option* shard = app->add_option(
+      "--shard", flags->shard, "Enumerate part i of n (split by first operators); -o gets a part file");
+  CLI::Option* merge = app->add_option(
+      "--merge", flags->merge, "Combine the part files of --shard 0/n..n-1/n into the rule file");
+  merge->excludes(shard);
+  for (CLI::Option* o : app->get_options())
+    if (o->get_name() == "--max-ops" || o->get_name() == "--seed") merge->excludes(o);
+  app->add_option("-o,--output", flags->out, "Rule file (or part file with --shard) to write")
+      ->required();
   return {app, [flags] { return run_generate(*flags); }};
 }
 

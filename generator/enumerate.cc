@@ -5,6 +5,9 @@
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_sort.h>
 
+#include <algorithm>
+#include <bit>
+#include <utility>
 
 #include "generator/values.h"
 
@@ -46,6 +49,41 @@ struct ThreadState {
   std::array<uint64_t, kMaxOps + 1> graphs{};
   uint64_t repeated = 0;
   std::array<uint64_t, kMaxOps + 1> flushed{};  // graphs already added to the progress counters
+  uint64_t not_first_use = 0;
+};
+
+// Interchangeable variables are used in first-use order: within each
+// renaming class, the variables a graph reads are the class's first ones.
+// A graph's position in its class and a bit per class track this.
+class FirstUse {
+ public:
+  explicit FirstUse(const OpSet& set) {
+    std::vector<int> next;
+    for (const GenVar& v : set.vars) {
+      if (v.renaming_class >= static_cast<int>(next.size())) next.resize(v.renaming_class + 1, 0);
+      cls_.push_back(v.renaming_class);
+      bit_.push_back(uint32_t{1} << next[v.renaming_class]++);
+    }
+    masks_.assign(next.size(), 0);
+  }
+  void use(int var) { masks_[cls_[var]] |= bit_[var]; }
+  void unuse(int var) { masks_[cls_[var]] &= ~bit_[var]; }
+  // Unused variables of var's class before it.
+  int unused_before(int var) const {
+    return std::popcount(~masks_[cls_[var]] & (bit_[var] - 1));
+  }
+  // Variables a graph would still have to read for its used variables to be
+  // the first ones of their classes.
+  int gaps() const {
+    int n = 0;
+    for (uint32_t m : masks_) n += std::bit_width(m) - std::popcount(m);
+    return n;
+  }
+
+ private:
+  std::vector<int> cls_;
+  std::vector<uint32_t> bit_;
+  std::vector<uint32_t> masks_;
 };
 
 struct Slot {
@@ -66,7 +104,8 @@ class Dfs {
  public:
   Dfs(const OpSet& set, ThreadState& ts, const std::vector<ValuePtr>& inputs,
       const EnumerateOptions& opt, EnumProgress* progress)
-      : set_(set), ts_(ts), opt_(opt), progress_(progress) {
+      : set_(set), ts_(ts), opt_(opt), progress_(progress), first_use_(set) {
+    num_vars_ = static_cast<int>(inputs.size());
     for (size_t v = 0; v < inputs.size(); ++v) {
       slots_.push_back({ts.table.var_kind(static_cast<int>(v)), inputs[v],
                         var_hash(static_cast<int>(v)), -1, 0, false});
@@ -74,37 +113,88 @@ class Dfs {
     }
   }
 
-  // Calls f(tmpl, args) for every argument tuple the enumeration tries.
+  // Calls f(tmpl, args, applied) for every application the enumeration
+  // tries. Applicability depends on argument kinds only, so it is looked up
+  // once per template and pair of kinds over the slots grouped by kind.
+  // Variables out of first-use order by more than the operators left after
+  // this one can fix (each reads at most two) are not offered at all.
   template <class F>
   void for_each_application(F&& f) {
+    const int depth = static_cast<int>(letters_.size());
+    const int left = opt_.max_ops - depth - 1;
+    Groups& g = groups_[depth];
+    g.kinds.clear();
+    g.start.clear();
+    g.slots.clear();
+    std::array<int, 256> group_of{};
     const int n = static_cast<int>(slots_.size());
+    std::vector<int>& count = g.start;
+    for (int j = 0; j < n; ++j) {
+      group_of[j] = -1;
+      if (j < num_vars_ && slots_[j].uses == 0 && first_use_.unused_before(j) > 1 + 2 * left)
+        continue;
+      auto it = std::find(g.kinds.begin(), g.kinds.end(), slots_[j].kind);
+      group_of[j] = static_cast<int>(it - g.kinds.begin());
+      if (it == g.kinds.end()) {
+        g.kinds.push_back(slots_[j].kind);
+        count.push_back(0);
+      }
+      ++count[group_of[j]];
+    }
+    const int ng = static_cast<int>(g.kinds.size());
+    int sum = 0;
+    for (int& c : count) sum += std::exchange(c, sum);
+    count.push_back(sum);
+    g.slots.resize(sum);
+    std::vector<int> fill(count.begin(), count.end() - 1);
+    for (int j = 0; j < n; ++j)
+      if (group_of[j] >= 0) g.slots[fill[group_of[j]]++] = static_cast<uint8_t>(j);
+
     for (size_t ti = 0; ti < set_.ops.size(); ++ti) {
       const OpTemplate& t = set_.ops[ti];
       const uint8_t tmpl = static_cast<uint8_t>(ti);
       if (t.arity == 0) {
-        f(tmpl, std::array<uint8_t, 2>{});
-      } else if (t.arity == 1) {
-        for (int j = 0; j < n; ++j) f(tmpl, std::array<uint8_t, 2>{uint8_t(j), 0});
-      } else {
+        if (const Applied* app = ts_.table.apply2(tmpl, 0, 0, 0))
+          f(tmpl, std::array<uint8_t, 2>{}, app);
+        continue;
+      }
+      for (int a = 0; a < ng; ++a) {
+        if (t.arity == 1) {
+          const Applied* app = ts_.table.apply2(tmpl, 1, g.kinds[a], 0);
+          if (app == nullptr) continue;
+          for (int x = g.start[a]; x < g.start[a + 1]; ++x)
+            f(tmpl, std::array<uint8_t, 2>{g.slots[x], 0}, app);
+          continue;
+        }
         const bool comm = commutative(t);
-        for (int j = 0; j < n; ++j)
-          for (int k = comm ? j + 1 : 0; k < n; ++k)
-            if (j != k) f(tmpl, std::array<uint8_t, 2>{uint8_t(j), uint8_t(k)});
+        for (int b = comm ? a : 0; b < ng; ++b) {
+          const Applied* app = ts_.table.apply2(tmpl, 2, g.kinds[a], g.kinds[b]);
+          if (app == nullptr) continue;
+          for (int x = g.start[a]; x < g.start[a + 1]; ++x)
+            for (int y = comm && a == b ? x + 1 : g.start[b]; y < g.start[b + 1]; ++y) {
+              uint8_t j = g.slots[x], k = g.slots[y];
+              if (j == k) continue;
+              // Commutative operators take their arguments in slot order
+              // (their applicability is symmetric).
+              if (comm && k < j) std::swap(j, k);
+              f(tmpl, std::array<uint8_t, 2>{j, k}, app);
+            }
+        }
       }
     }
   }
 
   std::vector<Branch> branches() {
     std::vector<Branch> out;
-    for_each_application([&](uint8_t tmpl, std::array<uint8_t, 2> args) {
-      if (applicable(tmpl, args)) out.push_back({tmpl, args});
+    for_each_application([&](uint8_t tmpl, std::array<uint8_t, 2> args, const Applied*) {
+      out.push_back({tmpl, args});
     });
     return out;
   }
 
   void record_empty() { record(false); }
 
-  void run_branch(const Branch& b) { try_apply(b.tmpl, b.args); }
+  void run_branch(const Branch& b) { try_apply(b.tmpl, b.args, applicable(b.tmpl, b.args)); }
 
  private:
   const Applied* applicable(uint8_t tmpl, std::array<uint8_t, 2> args) {
@@ -113,9 +203,7 @@ class Dfs {
                             arity > 1 ? slots_[args[1]].kind : 0);
   }
 
-  void try_apply(uint8_t tmpl, std::array<uint8_t, 2> args) {
-    const Applied* app = applicable(tmpl, args);
-    if (app == nullptr) return;
+  void try_apply(uint8_t tmpl, std::array<uint8_t, 2> args, const Applied* app) {
     const OpTemplate& t = set_.ops[tmpl];
     std::array<uint64_t, 2> hashes{};
     int last_dep = -1;
@@ -129,6 +217,20 @@ class Dfs {
     const uint64_t letter = op_hash(tmpl, commutative(t), std::span(hashes.data(), t.arity));
     for (size_t i = last_dep + 1; i < letters_.size(); ++i)
       if (letter <= letters_[i]) return;  // not the canonical order (or a repeated operator)
+
+    // Each operator reads at most two variables it has not read yet: a graph
+    // with more gaps in first-use order than its remaining operators can
+    // fill is neither recorded nor extended.
+    const int left = opt_.max_ops - static_cast<int>(letters_.size()) - 1;
+    for (int i = 0; i < t.arity; ++i)
+      if (args[i] < num_vars_ && slots_[args[i]].uses == 0) first_use_.use(args[i]);
+    const int gaps = first_use_.gaps();
+    if (gaps > 2 * left) {
+      for (int i = 0; i < t.arity; ++i)
+        if (args[i] < num_vars_ && slots_[args[i]].uses == 0) first_use_.unuse(args[i]);
+      ++ts_.not_first_use;
+      return;
+    }
 
     const std::vector<ValuePtr>* outs = ts_.cache.find(letter);
     if (outs == nullptr) {
@@ -155,15 +257,20 @@ class Dfs {
     letters_.push_back(letter);
     program_.ops.push_back({tmpl, args});
 
-    record(repeated);
-    if (!repeated && static_cast<int>(letters_.size()) < opt_.max_ops)
-      for_each_application([&](uint8_t tm, std::array<uint8_t, 2> a) { try_apply(tm, a); });
+    if (gaps == 0)
+      record(repeated);
+    else
+      ++ts_.not_first_use;
+    if (!repeated && left > 0)
+      for_each_application(
+          [&](uint8_t tm, std::array<uint8_t, 2> a, const Applied* ap) { try_apply(tm, a, ap); });
 
     // Pop.
     program_.ops.pop_back();
     letters_.pop_back();
     slots_.resize(first_new);
-    for (int i = 0; i < t.arity; ++i) --slots_[args[i]].uses;
+    for (int i = 0; i < t.arity; ++i)
+      if (--slots_[args[i]].uses == 0 && args[i] < num_vars_) first_use_.unuse(args[i]);
     key_ = saved_key;
   }
 
@@ -192,6 +299,14 @@ class Dfs {
   std::vector<uint64_t> letters_;
   Program program_;
   uint64_t key_ = 0;
+  int num_vars_ = 0;
+  FirstUse first_use_;
+  // Per depth: the argument slots grouped by kind (start[i]..start[i+1]).
+  struct Groups {
+    std::vector<int> kinds, start;
+    std::vector<uint8_t> slots;
+  };
+  std::array<Groups, kMaxOps + 1> groups_;
 };
 
 }  // namespace
@@ -232,6 +347,7 @@ EnumerateResult enumerate(const OpSet& set, const EnumerateOptions& opt, EnumPro
     std::vector<Record>().swap(ts.records);
     for (int d = 0; d <= kMaxOps; ++d) result.graphs_by_ops[d] += ts.graphs[d];
     result.repeated_tensor += ts.repeated;
+    result.not_first_use += ts.not_first_use;
   }
   tbb::parallel_sort(result.records.begin(), result.records.end());
   return result;

@@ -54,6 +54,7 @@ struct EnumerateResult {
   std::vector<Record> records;  // sorted
   std::array<uint64_t, kMaxOps + 1> graphs_by_ops{};
   uint64_t repeated_tensor = 0;  // graphs recorded but not extended
+  uint64_t not_first_use = 0;    // graphs visited but not recorded (variables not in first-use order)
 };
 
 EnumerateResult enumerate(const OpSet& set, const EnumerateOptions& opt, EnumProgress* progress);

@@ -18,16 +18,19 @@
 
 namespace tso::gen {
 
-inline constexpr const char* kGeneratorVersion = "0.1";
+inline constexpr const char* kGeneratorVersion = "0.2";
 
 struct GenerateOptions {
   int max_ops = 3;   // 1..6
   uint64_t seed = 1;
   int sets = 2;      // random input sets per fingerprint (t >= 2)
+  int shard = 0;     // enumerate part `shard` of `num_shards` (split by first operators)
+  int num_shards = 1;
 };
 
 // Counts at every stage, in order.
 struct GenerateCounts {
+  uint64_t not_first_use = 0; // graphs visited but not recorded: variables not in first-use order
   uint64_t graphs = 0;        // graphs enumerated (the empty graph included)
   uint64_t fingerprints = 0;  // distinct keys
   uint64_t candidates = 0;    // pairs with equal keys (each graph with its key's first graph)
@@ -38,7 +41,7 @@ struct GenerateCounts {
   uint64_t float_ok = 0;      // after the double re-test
   uint64_t implied = 0;       // after dropping rules implied by a smaller rule
   std::vector<uint64_t> graphs_by_ops;
-  std::string text() const;   // "graphs=... fingerprints=... ... written=..."
+  std::string text() const;   // "not-first-use=... graphs=... ... written=..."
 };
 
 struct GenerateResult {
@@ -46,6 +49,32 @@ struct GenerateResult {
   GenerateCounts counts;
 };
 
+// The enumeration of one part (all of it when num_shards is 1): its sorted
+// records and counts, and what identifies the run it belongs to.
+struct Part {
+  std::string ops_name;
+  uint64_t op_set_hash = 0;
+  int max_ops = 0;
+  int sets = 0;
+  uint64_t seed = 0;
+  int shard = 0;
+  int num_shards = 1;
+  std::vector<uint64_t> graphs_by_ops;  // max_ops + 1 entries
+  uint64_t not_first_use = 0;
+  std::vector<Record> records;  // sorted
+};
+
+// A hash of everything in an operator set (names, types, classes, templates).
+uint64_t op_set_hash(const OpSet& set);
+
+Expected<Part> enumerate_part(const OpSet& set, const GenerateOptions& opt,
+                              EnumProgress* progress = nullptr);
+// Combines the parts 0..n-1 of one run (any order) into the whole; errors
+// name what is missing, repeated or inconsistent.
+Expected<Part> merge_parts(std::vector<Part> parts);
+// Pairs, prunes, re-tests and writes the rules of a whole enumeration.
+Expected<GenerateResult> rules_from(const OpSet& set, Part whole);
+// enumerate_part (all of it) then rules_from.
 Expected<GenerateResult> generate(const OpSet& set, const GenerateOptions& opt,
                                   EnumProgress* progress = nullptr);
 

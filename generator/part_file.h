@@ -1,0 +1,23 @@
+// Part files: what `tso generate --shard i/n` writes and `--merge` reads.
+// One text header line after the magic line, then the part's records as
+// fixed-size binary rows (key, little-endian, then the program code):
+//
+//   # tso generate part v1
+//   ops=taso op-set-hash=... max-ops=3 sets=2 seed=1 shard=0/3 not-first-use=...
+//       graphs-by-ops=1,28,...  records=N            (one line)
+//   <N rows of 8 + 19 bytes>
+#pragma once
+
+#include <string>
+
+#include "core/error.h"
+#include "generator/generator.h"
+
+namespace tso::gen {
+
+// Writes `part` to `path` (the caller renames a temporary into place).
+Status write_part(const Part& part, const std::string& path);
+// Errors name the file and what is wrong (not a part file, truncated, ...).
+Expected<Part> read_part(const std::string& path);
+
+}  // namespace tso::gen
