@@ -3,6 +3,7 @@
 #include "generator/candidates.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -12,10 +13,37 @@
 
 namespace tso::gen {
 
-bool share_operator(KindTable& table, const Program& a, const Program& b) {
-  Replayed ra = replay(table, a), rb = replay(table, b);
-  for (uint64_t h : ra.op_shash)
-    if (std::find(rb.op_shash.begin(), rb.op_shash.end(), h) != rb.op_shash.end()) return true;
+namespace {
+
+// Structural hashes of the operators of `p` (tensor_hashes without the
+// allocations: this runs once per candidate pair).
+int op_hashes(const OpSet& set, const Program& p, std::array<uint64_t, kMaxOps>& out) {
+  std::array<uint64_t, 256> h;
+  const int nv = static_cast<int>(set.vars.size());
+  int n = nv;
+  for (const ProgOp& op : p.ops) {
+    for (int j = 0; j < 2; ++j)
+      if (op.args[j] < nv) h[op.args[j]] = var_hash(op.args[j]);
+  }
+  for (size_t i = 0; i < p.ops.size(); ++i) {
+    const ProgOp& op = p.ops[i];
+    const OpTemplate& t = set.ops[op.tmpl];
+    std::array<uint64_t, 2> a{};
+    for (int j = 0; j < t.arity; ++j) a[j] = h[op.args[j]];
+    out[i] = op_hash(op.tmpl, commutative(t), std::span(a.data(), t.arity));
+    for (int o = 0; o < outputs_of(t); ++o) h[n++] = output_hash(out[i], o);
+  }
+  return static_cast<int>(p.ops.size());
+}
+
+}  // namespace
+
+bool share_operator(const OpSet& set, const Program& a, const Program& b) {
+  std::array<uint64_t, kMaxOps> ha, hb;
+  const int na = op_hashes(set, a, ha), nb = op_hashes(set, b, hb);
+  for (int i = 0; i < na; ++i)
+    for (int j = 0; j < nb; ++j)
+      if (ha[i] == hb[j]) return true;
   return false;
 }
 
@@ -159,8 +187,8 @@ Expected<Graph> build_graph(const OpSet& set, KindTable& table, const Program& p
   return gb.finish();
 }
 
-bool float_equal(const OpSet& set, const Candidate& c, uint64_t seed) {
-  KindTable table(set);
+bool float_equal(KindTable& table, const Candidate& c, uint64_t seed) {
+  const OpSet& set = table.set();
   Expected<Graph> ga = build_graph(set, table, c.a, c.a_out);
   Expected<Graph> gb = build_graph(set, table, c.b, c.b_out);
   TSO_CHECK(ga.ok() && gb.ok(), "candidate sides do not build");

@@ -25,7 +25,7 @@ struct Candidate {
 
 // Whether some operator of `a` and some operator of `b` compute the same
 // expression (the same template on identical inputs).
-bool share_operator(KindTable& table, const Program& a, const Program& b);
+bool share_operator(const OpSet& set, const Program& a, const Program& b);
 
 // Replays both on the Mod inputs and matches their live tensors by value;
 // nullopt when the values differ (a key collision).
@@ -44,7 +44,15 @@ bool orient(KindTable& table, Candidate* c);
 
 // Re-tests the pair in double with true operator semantics on fresh random
 // inputs: relative error <= 1e-9 (core/ops.h's policy for double).
-bool float_equal(const OpSet& set, const Candidate& c, uint64_t seed);
+bool float_equal(KindTable& table, const Candidate& c, uint64_t seed);
+
+// Templates used by a program, a bit per template (all bits from template 64 on).
+uint64_t template_mask(const Program& p);
+struct Masks {
+  uint64_t a = 0, b = 0;  // template_mask of each side
+};
+// A necessary condition for implied_by, on template masks only.
+bool may_imply(const Masks& c, const Masks& rule);
 
 // Whether rewriting `c.a` once with `rule` (either direction) gives `c.b`.
 bool implied_by(const OpSet& set, const Candidate& c, const Candidate& rule);

@@ -166,7 +166,7 @@ Expected<GenerateResult> rules_from(const OpSet& set, Part whole) {
 
   Tables tables([&] { return KindTable(set); });
   pairs = filter(std::move(pairs), [&](const std::pair<uint32_t, uint32_t>& p) {
-    return !share_operator(tables.local(), decode(rec[p.first].code), decode(rec[p.second].code));
+    return !share_operator(set, decode(rec[p.first].code), decode(rec[p.second].code));
   });
   n.common = pairs.size();
 
@@ -199,7 +199,7 @@ Expected<GenerateResult> rules_from(const OpSet& set, Part whole) {
   n.bindable = cands.size();
 
   cands = filter(std::move(cands), [&](const Candidate& c) {
-    return float_equal(set, c, whole.seed ^ 0xf10a7ull);
+    return float_equal(tables.local(), c, whole.seed ^ 0xf10a7ull);
   });
   n.float_ok = cands.size();
 
@@ -208,6 +208,9 @@ Expected<GenerateResult> rules_from(const OpSet& set, Part whole) {
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t x, size_t y) { return cands[x].size() < cands[y].size(); });
+  std::vector<Masks> masks(cands.size());
+  for (size_t i = 0; i < cands.size(); ++i)
+    masks[i] = {template_mask(cands[i].a), template_mask(cands[i].b)};
   std::vector<uint8_t> keep(cands.size(), 0);
   std::vector<size_t> kept;
   for (size_t lo = 0; lo < order.size();) {
@@ -217,7 +220,7 @@ Expected<GenerateResult> rules_from(const OpSet& set, Part whole) {
       const Candidate& c = cands[order[k]];
       bool implied = false;
       for (size_t r : kept)
-        if (implied_by(set, c, cands[r])) {
+        if (may_imply(masks[order[k]], masks[r]) && implied_by(set, c, cands[r])) {
           implied = true;
           break;
         }

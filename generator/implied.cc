@@ -174,12 +174,6 @@ class Rewriter {
   const std::vector<int>* replaced_ = nullptr;
 };
 
-uint64_t template_mask(const Program& p) {
-  uint64_t m = 0;
-  for (const ProgOp& op : p.ops) m |= op.tmpl < 64 ? uint64_t{1} << op.tmpl : ~uint64_t{0};
-  return m;
-}
-
 bool rewrites_to(const OpSet& set, const Candidate& c, Side pat, Side rep) {
   if (pat.p->ops.empty() || pat.p->ops.size() > c.a.ops.size()) return false;
   uint64_t need = template_mask(*pat.p);
@@ -197,6 +191,22 @@ bool rewrites_to(const OpSet& set, const Candidate& c, Side pat, Side rep) {
 }
 
 }  // namespace
+
+uint64_t template_mask(const Program& p) {
+  uint64_t m = 0;
+  for (const ProgOp& op : p.ops) m |= op.tmpl < 64 ? uint64_t{1} << op.tmpl : ~uint64_t{0};
+  return m;
+}
+
+bool may_imply(const Masks& c, const Masks& rule) {
+  // Rewriting c.a with pattern P and replacement R: P's templates occur in
+  // c.a, and every operator of c.b (all of which reach its outputs) is an
+  // unmatched operator of c.a or one of R.
+  auto direction = [&](uint64_t p, uint64_t r) {
+    return (p & ~c.a) == 0 && (c.b & ~(c.a | r)) == 0;
+  };
+  return direction(rule.a, rule.b) || direction(rule.b, rule.a);
+}
 
 bool implied_by(const OpSet& set, const Candidate& c, const Candidate& rule) {
   return rewrites_to(set, c, {&rule.a, &rule.a_out}, {&rule.b, &rule.b_out}) ||
