@@ -46,12 +46,15 @@ bool orient(KindTable& table, Candidate* c);
 // inputs: relative error <= 1e-9 (core/ops.h's policy for double).
 bool float_equal(KindTable& table, const Candidate& c, uint64_t seed);
 
-// Templates used by a program, a bit per template (all bits from template 64 on).
-uint64_t template_mask(const Program& p);
+// The templates of each side of a candidate: a bit per template used (all
+// bits from template 64 on), a bit per template used at least twice, and the
+// number of operators.
 struct Masks {
-  uint64_t a = 0, b = 0;  // template_mask of each side
+  uint64_t a = 0, a2 = 0, b = 0, b2 = 0;
+  int na = 0, nb = 0;
 };
-// A necessary condition for implied_by, on template masks only.
+Masks masks_of(const Candidate& c);
+// A necessary condition for implied_by, on masks only.
 bool may_imply(const Masks& c, const Masks& rule);
 
 // Whether rewriting `c.a` once with `rule` (either direction) gives `c.b`.

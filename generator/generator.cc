@@ -210,7 +210,7 @@ Expected<GenerateResult> rules_from(const OpSet& set, Part whole) {
                    [&](size_t x, size_t y) { return cands[x].size() < cands[y].size(); });
   std::vector<Masks> masks(cands.size());
   for (size_t i = 0; i < cands.size(); ++i)
-    masks[i] = {template_mask(cands[i].a), template_mask(cands[i].b)};
+    masks[i] = masks_of(cands[i]);
   std::vector<uint8_t> keep(cands.size(), 0);
   std::vector<size_t> kept;
   for (size_t lo = 0; lo < order.size();) {

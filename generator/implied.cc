@@ -176,8 +176,6 @@ class Rewriter {
 
 bool rewrites_to(const OpSet& set, const Candidate& c, Side pat, Side rep) {
   if (pat.p->ops.empty() || pat.p->ops.size() > c.a.ops.size()) return false;
-  uint64_t need = template_mask(*pat.p);
-  if ((need & template_mask(c.a)) != need) return false;
   std::vector<uint64_t> vh;
   for (size_t v = 0; v < set.vars.size(); ++v) vh.push_back(var_hash(static_cast<int>(v)));
   std::vector<uint64_t> hb_all = tensor_hashes(set, c.b, vh);
@@ -192,20 +190,33 @@ bool rewrites_to(const OpSet& set, const Candidate& c, Side pat, Side rep) {
 
 }  // namespace
 
-uint64_t template_mask(const Program& p) {
-  uint64_t m = 0;
-  for (const ProgOp& op : p.ops) m |= op.tmpl < 64 ? uint64_t{1} << op.tmpl : ~uint64_t{0};
+Masks masks_of(const Candidate& c) {
+  Masks m;
+  auto side = [](const Program& p, uint64_t* once, uint64_t* twice) {
+    for (const ProgOp& op : p.ops) {
+      const uint64_t bit = op.tmpl < 64 ? uint64_t{1} << op.tmpl : ~uint64_t{0};
+      *twice |= *once & bit;
+      *once |= bit;
+    }
+  };
+  side(c.a, &m.a, &m.a2);
+  side(c.b, &m.b, &m.b2);
+  m.na = static_cast<int>(c.a.ops.size());
+  m.nb = static_cast<int>(c.b.ops.size());
   return m;
 }
 
 bool may_imply(const Masks& c, const Masks& rule) {
-  // Rewriting c.a with pattern P and replacement R: P's templates occur in
-  // c.a, and every operator of c.b (all of which reach its outputs) is an
-  // unmatched operator of c.a or one of R.
-  auto direction = [&](uint64_t p, uint64_t r) {
-    return (p & ~c.a) == 0 && (c.b & ~(c.a | r)) == 0;
+  // Rewriting c.a with pattern P and replacement R: P's operators occur in
+  // c.a (twice where P has two of a template); every operator of c.b (all
+  // of which reach its outputs, none twice) is an unmatched operator of c.a
+  // or one of R, so c.b has at most |c.a| - |P| + |R| of them.
+  auto direction = [&](uint64_t p, uint64_t p2, int np, uint64_t r, int nr) {
+    return np <= c.na && (p & ~c.a) == 0 && (p2 & ~c.a2) == 0 && (c.b & ~(c.a | r)) == 0 &&
+           c.nb <= c.na - np + nr;
   };
-  return direction(rule.a, rule.b) || direction(rule.b, rule.a);
+  return direction(rule.a, rule.a2, rule.na, rule.b, rule.nb) ||
+         direction(rule.b, rule.b2, rule.nb, rule.a, rule.na);
 }
 
 bool implied_by(const OpSet& set, const Candidate& c, const Candidate& rule) {
