@@ -115,6 +115,7 @@ void print_counts(const std::string& ops, const gen::GenerateCounts& n, size_t w
   row("values agree", n.values);
   row("renaming", n.renaming);
   row("bindable", n.bindable);
+  row("independent parts", n.independent);
   row("double re-test", n.float_ok);
   row("implied", n.implied);
   row("rules written", written);

@@ -187,6 +187,43 @@ Expected<Graph> build_graph(const OpSet& set, KindTable& table, const Program& p
   return gb.finish();
 }
 
+bool independent_parts(const OpSet& set, const Candidate& c) {
+  // Union-find over tensors: variables (shared by both sides), then the
+  // operator outputs of a, then those of b.
+  const int nv = static_cast<int>(set.vars.size());
+  auto outputs = [&](const Program& p) {
+    int n = 0;
+    for (const ProgOp& op : p.ops) n += outputs_of(set.ops[op.tmpl]);
+    return n;
+  };
+  const int off_b = nv + outputs(c.a);
+  std::vector<int> parent(off_b + outputs(c.b));
+  for (size_t i = 0; i < parent.size(); ++i) parent[i] = static_cast<int>(i);
+  auto find = [&](int x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  auto unite = [&](int x, int y) { parent[find(x)] = find(y); };
+  // Tensor t of a side (variables first) as a union-find node.
+  auto node = [&](int t, int off) { return t < nv ? t : off + t - nv; };
+  std::vector<int> op_node;
+  for (auto [p, off] : {std::pair{&c.a, nv}, std::pair{&c.b, off_b}}) {
+    int next = nv;
+    for (const ProgOp& op : p->ops) {
+      const OpTemplate& t = set.ops[op.tmpl];
+      const int first = node(next, off);
+      op_node.push_back(first);
+      for (int j = 0; j < t.arity; ++j) unite(first, node(op.args[j], off));
+      for (int o = 1; o < outputs_of(t); ++o) unite(first, node(next + o, off));
+      next += outputs_of(t);
+    }
+  }
+  for (size_t i = 0; i < c.a_out.size(); ++i) unite(node(c.a_out[i], nv), node(c.b_out[i], off_b));
+  for (int n : op_node)
+    if (find(n) != find(op_node.front())) return true;
+  return false;
+}
+
 bool float_equal(KindTable& table, const Candidate& c, uint64_t seed) {
   const OpSet& set = table.set();
   Expected<Graph> ga = build_graph(set, table, c.a, c.a_out);

@@ -42,6 +42,12 @@ uint64_t renaming_class(const OpSet& set, const Candidate& c);
 // neither does.
 bool orient(KindTable& table, Candidate* c);
 
+// Whether the candidate splits into independent parts: groups of operators
+// of both sides that share no variable, with each output pair inside one
+// group. Each part is then a smaller equivalence, output by output, and the
+// candidate is their composition.
+bool independent_parts(const OpSet& set, const Candidate& c);
+
 // Re-tests the pair in double with true operator semantics on fresh random
 // inputs: relative error <= 1e-9 (core/ops.h's policy for double).
 bool float_equal(KindTable& table, const Candidate& c, uint64_t seed);

@@ -34,7 +34,8 @@ std::string GenerateCounts::text() const {
   return "not-first-use=" + std::to_string(not_first_use) + " graphs=" + std::to_string(graphs) + " fingerprints=" + std::to_string(fingerprints) +
          " candidates=" + std::to_string(candidates) + " common=" + std::to_string(common) +
          " values=" + std::to_string(values) + " renaming=" + std::to_string(renaming) +
-         " bindable=" + std::to_string(bindable) + " float=" + std::to_string(float_ok) +
+         " bindable=" + std::to_string(bindable) +
+         " independent=" + std::to_string(independent) + " float=" + std::to_string(float_ok) +
          " implied=" + std::to_string(implied) + " written=" + std::to_string(implied);
 }
 
@@ -197,6 +198,9 @@ Expected<GenerateResult> rules_from(const OpSet& set, Part whole) {
 
   cands = filter(std::move(cands), [&](Candidate& c) { return orient(tables.local(), &c); });
   n.bindable = cands.size();
+
+  cands = filter(std::move(cands), [&](const Candidate& c) { return !independent_parts(set, c); });
+  n.independent = cands.size();
 
   cands = filter(std::move(cands), [&](const Candidate& c) {
     return float_equal(tables.local(), c, whole.seed ^ 0xf10a7ull);

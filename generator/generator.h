@@ -38,6 +38,7 @@ struct GenerateCounts {
   uint64_t values = 0;        // after dropping pairs whose stored values differ (key collisions)
   uint64_t renaming = 0;      // after keeping one pair per variable-renaming class
   uint64_t bindable = 0;      // after dropping pairs no orientation of which binds its variables
+  uint64_t independent = 0;   // after dropping pairs made of independent smaller parts
   uint64_t float_ok = 0;      // after the double re-test
   uint64_t implied = 0;       // after dropping rules implied by a smaller rule
   std::vector<uint64_t> graphs_by_ops;
