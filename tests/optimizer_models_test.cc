@@ -1,0 +1,163 @@
+// `tso optimize` on the shared real models (../shared/models), through the
+// built binary as a user runs it: with the committed default rules and with
+// the handwritten rules (--allow-unverified). The optimized ONNX file must
+// pass the ONNX checker and give the outputs ONNX Runtime gives for the input
+// model (the input exported with the same random weights for graph-only
+// models), and the report must show the classic rewrites. The large models
+// run with a small search budget; experiments/optimize_models.sh runs all.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+
+#include "frontend/onnx.h"
+#include "frontend/tensor_file.h"
+#include "tests/frontend_test_util.h"
+
+namespace tso {
+namespace {
+
+using testing::floats_of;
+using testing::relative_error;
+
+const std::string kModels = "/work/shared/models/";
+const std::string kSource = TSO_SOURCE_DIR;
+constexpr uint64_t kSeed = 7;
+
+struct ModelCase {
+  const char* file;
+  bool handwritten;                     // --allow-unverified with handwritten + taso_n3 rules
+  std::map<std::string, int> at_least;  // rule -> minimum applications in the report
+  const char* search = "";              // extra flags: small budgets for the large models
+};
+
+const ModelCase kCases[] = {
+    {"squeezenet1_1.onnx", false, {}},
+    {"squeezenet1_1.graph.onnx", false, {}},
+    {"resnet50.graph.onnx", false, {}},
+    // 26 conv+relu pairs; the 8 fire modules' expand1x1/expand3x3 merged.
+    {"squeezenet1_1.onnx", true,
+     {{"hw_fuse_conv_bias_relu", 26}, {"hw_merge_conv_bias_enlarge", 8}}},
+    // conv -> relu in every bottleneck: 16 x 2 plus the stem.
+    {"resnet50.graph.onnx", true, {{"hw_fuse_conv_bias_relu", 33}}},
+    {"inception_v3.graph.onnx", true,
+     {{"hw_fuse_conv_bias_relu", 1}, {"hw_merge_conv_bias", 1}}, " --budget 10"},
+};
+
+// Runs `tso ARGS`; returns its exit status, stdout+stderr in `*out`.
+int run_tso(const std::string& args, std::string* out) {
+  std::string log = (std::filesystem::path(::testing::TempDir()) /
+                     ("tso_opt_" + std::to_string(getpid()) + ".log"))
+                        .string();
+  int status = std::system((std::string(TSO_BINARY) + " " + args + " >'" + log + "' 2>&1").c_str());
+  std::ifstream in(log);
+  std::ostringstream s;
+  s << in.rdbuf();
+  *out = s.str();
+  std::filesystem::remove(log);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// One seeded uniform [-1, 1) f32 tensor per graph input, written as input_K.pb.
+Status write_random_inputs(const Graph& g, const std::filesystem::path& dir) {
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  int k = 0;
+  for (int i : g.input_nodes()) {
+    const Node& n = g.node(i);
+    if (n.op != Op::Input) continue;
+    if (n.outs[0].dtype != DType::kF32) return Error{"input '" + n.name + "' is not f32"};
+    WeightData x;
+    x.type = n.outs[0];
+    std::vector<float> v(x.type.shape.numel());
+    for (float& f : v) f = dist(rng);
+    x.bytes.resize(v.size() * sizeof(float));
+    std::memcpy(x.bytes.data(), v.data(), x.bytes.size());
+    Status s = write_tensor_file((dir / ("input_" + std::to_string(k++) + ".pb")).string(),
+                                 {n.name, x});
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+std::string label(const ModelCase& c) {
+  std::string s = std::string(c.file) + (c.handwritten ? "_handwritten" : "_default");
+  for (char& ch : s)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return s;
+}
+
+class OptimizedModels : public ::testing::TestWithParam<ModelCase> {};
+
+TEST_P(OptimizedModels, PassesTheCheckerAndMatchesOnnxRuntime) {
+  const ModelCase& c = GetParam();
+  const std::string model = kModels + c.file;
+  if (!std::filesystem::exists(model)) GTEST_SKIP() << model << " is not present";
+  if (!testing::have_python_oracle()) GTEST_SKIP() << testing::kNoVenv;
+  auto dir = testing::temp_dir(label(c));
+
+  // The input model as ORT sees it: with the random weights `tso` will use.
+  ImportOptions io;
+  io.random_weights_seed = kSeed;
+  Expected<ImportedModel> m = import_onnx(model, io);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  const std::string original = (dir / "original.onnx").string();
+  Status s = export_onnx(*m, original);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+
+  const std::string out = (dir / "optimized.onnx").string();
+  const std::string report = (dir / "report.json").string();
+  std::string args = "optimize '" + model + "' -o '" + out + "' --report '" + report +
+                     "' --random-weights " + std::to_string(kSeed) + " -q";
+  args += c.search;
+  if (c.handwritten)
+    args += " --allow-unverified --rules " + kSource + "/substitutions/handwritten.rules" +
+            " --rules " + kSource + "/substitutions/taso_n3.rules";
+  std::string log;
+  ASSERT_EQ(run_tso(args, &log), 0) << log;
+
+  std::string err;
+  EXPECT_EQ(testing::run_oracle({"check", out}, &err), 0) << err;
+
+  ASSERT_TRUE(write_random_inputs(m->graph, dir).ok());
+  err.clear();
+  ASSERT_EQ(testing::run_oracle({"ort", original, dir.string(), (dir / "a").string()}, &err), 0)
+      << err;
+  ASSERT_EQ(testing::run_oracle({"ort", out, dir.string(), (dir / "b").string()}, &err), 0)
+      << err;
+  for (size_t k = 0; k < m->graph.outputs().size(); ++k) {
+    const std::string name = "output_" + std::to_string(k) + ".pb";
+    Expected<NamedTensor> a = read_tensor_file((dir / "a" / name).string());
+    Expected<NamedTensor> b = read_tensor_file((dir / "b" / name).string());
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(a->name, b->name);
+    ASSERT_EQ(a->value.type.shape, b->value.type.shape);
+    double e = relative_error(floats_of(b->value), floats_of(a->value));
+    std::printf("%s output %zu: relative error optimized vs original (ONNX Runtime) %.3g\n",
+                label(c).c_str(), k, e);
+    EXPECT_LE(e, 1e-4);
+  }
+
+  std::ifstream rin(report);
+  nlohmann::json r = nlohmann::json::parse(rin);
+  EXPECT_EQ(r["format"], "tso-optimize-report");
+  EXPECT_TRUE(r["check"]["performed"] == true || r["operators"]["before"] == r["operators"]["after"]);
+  std::map<std::string, int> applied;
+  for (const auto& a : r["rules_applied"]) applied[a["rule"]] = a["count"];
+  for (const auto& [rule, n] : c.at_least) EXPECT_GE(applied[rule], n) << rule;
+  if (!c.at_least.empty()) {
+    EXPECT_LT(r["operators"]["after"].get<int>(), r["operators"]["before"].get<int>());
+    EXPECT_LT(r["predicted_cost_us"]["after"].get<double>(),
+              r["predicted_cost_us"]["before"].get<double>());
+  }
+  std::filesystem::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Optimizer, OptimizedModels, ::testing::ValuesIn(kCases),
+                         [](const auto& info) { return label(info.param); });
+
+}  // namespace
+}  // namespace tso
