@@ -125,3 +125,29 @@
 (define-fun ok_enlarge ((k (Seq Int)) (w T)) Bool
   (and (rk w 4) (ok_pair k) (>= (seq.nth k 0) (dim w 2)) (>= (seq.nth k 1) (dim w 3))
        (= (mod (- (seq.nth k 0) (dim w 2)) 2) 0) (= (mod (- (seq.nth k 1) (dim w 3)) 2) 0)))
+
+; Element counts (rank <= 4) and reshape targets: a shape of 1 to 4 extents,
+; each >= 1 (no 0 or -1 entries), with as many elements as x.
+(define-fun numel ((x T)) Int
+  (* (ite (<= (rank x) 0) 1 (dim x 0)) (ite (<= (rank x) 1) 1 (dim x 1))
+     (ite (<= (rank x) 2) 1 (dim x 2)) (ite (<= (rank x) 3) 1 (dim x 3))))
+(define-fun seq_numel ((sh (Seq Int))) Int
+  (* (ite (<= (seq.len sh) 0) 1 (seq.nth sh 0)) (ite (<= (seq.len sh) 1) 1 (seq.nth sh 1))
+     (ite (<= (seq.len sh) 2) 1 (seq.nth sh 2)) (ite (<= (seq.len sh) 3) 1 (seq.nth sh 3))))
+(define-fun ok_reshape ((sh (Seq Int)) (x T)) Bool
+  (and (dims_ok x) (<= 1 (seq.len sh) 4)
+       (>= (seq.nth sh 0) 1) (or (<= (seq.len sh) 1) (>= (seq.nth sh 1) 1))
+       (or (<= (seq.len sh) 2) (>= (seq.nth sh 2) 1)) (or (<= (seq.len sh) 3) (>= (seq.nth sh 3) 1))
+       (= (seq_numel sh) (numel x))))
+
+; A per-channel vector: rank 1 with extent c.
+(define-fun vec ((v T) (c Int)) Bool (and (rk v 1) (= (dim v 0) c)))
+; (conv2d.3 s p d g a x w b) is valid: b is [C_out].
+(define-fun ok_conv_bias ((s (Seq Int)) (p (Seq Int)) (d (Seq Int)) (g Int) (x T) (w T) (b T)) Bool
+  (and (ok_conv s p d g x w) (vec b (dim w 0))))
+; (gemm al be ta tb a x y) is valid; gemm_m / gemm_n its result's extents.
+(define-fun gemm_m ((ta Int) (x T)) Int (ite (= ta 0) (dim x 0) (dim x 1)))
+(define-fun gemm_n ((tb Int) (y T)) Int (ite (= tb 0) (dim y 1) (dim y 0)))
+(define-fun ok_gemm ((ta Int) (tb Int) (x T) (y T)) Bool
+  (and (rk x 2) (rk y 2) (ok_flag ta) (ok_flag tb)
+       (= (ite (= ta 0) (dim x 1) (dim x 0)) (ite (= tb 0) (dim y 0) (dim y 1)))))

@@ -103,3 +103,37 @@
                 (or (<= (rank x) 2) (= (dim z 2) (dim x (perm_at p 2))))
                 (or (<= (rank x) 3) (= (dim z 3) (dim x (perm_at p 3)))))))
      :pattern ((transpose p x)))))
+
+; axiom shape-conv-bias
+; test s=[1,1] p=[1,0,0,0,0] d=[1,1] g=1 a=0 x=f32[1,2,5,5] w=f32[3,2,3,3] b=f32[3]
+; test s=[2,1] p=[2,1,0,0,1] d=[1,2] g=2 a=1 x=f32[2,4,6,6] w=f32[2,2,3,2] b=f32[2]
+(assert (forall ((s (Seq Int)) (p (Seq Int)) (d (Seq Int)) (g Int) (a Int) (x T) (w T) (b T))
+  (! (=> (and (ok_conv_bias s p d g x w b) (ok_act a))
+         (let ((y (conv2d.3 s p d g a x w b)))
+           (and (= (rank y) 4) (= (dim y 0) (dim x 0)) (= (dim y 1) (dim w 0))
+                (= (dim y 2) (wout (dim x 2) (+ 1 (* (- (dim w 2) 1) (seq.nth d 0))) (seq.nth s 0) p 0))
+                (= (dim y 3) (wout (dim x 3) (+ 1 (* (- (dim w 3) 1) (seq.nth d 1))) (seq.nth s 1) p 1)))))
+     :pattern ((conv2d.3 s p d g a x w b)))))
+
+; axiom shape-reshape
+; test sh=[3,2] x=f32[2,3]
+; test sh=[1,4,1,1] x=f32[4]
+(assert (forall ((sh (Seq Int)) (x T))
+  (! (=> (ok_reshape sh x)
+         (let ((z (reshape sh x)))
+           (and (= (rank z) (seq.len sh)) (= (dim z 0) (seq.nth sh 0))
+                (or (<= (seq.len sh) 1) (= (dim z 1) (seq.nth sh 1)))
+                (or (<= (seq.len sh) 2) (= (dim z 2) (seq.nth sh 2)))
+                (or (<= (seq.len sh) 3) (= (dim z 3) (seq.nth sh 3))))))
+     :pattern ((reshape sh x)))))
+
+; axiom shape-sub
+; test x=f32[2,1] y=f32[2,3]
+(assert (forall ((x T) (y T))
+  (! (=> (bcast x y) (bcast_dims (sub x y) x y)) :pattern ((sub x y)))))
+
+; axiom shape-batchnorm
+; test e=2 x=f32[2,3,4,5] sc=f32[3] bi=f32[3] m=f32[3] v=f32[3]
+(assert (forall ((e Real) (x T) (sc T) (bi T) (m T) (v T))
+  (! (=> (and (rk x 4) (bn_params (dim x 1) sc bi m v)) (same_dims (batchnorm e x sc bi m v) x))
+     :pattern ((batchnorm e x sc bi m v)))))

@@ -43,6 +43,9 @@ Expected<Instance> instantiate_axiom(const specs::Axiom& ax, const specs::AxiomT
     if (sort.is_int() && v.kind == TestValue::Kind::kInt) {
       by_position.push_back(ctx.int_val(v.value));
       ok = true;
+    } else if (sort.is_real() && v.kind == TestValue::Kind::kInt) {
+      by_position.push_back(ctx.real_val(v.value));
+      ok = true;
     } else if (Z3_is_eq_sort(ctx, sort, fns.ints()) && v.kind == TestValue::Kind::kInts) {
       std::vector<z3::expr> items;
       for (int64_t x : v.list) items.push_back(ctx.int_val(x));
@@ -115,9 +118,14 @@ Expected<double> run_test(const specs::Axiom& ax, const specs::AxiomTest& test,
     if (!law->simplify().is_true()) return Error{"the shape law does not hold at these shapes"};
     return 0.0;
   }
-  Expected<TensorRef> l = b.add(*inst->lhs);
+  // Sides may name extents of their variables (a reshape to [1,C,1,1]).
+  Expected<z3::expr> lhs = eval_shapes(*inst->lhs, fns, b);
+  if (!lhs) return Error{"left side: " + lhs.error().message};
+  Expected<z3::expr> rhs = eval_shapes(*inst->rhs, fns, b);
+  if (!rhs) return Error{"right side: " + rhs.error().message};
+  Expected<TensorRef> l = b.add(*lhs);
   if (!l) return Error{"left side: " + l.error().message};
-  Expected<TensorRef> r = b.add(*inst->rhs);
+  Expected<TensorRef> r = b.add(*rhs);
   if (!r) return Error{"right side: " + r.error().message};
   if (b.type(*l) != b.type(*r))
     return Error{"the sides have types " + to_string(b.type(*l)) + " and " +

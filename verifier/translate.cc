@@ -240,7 +240,40 @@ Expected<std::vector<std::vector<expr>>> Translator::shapes(
       return std::vector<std::vector<expr>>{x};
     case Op::Add:
     case Op::Mul:
+    case Op::Sub:
       return std::vector<std::vector<expr>>{broadcast(x, args[1].dims)};
+    case Op::BatchNorm:
+      for (size_t i = 1; i < args.size(); ++i) {
+        if (args[i].dims.size() != 1) return fail("batchnorm: parameters must have rank 1");
+        hyp(args[i].dims[0] == x[1]);
+      }
+      return std::vector<std::vector<expr>>{x};
+    case Op::Gemm: {
+      const std::vector<expr>& y = args[1].dims;
+      expr ta = ints(AttrKey::trans_a)[0] == 1, tb = ints(AttrKey::trans_b)[0] == 1;
+      hyp((ints(AttrKey::trans_a)[0] == 0 || ta) && (ints(AttrKey::trans_b)[0] == 0 || tb));
+      hyp(z3::ite(ta, x[0], x[1]) == z3::ite(tb, y[1], y[0]));
+      std::vector<expr> out{z3::ite(ta, x[1], x[0]).simplify(), z3::ite(tb, y[0], y[1]).simplify()};
+      if (args.size() == 3) {
+        const std::vector<expr>& c = args[2].dims;
+        for (size_t i = 0; i < c.size(); ++i) {
+          const expr& o = out[out.size() - c.size() + i];
+          hyp(c[i] == o || c[i] == 1);
+        }
+      }
+      return std::vector<std::vector<expr>>{out};
+    }
+    case Op::Reshape: {
+      std::vector<expr> sh = ints(AttrKey::shape);
+      expr in = ctx_.int_val(1), out = ctx_.int_val(1);
+      for (const expr& e : x) in = in * e;
+      for (const expr& e : sh) {
+        hyp(e >= 1);
+        out = out * e;
+      }
+      hyp(in == out);
+      return std::vector<std::vector<expr>>{sh};
+    }
     case Op::Matmul: {
       const std::vector<expr>& y = args[1].dims;
       hyp(x[x.size() - 1] == y[y.size() - 2]);

@@ -91,7 +91,8 @@ void im2col(const S* x, int64_t cg, const Axis& h, const Axis& w, S* col) {
 }  // namespace
 
 template <class S>
-Expected<Tensor<S>> ConvPool<S>::conv2d(const Tensor<S>& x, const Tensor<S>& w, const Attrs& a) {
+Expected<Tensor<S>> ConvPool<S>::conv2d(const Tensor<S>& x, const Tensor<S>& w,
+                                         const Tensor<S>* bias, const Attrs& a) {
   if (x.shape.rank() != 4 || w.shape.rank() != 4)
     return shape_error("conv2d", "input " + shape_text(x.shape) + " and kernel " +
                                      shape_text(w.shape) + " must both have rank 4");
@@ -119,6 +120,16 @@ Expected<Tensor<S>> ConvPool<S>::conv2d(const Tensor<S>& x, const Tensor<S>& w, 
                          direct ? xg : col.data(), false,
                          y.data.data() + (b * co + g * cog) * cols);
     }
+  if (bias) {
+    if (bias->numel() != co)
+      return shape_error("conv2d", "bias " + shape_text(bias->shape) + " must have " +
+                                       std::to_string(co) + " elements");
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t o = 0; o < co; ++o) {
+        S* yo = y.data.data() + (b * co + o) * cols;
+        for (int64_t i = 0; i < cols; ++i) yo[i] = yo[i] + bias->data[o];
+      }
+  }
   Elementwise<S>::apply(fn_of(a.act(AttrKey::act)), y.data);
   return y;
 }

@@ -65,7 +65,7 @@ Outputs<S> run(const Node& n, Args<S> in) {
     case Op::ConstEye:
     case Op::ConstEyeConv:
     case Op::ConstPool: return one(ShapeOps<S>::constant(n.op, a));
-    case Op::Conv2d: return one(ConvPool<S>::conv2d(x, *in[1], a));
+    case Op::Conv2d: return one(ConvPool<S>::conv2d(x, *in[1], count > 2 ? in[2] : nullptr, a));
     case Op::Matmul: return one(Linalg<S>::matmul(x, *in[1], a));
     case Op::Add: return one(E::binary(Bin::kAdd, x, *in[1]));
     case Op::Mul: return one(E::binary(Bin::kMul, x, *in[1]));

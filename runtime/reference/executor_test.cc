@@ -25,6 +25,21 @@ TYPED_TEST(Exact, Conv2dValid) {
   EXPECT_TRUE(close(y, T<S>({1, 1, 2, 2}, {6, 8, 12, 14})));
 }
 
+TYPED_TEST(Exact, Conv2dBias) {
+  using S = TypeParam;
+  // Two output channels (identity and negated 1x1 kernels), bias [1, 2].
+  auto y = eval1<S>(node(Op::Conv2d), {T<S>({1, 1, 2, 2}, {1, 2, 3, 4}), T<S>({2, 1, 1, 1}, {1, -1}),
+                                       T<S>({2}, {1, 2})});
+  EXPECT_TRUE(close(y, T<S>({1, 2, 2, 2}, {2, 3, 4, 5, 1, 0, -1, -2})));
+}
+
+TEST(Conv2d, BiasBeforeActivation) {
+  auto y = eval1<double>(node(Op::Conv2d, attrs({{AttrKey::act, Act::kRelu}})),
+                         {T<double>({1, 1, 2, 2}, {1, 2, 3, 4}), T<double>({2, 1, 1, 1}, {1, -1}),
+                          T<double>({2}, {1, 2})});
+  EXPECT_TRUE(close(y, T<double>({1, 2, 2, 2}, {2, 3, 4, 5, 1, 0, 0, 0})));
+}
+
 TYPED_TEST(Exact, Conv2dSameStride2) {
   using S = TypeParam;
   // out = ceil(4/2) = 2; total padding 1 goes to the end (bottom, right).

@@ -58,7 +58,9 @@ struct Linalg {
 
 template <class S>
 struct ConvPool {
-  static Expected<Tensor<S>> conv2d(const Tensor<S>& x, const Tensor<S>& w, const Attrs& a);
+  // bias: null, or [C_out] added to each output channel before the activation.
+  static Expected<Tensor<S>> conv2d(const Tensor<S>& x, const Tensor<S>& w, const Tensor<S>* bias,
+                                    const Attrs& a);
   static Expected<Tensor<S>> avgpool(const Tensor<S>& x, const Attrs& a);
   static Expected<Tensor<S>> maxpool(const Tensor<S>& x, const Attrs& a);
   static Expected<Tensor<S>> global_avgpool(const Tensor<S>& x);
