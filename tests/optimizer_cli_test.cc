@@ -1,0 +1,177 @@
+// `tso optimize` through the built binary on bad input: the output or the
+// report naming the input file, a report name that is neither .md nor .json,
+// missing or malformed rule files, a missing model. Each gives a clear error,
+// its exit code and writes nothing. Unverified rules are not applied without
+// --allow-unverified.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_file(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+
+const char* kConvRelu = R"(graph conv_relu {
+  input x: f32[1,3,8,8]
+  weight w: f32[4,3,3,3]
+  weight b: f32[4]
+  %c = conv2d(x, w, b, pad=same)
+  %r = relu(%c)
+  output y = %r
+}
+)";
+
+class OptimizeCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) / ("tso_optimize_cli_" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    model_ = (dir_ / "conv_relu.tso").string();
+    write_file(model_, kConvRelu);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  RunResult run(const std::vector<std::string>& args) {
+    std::string cmd = quote(TSO_BINARY) + " optimize";
+    for (const std::string& a : args) cmd += " " + quote(a);
+    const std::string out = (dir_ / "stdout").string(), err = (dir_ / "stderr").string();
+    cmd += " >" + quote(out) + " 2>" + quote(err);
+    int status = std::system(cmd.c_str());
+    RunResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(out), read_file(err)};
+    fs::remove(out);
+    fs::remove(err);
+    return r;
+  }
+
+  // The files in the directory besides the model.
+  std::vector<std::string> written() const {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir_))
+      if (e.path().string() != model_) names.push_back(e.path().filename().string());
+    return names;
+  }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  fs::path dir_;
+  std::string model_;
+};
+
+void expect_in(const std::string& text, const std::string& part) {
+  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
+}
+
+TEST_F(OptimizeCli, OutputEqualToInputIsRefused) {
+  RunResult r = run({model_, "-o", model_, "-q"});
+  EXPECT_EQ(r.exit_code, 2);
+  expect_in(r.err, "is the input file");
+  EXPECT_EQ(read_file(model_), kConvRelu);
+  // The same file under another spelling.
+  r = run({model_, "-o", (dir_ / "." / "conv_relu.tso").string(), "-q"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(read_file(model_), kConvRelu);
+  EXPECT_TRUE(written().empty());
+}
+
+TEST_F(OptimizeCli, ReportNamingTheInputIsRefused) {
+  RunResult r = run({model_, "-o", path("out.tso"), "--report", model_, "-q"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(read_file(model_), kConvRelu);
+  EXPECT_TRUE(written().empty());
+}
+
+TEST_F(OptimizeCli, BadReportExtensionIsRefused) {
+  RunResult r = run({model_, "-o", path("out.tso"), "--report", path("report.txt"), "-q"});
+  EXPECT_EQ(r.exit_code, 2);
+  expect_in(r.err, "report.txt");
+  expect_in(r.err, ".md or .json");
+  EXPECT_TRUE(written().empty());
+}
+
+TEST_F(OptimizeCli, MissingRuleFileIsAnError) {
+  RunResult r = run({model_, "-o", path("out.tso"), "--rules", path("none.rules"), "-q"});
+  EXPECT_EQ(r.exit_code, 1);
+  expect_in(r.err, "cannot read rule file");
+  expect_in(r.err, "none.rules");
+  EXPECT_TRUE(written().empty());
+}
+
+TEST_F(OptimizeCli, MalformedRuleFileNamesFileAndLine) {
+  write_file(path("bad.rules"), "rule r1 {\n  input x: f32[2]\n  source { %0 = frobnicate(x) }\n");
+  RunResult r = run({model_, "-o", path("out.tso"), "--rules", path("bad.rules"), "-q"});
+  EXPECT_EQ(r.exit_code, 2);
+  expect_in(r.err, "bad.rules:");
+  std::vector<std::string> files = written();
+  EXPECT_EQ(files, std::vector<std::string>{"bad.rules"});
+}
+
+TEST_F(OptimizeCli, MissingModelIsAnError) {
+  RunResult r = run({path("absent.tso"), "-o", path("out.tso"), "-q"});
+  EXPECT_EQ(r.exit_code, 1);
+  expect_in(r.err, "absent.tso");
+  EXPECT_TRUE(written().empty());
+}
+
+const char* kUnverifiedFusion = R"(rule fuse_conv_relu {
+  origin handwritten
+  status unverified
+  input x: f32[1,4,8,8]
+  input w: f32[6,4,3,3]
+  input b: f32[6]
+  param ?p = same
+  source {
+    %0 = conv2d(x, w, b, pad=?p)
+    %1 = relu(%0)
+    output %1
+  }
+  target {
+    %0 = conv2d(x, w, b, pad=?p, act=relu)
+    output %0
+  }
+}
+)";
+
+TEST_F(OptimizeCli, UnverifiedRulesAreNotAppliedWithoutTheFlag) {
+  const std::string hw = path("unverified.rules");
+  write_file(hw, kUnverifiedFusion);
+  RunResult r = run({model_, "-o", path("out.tso"), "--rules", hw, "-q"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  expect_in(r.err, "no usable rule");
+  expect_in(r.out, "operators       2 -> 2");
+  EXPECT_EQ(r.out.find("fuse_conv_relu"), std::string::npos) << r.out;
+
+  r = run({model_, "-o", path("fused.tso"), "--rules", hw, "--allow-unverified", "-q"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  expect_in(r.out, "operators       2 -> 1");
+  expect_in(r.out, "rule            fuse_conv_relu x1");
+  expect_in(read_file(path("fused.tso")), "act=relu");
+}
+
+}  // namespace
