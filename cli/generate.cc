@@ -191,6 +191,8 @@ int run_generate(const GenerateFlags& f) {
     std::fprintf(stderr, "tso generate: %s\n", part.error().message.c_str());
     return kExitBadInput;
   }
+  const double enum_secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const int max_ops = part->max_ops;
   const uint64_t seed = part->seed;
   int rc = kExitOk;
@@ -221,6 +223,9 @@ int run_generate(const GenerateFlags& f) {
     if (rc != kExitOk) return rc;
     std::printf("max-ops %d, seed %llu, ", max_ops, static_cast<unsigned long long>(seed));
     print_counts(set->name, r->counts, r->rules.rules.size());
+    std::printf("seconds: %s %.1f", merging ? "read and merge parts" : "enumerate", enum_secs);
+    for (const auto& [step, secs] : r->seconds) std::printf(", %s %.1f", step.c_str(), secs);
+    std::printf("\n");
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("time %.1f s, peak RSS %.0f MiB, %u threads, load average %.2f at start, wrote %s\n",

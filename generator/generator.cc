@@ -5,6 +5,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <unordered_set>
 
@@ -150,6 +151,12 @@ Expected<GenerateResult> rules_from(const OpSet& set, Part whole) {
   if (whole.num_shards != 1) return Error{"rules_from needs a whole enumeration, not a part"};
   GenerateResult res;
   GenerateCounts& n = res.counts;
+  auto last = std::chrono::steady_clock::now();
+  auto lap = [&](const char* step) {
+    auto now = std::chrono::steady_clock::now();
+    res.seconds.emplace_back(step, std::chrono::duration<double>(now - last).count());
+    last = now;
+  };
   n.graphs = whole.records.size();
   n.not_first_use = whole.not_first_use;
   n.graphs_by_ops = whole.graphs_by_ops;
@@ -164,12 +171,14 @@ Expected<GenerateResult> rules_from(const OpSet& set, Part whole) {
     i = j;
   }
   n.candidates = pairs.size();
+  lap("pair");
 
   Tables tables([&] { return KindTable(set); });
   pairs = filter(std::move(pairs), [&](const std::pair<uint32_t, uint32_t>& p) {
     return !share_operator(set, decode(rec[p.first].code), decode(rec[p.second].code));
   });
   n.common = pairs.size();
+  lap("common subgraph");
 
   const std::vector<ValuePtr> inputs = input_values(set, whole.sets, whole.seed);
   std::vector<std::optional<Candidate>> matched(pairs.size());
@@ -182,6 +191,7 @@ Expected<GenerateResult> rules_from(const OpSet& set, Part whole) {
     if (m) cands.push_back(std::move(*m));
   matched.clear();
   n.values = cands.size();
+  lap("values");
   whole.records.clear();
   whole.records.shrink_to_fit();
 
@@ -195,17 +205,21 @@ Expected<GenerateResult> rules_from(const OpSet& set, Part whole) {
     cands.swap(kept);
   }
   n.renaming = cands.size();
+  lap("renaming");
 
   cands = filter(std::move(cands), [&](Candidate& c) { return orient(tables.local(), &c); });
   n.bindable = cands.size();
+  lap("bindable");
 
   cands = filter(std::move(cands), [&](const Candidate& c) { return !independent_parts(set, c); });
   n.independent = cands.size();
+  lap("independent");
 
   cands = filter(std::move(cands), [&](const Candidate& c) {
     return float_equal(tables.local(), c, whole.seed ^ 0xf10a7ull);
   });
   n.float_ok = cands.size();
+  lap("double re-test");
 
   // Smaller rules first; a rule is checked against the kept strictly smaller ones.
   std::vector<size_t> order(cands.size());
@@ -235,6 +249,7 @@ Expected<GenerateResult> rules_from(const OpSet& set, Part whole) {
     lo = hi;
   }
   n.implied = kept.size();
+  lap("implied");
 
   RuleOrigin origin;
   origin.kind = RuleOrigin::Kind::kGenerated;
@@ -253,6 +268,7 @@ Expected<GenerateResult> rules_from(const OpSet& set, Part whole) {
     std::snprintf(name, sizeof name, "g%d_%06d", whole.max_ops, index++);
     res.rules.rules.push_back(make_rule(table, cands[i], name, origin));
   }
+  lap("write");
   return res;
 }
 

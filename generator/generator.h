@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -48,6 +49,9 @@ struct GenerateCounts {
 struct GenerateResult {
   RuleSet rules;
   GenerateCounts counts;
+  // Wall seconds of each step after the enumeration, in order (printed, never
+  // written to the rule file).
+  std::vector<std::pair<std::string, double>> seconds;
 };
 
 // The enumeration of one part (all of it when num_shards is 1): its sorted
