@@ -31,7 +31,9 @@ onnx::NodeProto* ExportContext::add_node(const std::string& op_type,
                                          const std::string& name) {
   onnx::NodeProto* p = out_->add_node();
   p->set_op_type(op_type);
-  p->set_name(name);
+  std::string unique = name;
+  for (int k = 1; !node_names_.insert(unique).second; ++k) unique = name + "_" + std::to_string(k);
+  p->set_name(unique);
   for (std::string& s : inputs) p->add_input(std::move(s));
   for (std::string& s : outputs) p->add_output(std::move(s));
   return p;

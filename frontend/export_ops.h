@@ -27,6 +27,10 @@ class ExportContext {
   std::string fresh(const std::string& base);
   // Adds an initializer holding `value`; returns its name.
   std::string constant(const std::string& base, const HostTensor& value);
+  // Adds a node named `name`, or `name_1`, `name_2`, ... when a node already
+  // has that name: ONNX Runtime rejects models with duplicate node names
+  // (an IR node imported from one ONNX node, e.g. a cropping Pad imported
+  // as slice + pad, carries that node's name twice).
   onnx::NodeProto* add_node(const std::string& op_type, std::vector<std::string> inputs,
                             std::vector<std::string> outputs, const std::string& name);
 
@@ -35,7 +39,8 @@ class ExportContext {
   int64_t opset_;
   onnx::GraphProto* out_;
   std::vector<std::vector<std::string>> names_;
-  std::unordered_set<std::string> taken_;
+  std::unordered_set<std::string> taken_;       // tensor names
+  std::unordered_set<std::string> node_names_;  // node names
 };
 
 // Writes node `index` of the graph (an operator, not an input or weight).
