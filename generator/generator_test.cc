@@ -14,6 +14,8 @@
 
 #include "generator/candidates.h"
 #include "generator/part_file.h"
+#include "generator/values.h"
+#include "runtime/reference/executor.h"
 
 namespace tso::gen {
 namespace {
@@ -135,6 +137,34 @@ TEST(Candidates, IndependentParts) {
   c.a_out.push_back(nv + 3);
   c.b_out.push_back(3);
   EXPECT_TRUE(independent_parts(s, c));
+}
+
+// The fast Mod conv2d equals the reference executor's on every conv2d
+// template of TASO's set, for every weight it applies to (depthwise too).
+TEST(Values, FastConvEqualsTheReference) {
+  OpSet s = taso();
+  KindTable table(s);
+  const std::vector<ValuePtr> in = input_values(s, 1, 7);
+  int checked = 0;
+  for (size_t t = 0; t < s.ops.size(); ++t) {
+    if (s.ops[t].op != Op::Conv2d) continue;
+    for (size_t x = 0; x < s.vars.size(); ++x)
+      for (size_t w = 0; w < s.vars.size(); ++w) {
+        const Applied* app = table.apply2(static_cast<int>(t), 2, table.var_kind(static_cast<int>(x)),
+                                          table.var_kind(static_cast<int>(w)));
+        if (app == nullptr || s.vars[x].name.back() != '1' || s.vars[w].name.back() != '1') continue;
+        ASSERT_TRUE(fast_conv_applies(app->node, 2)) << s.ops[t].text;
+        const ModTensor& a = in[x]->sets[0];
+        const ModTensor& b = in[w]->sets[0];
+        std::array<const ModTensor*, 2> args{&a, &b};
+        Expected<std::vector<ModTensor>> ref = ref::eval_node<ref::Mod>(app->node, args);
+        ASSERT_TRUE(ref.ok());
+        EXPECT_TRUE(fast_conv(app->node, a, b) == (*ref)[0])
+            << s.ops[t].text << " on " << s.vars[x].name << ", " << s.vars[w].name;
+        ++checked;
+      }
+  }
+  EXPECT_EQ(checked, 8);  // 3x3 (w1, d1), 1x3 (u1), 3x1 (v1), each with and without relu
 }
 
 TEST(Parts, WriteReadRoundTripAndMergeEqualsTheWhole) {
