@@ -1,6 +1,9 @@
 #include "frontend/opaque.h"
 
+#include <unordered_map>
+
 #include "frontend/onnx_util.h"
+#include "onnx/checker.h"
 #include "onnx/shape_inference/implementation.h"
 
 namespace tso::onnx_frontend {
@@ -19,6 +22,30 @@ std::optional<TensorType> static_type(const onnx::TypeProto& t) {
     s.push_back(d.dim_value());
   }
   return TensorType{*dt, s};
+}
+
+// ONNX's shape inference functions assume a node that satisfies its schema
+// (libonnx 1.12's conv/pool inference dereferences a missing input), so a
+// node is only inferred after the checker accepted it and every input it
+// names has a known type. Returns why not, or "" when it can be inferred.
+std::string why_not_inferable(
+    const onnx::NodeProto& node, const std::vector<std::optional<OpaqueInput>>& inputs,
+    const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& opsets) {
+  for (size_t k = 0; k < inputs.size(); ++k)
+    if (!inputs[k] && !node.input(static_cast<int>(k)).empty())
+      return "input '" + node.input(static_cast<int>(k)) + "' has no known type";
+  onnx::checker::CheckerContext ctx;
+  ctx.set_ir_version(8);
+  std::unordered_map<std::string, int> imports;
+  for (const auto& o : opsets) imports[o.domain() == "ai.onnx" ? "" : o.domain()] = static_cast<int>(o.version());
+  ctx.set_opset_imports(imports);
+  try {
+    onnx::checker::LexicalScopeContext lex;
+    onnx::checker::check_node(node, ctx, lex);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace
@@ -40,12 +67,14 @@ Expected<std::vector<std::optional<TensorType>>> infer_opaque_outputs(
     if (inputs[k]->value)
       store_tensor(weight_from_host(*inputs[k]->value), name, g->add_initializer());
   }
-  std::string failure;
-  try {
-    onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(),
-                                       onnx::ShapeInferenceOptions(false, 1, true));
-  } catch (const std::exception& e) {
-    failure = e.what();
+  std::string failure = why_not_inferable(node, inputs, opsets);
+  if (failure.empty()) {
+    try {
+      onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(),
+                                         onnx::ShapeInferenceOptions(false, 1, true));
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
   }
   std::map<std::string, const onnx::TypeProto*> inferred;
   for (const auto& v : m.graph().value_info()) inferred[v.name()] = &v.type();

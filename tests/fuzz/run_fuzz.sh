@@ -27,8 +27,9 @@ for f in "$src"/core/*.cc "$src"/frontend/*.cc "$src"/tests/fuzz/onnx_import_fuz
   fi
 done | xargs -r -P 2 -n 2 sh -c '$FUZZ_CXX $FUZZ_FLAGS -c "$0" -o "$1"'
 "$cxx" -fsanitize=fuzzer,address,undefined "$work"/obj/*.o -lonnx -lonnx_proto -lprotobuf -o "$work/onnx_import_fuzz"
-# Seeds: small real models and conformance test models.
-for m in "$src"/../shared/models/squeezenet1_1.graph.onnx /usr/share/libonnx-testdata/data/node/test_conv_with_strides_padding/model.onnx \
+# Seeds: small real models, conformance test models, and every input that
+# once crashed the importer (tests/fuzz/regressions), so each is re-run first.
+for m in "$src"/tests/fuzz/regressions/*.onnx "$src"/../shared/models/squeezenet1_1.graph.onnx /usr/share/libonnx-testdata/data/node/test_conv_with_strides_padding/model.onnx \
          /usr/share/libonnx-testdata/data/node/test_slice/model.onnx /usr/share/libonnx-testdata/data/node/test_reshape_reduced_dims/model.onnx; do
   [ -f "$m" ] && cp "$m" "$work/corpus/$(echo "$m" | md5sum | cut -c1-12).onnx"
 done
