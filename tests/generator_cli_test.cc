@@ -168,7 +168,7 @@ TEST_F(Generate, ThreePartsMergeIntoTheSingleRunFile) {
   EXPECT_GT(a.size(), 100000u);
   EXPECT_TRUE(a == b) << "merged parts differ from the single run";
   // Both print the same counts.
-  auto counts = [](const std::string& out) { return out.substr(0, out.find("time ")); };
+  auto counts = [](const std::string& out) { return out.substr(0, out.find("seconds:")); };
   EXPECT_EQ(counts(single.out), counts(m.out));
 }
 
