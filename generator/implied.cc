@@ -176,15 +176,20 @@ class Rewriter {
 
 bool rewrites_to(const OpSet& set, const Candidate& c, Side pat, Side rep) {
   if (pat.p->ops.empty() || pat.p->ops.size() > c.a.ops.size()) return false;
-  std::vector<uint64_t> vh;
-  for (size_t v = 0; v < set.vars.size(); ++v) vh.push_back(var_hash(static_cast<int>(v)));
-  std::vector<uint64_t> hb_all = tensor_hashes(set, c.b, vh);
+  // The target's output hashes, computed at the first complete match (most
+  // tries find none).
   std::vector<uint64_t> want;
-  for (int t : c.b_out) want.push_back(hb_all[t]);
   Rewriter rw(set, c.a, pat, rep);
   return rw.search([&] {
     std::optional<std::vector<uint64_t>> got = rw.rewritten(c.a_out);
-    return got && *got == want;
+    if (!got) return false;
+    if (want.empty()) {
+      std::vector<uint64_t> vh;
+      for (size_t v = 0; v < set.vars.size(); ++v) vh.push_back(var_hash(static_cast<int>(v)));
+      std::vector<uint64_t> hb_all = tensor_hashes(set, c.b, vh);
+      for (int t : c.b_out) want.push_back(hb_all[t]);
+    }
+    return *got == want;
   });
 }
 
