@@ -34,6 +34,11 @@ std::string why_not_inferable(
   for (size_t k = 0; k < inputs.size(); ++k)
     if (!inputs[k] && !node.input(static_cast<int>(k)).empty())
       return "input '" + node.input(static_cast<int>(k)) + "' has no known type";
+  // libonnx 1.12's conv/pool inference divides by these without checking.
+  for (const auto& a : node.attribute())
+    if (a.name() == "strides" || a.name() == "dilations" || a.name() == "kernel_shape")
+      for (int64_t v : a.ints())
+        if (v <= 0) return "attribute '" + a.name() + "' has a non-positive value";
   onnx::checker::CheckerContext ctx;
   ctx.set_ir_version(8);
   std::unordered_map<std::string, int> imports;
