@@ -295,4 +295,19 @@ uint64_t hash_of(const Attrs& a) {
   return h;
 }
 
+const std::optional<AttrValue>& attr_default(AttrKey k) {
+  static const auto table = [] {
+    std::array<std::optional<AttrValue>, kNumAttrKeys> t;
+    for (int i = 0; i < kNumAttrKeys; ++i) {
+      const AttrInfo& info = attr_info(static_cast<AttrKey>(i));
+      if (info.default_text.empty()) continue;
+      Expected<AttrValue> v = parse_attr_value(info.type, info.default_text);
+      TSO_CHECK(v.ok(), "bad default for attribute " + std::string(info.name));
+      t[i] = std::move(*v);
+    }
+    return t;
+  }();
+  return table[static_cast<int>(k)];
+}
+
 }  // namespace tso

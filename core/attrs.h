@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -60,6 +61,9 @@ Expected<AttrValue> parse_attr_value(AttrType type, std::string_view text);
 std::string print_attr_value(const AttrValue& v);
 bool attr_value_has_type(const AttrValue& v, AttrType type);
 uint64_t hash_of(const AttrValue& v);
+// The default value of `k` from core/ops.def, parsed once; nullopt when the
+// attribute is required.
+const std::optional<AttrValue>& attr_default(AttrKey k);
 
 class Attrs {
  public:

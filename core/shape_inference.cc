@@ -153,21 +153,6 @@ const char* type_name(AttrType t) {
   return kNames[static_cast<int>(t)];
 }
 
-// Default values parsed once from ops.def; nullopt marks a required attribute.
-const std::optional<AttrValue>& default_value(AttrKey k) {
-  static const auto table = [] {
-    std::array<std::optional<AttrValue>, kNumAttrKeys> t;
-    for (int i = 0; i < kNumAttrKeys; ++i) {
-      const AttrInfo& info = attr_info(static_cast<AttrKey>(i));
-      if (info.default_text.empty()) continue;
-      Expected<AttrValue> v = parse_attr_value(info.type, info.default_text);
-      TSO_CHECK(v.ok(), "bad default for attribute " + std::string(info.name));
-      t[i] = std::move(*v);
-    }
-    return t;
-  }();
-  return table[static_cast<int>(k)];
-}
 
 // ---------------------------------------------------------------------------
 // Sources and elementwise operators
@@ -652,7 +637,7 @@ Status complete_attrs(Op op, Attrs* attrs) {
   for (int i = 0; i < kNumAttrKeys; ++i) {
     AttrKey k = static_cast<AttrKey>(i);
     if (!info.takes(k) || attrs->has(k)) continue;
-    const std::optional<AttrValue>& d = default_value(k);
+    const std::optional<AttrValue>& d = attr_default(k);
     if (!d) return err(op, "missing required attribute '", attr_info(k).name, "'");
     attrs->set(k, *d);
   }

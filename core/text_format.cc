@@ -32,18 +32,7 @@ std::string print_name(const std::string& name) {
 }
 
 bool is_default(AttrKey k, const AttrValue& v) {
-  static const auto defaults = [] {
-    std::array<std::optional<AttrValue>, kNumAttrKeys> d;
-    for (int i = 0; i < kNumAttrKeys; ++i) {
-      const AttrInfo& info = attr_info(static_cast<AttrKey>(i));
-      if (info.default_text.empty()) continue;  // required
-      Expected<AttrValue> parsed = parse_attr_value(info.type, info.default_text);
-      TSO_CHECK(parsed.ok(), "bad default of attribute " + std::string(info.name));
-      d[i] = *parsed;
-    }
-    return d;
-  }();
-  const std::optional<AttrValue>& d = defaults[static_cast<int>(k)];
+  const std::optional<AttrValue>& d = attr_default(k);
   return d && *d == v;
 }
 

@@ -70,18 +70,7 @@ std::string to_string(const ShapeExpr& e) { return expr_text(e, 0); }
 namespace rules_internal {
 
 bool default_value(AttrKey key, AttrValue* out) {
-  static const auto table = [] {
-    std::array<std::optional<AttrValue>, kNumAttrKeys> t;
-    for (int i = 0; i < kNumAttrKeys; ++i) {
-      const AttrInfo& info = attr_info(static_cast<AttrKey>(i));
-      if (info.default_text.empty()) continue;
-      Expected<AttrValue> v = parse_attr_value(info.type, info.default_text);
-      TSO_CHECK(v.ok(), "bad default of attribute " + std::string(info.name));
-      t[i] = std::move(*v);
-    }
-    return t;
-  }();
-  const std::optional<AttrValue>& d = table[static_cast<int>(key)];
+  const std::optional<AttrValue>& d = attr_default(key);
   if (d) *out = *d;
   return d.has_value();
 }
