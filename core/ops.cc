@@ -1,6 +1,8 @@
 #include "core/ops.h"
 
+#include <algorithm>
 #include <array>
+#include <vector>
 
 namespace tso {
 
@@ -48,6 +50,21 @@ bool is_commutative(Op op) {
     default:
       return false;
   }
+}
+
+int edit_distance(std::string_view a, std::string_view b) {
+  std::vector<int> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = static_cast<int>(j);
+  for (size_t i = 1; i <= a.size(); ++i) {
+    int diag = row[0];
+    row[0] = static_cast<int>(i);
+    for (size_t j = 1; j <= b.size(); ++j) {
+      int up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+      diag = up;
+    }
+  }
+  return row[b.size()];
 }
 
 }  // namespace tso

@@ -80,6 +80,8 @@ struct OpInfo {
 const OpInfo& op_info(Op op);
 std::span<const OpInfo> all_ops();
 bool find_op(std::string_view name, Op* out);
+// Levenshtein distance, for "did you mean" suggestions on unknown names.
+int edit_distance(std::string_view a, std::string_view b);
 inline std::string_view op_name(Op op) { return op_info(op).name; }
 
 // Graph inputs and constants: no tensor inputs, type fixed by attributes.
