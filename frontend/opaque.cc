@@ -1,5 +1,6 @@
 #include "frontend/opaque.h"
 
+#include <set>
 #include <unordered_map>
 
 #include "frontend/onnx_util.h"
@@ -24,6 +25,33 @@ std::optional<TensorType> static_type(const onnx::TypeProto& t) {
   return TensorType{*dt, s};
 }
 
+// libonnx 1.12's shared conv/pool inference (Conv, ConvTranspose, pools, ...)
+// trusts its node: it divides by strides, dilations and kernel extents and
+// indexes the weight by the data's rank. Returns why a node breaks those
+// assumptions, or "".
+std::string conv_pool_precondition(const onnx::NodeProto& node,
+                                   const std::vector<std::optional<OpaqueInput>>& inputs) {
+  static const std::set<std::string> kConvPool = {
+      "Conv", "ConvInteger", "QLinearConv", "ConvTranspose", "AveragePool",
+      "MaxPool", "LpPool", "DeformConv"};
+  if (!node.domain().empty() && node.domain() != "ai.onnx") return "";
+  if (!kConvPool.count(node.op_type())) return "";
+  if (inputs.empty() || !inputs[0] || inputs[0]->type.shape.rank() < 3)
+    return "input data must have rank 3 or more";
+  const int rank = inputs[0]->type.shape.rank();
+  const size_t w = node.op_type() == "QLinearConv" ? 3 : 1;
+  if (node.op_type().find("Pool") == std::string::npos &&
+      (inputs.size() <= w || !inputs[w] || inputs[w]->type.shape.rank() != rank))
+    return "the weight must have the data's rank";
+  for (const auto& a : node.attribute()) {
+    if (a.name() != "strides" && a.name() != "dilations" && a.name() != "kernel_shape") continue;
+    if (a.ints_size() != rank - 2) return "attribute '" + a.name() + "' has the wrong length";
+    for (int64_t v : a.ints())
+      if (v <= 0) return "attribute '" + a.name() + "' has a non-positive value";
+  }
+  return "";
+}
+
 // ONNX's shape inference functions assume a node that satisfies its schema
 // (libonnx 1.12's conv/pool inference dereferences a missing input), so a
 // node is only inferred after the checker accepted it and every input it
@@ -34,11 +62,7 @@ std::string why_not_inferable(
   for (size_t k = 0; k < inputs.size(); ++k)
     if (!inputs[k] && !node.input(static_cast<int>(k)).empty())
       return "input '" + node.input(static_cast<int>(k)) + "' has no known type";
-  // libonnx 1.12's conv/pool inference divides by these without checking.
-  for (const auto& a : node.attribute())
-    if (a.name() == "strides" || a.name() == "dilations" || a.name() == "kernel_shape")
-      for (int64_t v : a.ints())
-        if (v <= 0) return "attribute '" + a.name() + "' has a non-positive value";
+  if (std::string why = conv_pool_precondition(node, inputs); !why.empty()) return why;
   onnx::checker::CheckerContext ctx;
   ctx.set_ir_version(8);
   std::unordered_map<std::string, int> imports;
