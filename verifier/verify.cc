@@ -50,11 +50,10 @@ std::optional<std::string> numeric_counterexample(const Rule& rule) {
   return std::string(buf);
 }
 
-RuleStatus prove(const Rule& rule, const std::vector<specs::Axiom>& axioms,
-                 const specs::OpFunctions& fns, const std::string& hash, unsigned timeout_ms) {
-  Expected<Translation> t = translate_rule(rule, fns);
-  if (!t) return {RuleStatus::Kind::kUnknown, t.error().message};
-  z3::context& ctx = fns.ctx();
+// A solver holding the axioms, reused for every rule of a thread: each rule's
+// assertions live in a push/pop scope, so the axioms are internalized once.
+z3::solver axiom_solver(z3::context& ctx, const std::vector<specs::Axiom>& axioms,
+                        unsigned timeout_ms) {
   z3::solver s(ctx);
   z3::params p(ctx);
   p.set("timeout", timeout_ms);
@@ -62,10 +61,24 @@ RuleStatus prove(const Rule& rule, const std::vector<specs::Axiom>& axioms,
   // finds a countermodel over these axioms and spends the whole timeout trying.
   p.set("mbqi", false);
   s.set(p);
-  // Incremental mode: the one-shot pipeline preprocesses the quantifiers into a
-  // form on which E-matching is orders of magnitude slower here.
+  // Incremental mode (a scope before the first check): the one-shot pipeline
+  // preprocesses the quantifiers into a form on which E-matching is orders of
+  // magnitude slower here.
   s.push();
   for (const specs::Axiom& a : axioms) s.add(a.formula);
+  return s;
+}
+
+RuleStatus prove(const Rule& rule, z3::solver& s, const specs::OpFunctions& fns,
+                 const std::string& hash, unsigned timeout_ms) {
+  Expected<Translation> t = translate_rule(rule, fns);
+  if (!t) return {RuleStatus::Kind::kUnknown, t.error().message};
+  z3::context& ctx = fns.ctx();
+  struct Scope {
+    z3::solver& s;
+    explicit Scope(z3::solver& solver) : s(solver) { s.push(); }
+    ~Scope() { s.pop(); }
+  } scope(s);
   for (const z3::expr& h : t->hypotheses) s.add(h);
   z3::expr_vector differ(ctx);
   for (size_t i = 0; i < t->source.size(); ++i) differ.push_back(t->source[i] != t->target[i]);
@@ -123,13 +136,14 @@ Expected<std::vector<RuleOutcome>> verify_rules(
       error = axioms.error().message;
       return;
     }
+    z3::solver solver = axiom_solver(ctx, *axioms, options.timeout_ms);
     for (size_t i; (i = next++) < rules.size();) {
       RuleOutcome o;
       auto start = std::chrono::steady_clock::now();
       if (rules[i].status.kind == RuleStatus::Kind::kPartial) {
         o.status = rules[i].status;
       } else {
-        o.status = prove(rules[i], *axioms, fns, specs.hash, options.timeout_ms);
+        o.status = prove(rules[i], solver, fns, specs.hash, options.timeout_ms);
       }
       o.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                  .count();
