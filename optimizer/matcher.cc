@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <array>
-#include <memory>
+#include <unordered_map>
 
 namespace tso::opt {
 
@@ -273,13 +273,19 @@ class RuleMatcher {
 }  // namespace
 
 void for_each_match(const Graph& g, const GraphIndex& index, const RuleIndex& rules,
-                    std::span<const int> roots, const MatchCallback& callback) {
-  std::vector<std::unique_ptr<RuleMatcher>> matchers(rules.rules().size());
+                    std::span<const int> roots, const MatchCallback& callback,
+                    int min_reach) {
+  // One matcher per rule met, made on first use: a call near a few nodes
+  // touches a few of the (possibly thousands of) rules.
+  std::unordered_map<int, RuleMatcher> matchers;
   for (int root : roots) {
     for (int id : rules.by_root(g.node(root).op)) {
-      if (!matchers[id])
-        matchers[id] = std::make_unique<RuleMatcher>(g, index, rules.rules()[id], callback);
-      matchers[id]->run(root);
+      const CompiledRule& c = rules.rules()[id];
+      if (c.reach < min_reach) continue;
+      auto it = matchers.find(id);
+      if (it == matchers.end())
+        it = matchers.try_emplace(id, g, index, c, callback).first;
+      it->second.run(root);
     }
   }
 }

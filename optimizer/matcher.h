@@ -23,7 +23,8 @@ struct Match {
 using MatchCallback = std::function<void(const Match&)>;
 
 // Every match of every rule of `rules` whose root binds one of `roots`
-// (graph node indices); matches are reported in a deterministic order.
+// (graph node indices) and whose reach (pattern.h) is at least `min_reach`;
+// matches are reported in a deterministic order.
 // A match binds distinct graph nodes to the source nodes, with equal
 // operators, arities and attributes (parameters bind consistently, shape
 // expressions and `where` conditions evaluate true), commutative operators
@@ -31,7 +32,8 @@ using MatchCallback = std::function<void(const Match&)>;
 // output has no users outside the match, and no variable binds a result of
 // the match.
 void for_each_match(const Graph& g, const GraphIndex& index, const RuleIndex& rules,
-                    std::span<const int> roots, const MatchCallback& callback);
+                    std::span<const int> roots, const MatchCallback& callback,
+                    int min_reach = 0);
 // The same over every node of `g`.
 void for_each_match(const Graph& g, const GraphIndex& index, const RuleIndex& rules,
                     const MatchCallback& callback);

@@ -231,6 +231,74 @@ rule r_refuted {
   EXPECT_EQ(loose.by_root(Op::Relu).size(), 2u);
 }
 
+// The same rewrite in two files (as taso_n3 and taso_n4 overlap), with
+// other names for its variables and parameters, compiles once; a rule that
+// differs in one attribute is kept.
+TEST(RuleIndex, SkipsDuplicateRulesAcrossSets) {
+  RuleSet a = rules(R"(# tso rules v1
+rule a_fuse {
+  origin handwritten
+  status verified specs=test
+  input x: f32[1,4,8,8]
+  input w: f32[4,4,3,3]
+  param ?p = same
+  source {
+    %0 = conv2d(x, w, pad=?p)
+    %1 = relu(%0)
+    output %1
+  }
+  target {
+    %0 = conv2d(x, w, pad=?p, act=relu)
+    output %0
+  }
+}
+)");
+  RuleSet b = rules(R"(# tso rules v1
+rule b_fuse {
+  origin generated version=0.2 ops=taso seed=1
+  status verified specs=other
+  input i1: f32[1,2,5,5]
+  input u1: f32[3,2,3,3]
+  param ?pad = valid
+  source {
+    %0 = conv2d(i1, u1, pad=?pad)
+    %1 = relu(%0)
+    output %1
+  }
+  target {
+    %0 = conv2d(i1, u1, pad=?pad, act=relu)
+    output %0
+  }
+}
+rule b_fuse_sigmoid {
+  origin handwritten
+  status verified specs=test
+  input x: f32[1,4,8,8]
+  input w: f32[4,4,3,3]
+  param ?p = same
+  source {
+    %0 = conv2d(x, w, pad=?p)
+    %1 = sigmoid(%0)
+    output %1
+  }
+  target {
+    %0 = conv2d(x, w, pad=?p, act=sigmoid)
+    output %0
+  }
+}
+)");
+  EXPECT_EQ(structure_key(a.rules[0]), structure_key(b.rules[0]));
+  EXPECT_NE(structure_key(a.rules[0]), structure_key(b.rules[1]));
+  RuleIndex index;
+  index.add(a);
+  index.add(b);
+  ASSERT_EQ(index.rules().size(), 2u);
+  EXPECT_EQ(index.rules()[1].rule->name, "b_fuse_sigmoid");
+  ASSERT_EQ(index.skipped().size(), 1u);
+  EXPECT_EQ(index.skipped()[0].rule, "b_fuse");
+  EXPECT_EQ(index.skipped()[0].reason, "duplicate of a_fuse");
+}
+
 TEST(RuleIndex, HandwrittenRulesLoadAndCompile) {
   Expected<RuleSet> set = [] {
     std::FILE* f = std::fopen("substitutions/handwritten.rules", "rb");

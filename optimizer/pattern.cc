@@ -1,5 +1,7 @@
 #include "optimizer/pattern.h"
 
+#include <algorithm>
+
 namespace tso::opt {
 
 bool status_usable(const RuleStatus& status) {
@@ -19,7 +21,83 @@ const char* status_word(RuleStatus::Kind k) {
   return "?";
 }
 
+// Writes a rule with its variables and parameters numbered in order of first
+// use (source, then target, then conditions).
+class KeyWriter {
+ public:
+  explicit KeyWriter(const Rule& r) : rule_(r), var_ids_(r.inputs.size(), -1) {}
+
+  std::string key() {
+    side(rule_.source);
+    out_ += '|';
+    side(rule_.target);
+    for (const Condition& c : rule_.where) {
+      out_ += "|w" + std::to_string(static_cast<int>(c.kind));
+      expr(c.lhs);
+      expr(c.rhs);
+    }
+    return out_;
+  }
+
+ private:
+  void side(const RuleSide& s) {
+    for (const RuleNode& n : s.nodes) {
+      out_ += std::to_string(static_cast<int>(n.op)) + '(';
+      for (const RuleRef& a : n.args) ref(a);
+      for (const PatternAttr& a : n.attrs) attr(a);
+      out_ += ')' + std::to_string(n.outputs) + ';';
+    }
+    out_ += 'o';
+    for (const RuleRef& a : s.outputs) ref(a);
+  }
+
+  void ref(const RuleRef& a) {
+    if (a.kind == RuleRef::Kind::kVar) {
+      out_ += 'v' + std::to_string(var_id(a.index)) + ',';
+    } else {
+      out_ += 'n' + std::to_string(a.index) + '.' + std::to_string(a.output) + ',';
+    }
+  }
+
+  void attr(const PatternAttr& a) {
+    out_ += ' ' + std::to_string(static_cast<int>(a.key)) + '=';
+    switch (a.form) {
+      case PatternAttr::Form::kValue: out_ += print_attr_value(a.value); break;
+      case PatternAttr::Form::kParam: out_ += '?' + std::to_string(param_id(a.param)); break;
+      default:
+        out_ += 'e' + std::to_string(static_cast<int>(a.form));
+        for (const ShapeExpr& e : a.exprs) expr(e);
+    }
+  }
+
+  void expr(const ShapeExpr& e) {
+    out_ += '{' + std::to_string(static_cast<int>(e.kind)) + ':' + std::to_string(e.value);
+    if (e.kind == ShapeExpr::Kind::kDim)
+      for (size_t v = 0; v < rule_.inputs.size(); ++v)
+        if (rule_.inputs[v].name == e.var) out_ += ":v" + std::to_string(var_id(static_cast<int>(v)));
+    for (const ShapeExpr& a : e.args) expr(a);
+    out_ += '}';
+  }
+
+  int var_id(int v) {
+    if (var_ids_[v] < 0) var_ids_[v] = next_var_++;
+    return var_ids_[v];
+  }
+  int param_id(const std::string& name) {
+    auto [it, fresh] = param_ids_.try_emplace(name, static_cast<int>(param_ids_.size()));
+    return it->second;
+  }
+
+  const Rule& rule_;
+  std::vector<int> var_ids_;
+  int next_var_ = 0;
+  std::unordered_map<std::string, int> param_ids_;
+  std::string out_;
+};
+
 }  // namespace
+
+std::string structure_key(const Rule& rule) { return KeyWriter(rule).key(); }
 
 Expected<CompiledRule> compile_rule(const Rule& rule) {
   const RuleSide& src = rule.source;
@@ -42,23 +120,31 @@ Expected<CompiledRule> compile_rule(const Rule& rule) {
   // of a chain, so most of the pattern hangs below it.
   int root = src.outputs[0].index;
   c.root_op = src.nodes[root].op;
-  std::vector<char> placed(n, 0), var_bound(rule.inputs.size(), 0);
-  auto place = [&](const PlanStep& s) {
+  constexpr int kFar = 1 << 20;
+  std::vector<char> placed(n, 0);
+  std::vector<int> depth(n, 0), var_depth(rule.inputs.size(), kFar);
+  auto place = [&](const PlanStep& s, int d) {
     c.plan.push_back(s);
     placed[s.node] = 1;
-    for (const RuleRef& a : src.nodes[s.node].args)
-      if (a.kind == RuleRef::Kind::kVar) var_bound[a.index] = 1;
+    depth[s.node] = d;
+    c.reach = std::max(c.reach, d);
+    for (const RuleRef& a : src.nodes[s.node].args) {
+      if (a.kind != RuleRef::Kind::kVar) continue;
+      var_depth[a.index] = std::min(var_depth[a.index], d + 1);
+      c.reach = std::max(c.reach, var_depth[a.index]);
+    }
   };
-  place({PlanStep::Kind::kRoot, root, -1, 0, {}});
+  place({PlanStep::Kind::kRoot, root, -1, 0, {}}, 0);
   while (static_cast<int>(c.plan.size()) < n) {
     bool progressed = false;
     // Down steps first: they are determined, with no candidates to try.
     for (size_t s = 0; s < c.plan.size() && !progressed; ++s) {
-      const RuleNode& from = src.nodes[c.plan[s].node];
-      for (size_t k = 0; k < from.args.size() && !progressed; ++k) {
-        const RuleRef& a = from.args[k];
+      const int from = c.plan[s].node;
+      const RuleNode& from_node = src.nodes[from];
+      for (size_t k = 0; k < from_node.args.size() && !progressed; ++k) {
+        const RuleRef& a = from_node.args[k];
         if (a.kind == RuleRef::Kind::kNode && !placed[a.index]) {
-          place({PlanStep::Kind::kDown, a.index, c.plan[s].node, static_cast<int>(k), {}});
+          place({PlanStep::Kind::kDown, a.index, from, static_cast<int>(k), {}}, depth[from] + 1);
           progressed = true;
         }
       }
@@ -66,9 +152,11 @@ Expected<CompiledRule> compile_rule(const Rule& rule) {
     for (int p = 0; p < n && !progressed; ++p) {
       if (placed[p]) continue;
       for (const RuleRef& a : src.nodes[p].args) {
-        bool bound = a.kind == RuleRef::Kind::kVar ? var_bound[a.index] != 0 : placed[a.index] != 0;
-        if (bound) {
-          place({PlanStep::Kind::kUp, p, -1, 0, a});
+        // The node is a user of the tensor's producer, one edge further.
+        int d = a.kind == RuleRef::Kind::kVar ? var_depth[a.index]
+                                              : (placed[a.index] ? depth[a.index] : kFar);
+        if (d < kFar) {
+          place({PlanStep::Kind::kUp, p, -1, 0, a}, d + 1);
           progressed = true;
           break;
         }
@@ -86,12 +174,19 @@ void RuleIndex::add(const RuleSet& set, const CompileOptions& options) {
       skipped_.push_back({r.name, std::string("status ") + status_word(r.status.kind)});
       continue;
     }
+    auto [it, fresh] = by_structure_.try_emplace(structure_key(r), static_cast<int>(rules_.size()));
+    if (!fresh) {
+      skipped_.push_back({r.name, "duplicate of " + rules_[it->second].rule->name});
+      continue;
+    }
     Expected<CompiledRule> c = compile_rule(r);
     if (!c) {
+      by_structure_.erase(it);
       skipped_.push_back({r.name, c.error().message});
       continue;
     }
     c->id = static_cast<int>(rules_.size());
+    max_reach_ = std::max(max_reach_, c->reach);
     by_root_[static_cast<int>(c->root_op)].push_back(c->id);
     rules_.push_back(std::move(*c));
   }

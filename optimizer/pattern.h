@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/error.h"
@@ -29,6 +30,11 @@ struct CompiledRule {
   const Rule* rule = nullptr;
   Op root_op{};
   std::vector<PlanStep> plan;  // plan[0] binds the root
+  // An upper bound on the graph distance (argument and user edges) from the
+  // root to any node of a match or producer of a tensor a variable binds:
+  // after a rewrite, only roots this close to a changed node can match
+  // differently (the incremental matching of match_set.h).
+  int reach = 0;
   // Per source node: whether each of its results is a source output (a
   // result that is not must have no users outside the match).
   std::vector<std::vector<char>> result_is_output;
@@ -49,17 +55,29 @@ class RuleIndex {
     std::string reason;
   };
 
+  // Compiles the usable rules of `set`. A rule with the same source,
+  // target, parameters and conditions as one already added (up to variable
+  // and parameter names: the same rule found by two generator runs) is
+  // skipped as a duplicate, so overlapping rule files cost nothing extra.
   void add(const RuleSet& set, const CompileOptions& options = {});
 
   const std::vector<CompiledRule>& rules() const { return rules_; }
   const std::vector<int>& by_root(Op op) const { return by_root_[static_cast<int>(op)]; }
   const std::vector<Skipped>& skipped() const { return skipped_; }
+  int max_reach() const { return max_reach_; }  // over the compiled rules
 
  private:
   std::vector<CompiledRule> rules_;
   std::array<std::vector<int>, kNumOps> by_root_{};
   std::vector<Skipped> skipped_;
+  int max_reach_ = 0;
+  std::unordered_map<std::string, int> by_structure_;  // structure_key -> rule id
 };
+
+// The text two rules share exactly when they are the same rewrite up to the
+// names of their variables and parameters (renamed in order of first use)
+// and their provenance, status and example types.
+std::string structure_key(const Rule& rule);
 
 // Whether the optimizer may use a rule of this status by default.
 bool status_usable(const RuleStatus& status);

@@ -150,6 +150,15 @@ uint64_t hash_delta(const Graph& g, const GraphIndex& index, const TensorIds& id
   return d + after - before;
 }
 
+bool hash_delta_is_local(const Replacement& r) {
+  for (size_t j = 0; j < r.outputs.size(); ++j) {
+    if (!is_target_ref(r.outputs[j])) return false;
+    for (size_t k = 0; k < j; ++k)
+      if (r.outputs[k] == r.outputs[j]) return false;
+  }
+  return true;
+}
+
 Expected<Rewritten> apply_replacement(const Graph& g, const TensorIds& ids, const Replacement& r) {
   const int n = g.size();
   const int t = static_cast<int>(r.nodes.size());
@@ -233,7 +242,8 @@ Expected<Rewritten> apply_replacement(const Graph& g, const TensorIds& ids, cons
   Expected<Graph> graph = b.finish();
   if (!graph) return graph.error();
   TSO_CHECK(graph->size() == out_ids.size(), "finish dropped nodes the rewrite kept");
-  return Rewritten{std::move(*graph), std::move(out_ids)};
+  new_index.resize(n);
+  return Rewritten{std::move(*graph), std::move(out_ids), std::move(new_index)};
 }
 
 }  // namespace tso::opt

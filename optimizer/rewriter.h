@@ -43,6 +43,7 @@ const TensorType& replacement_type(const Graph& g, const Replacement& r, TensorR
 struct Rewritten {
   Graph graph;
   TensorIds ids;
+  std::vector<int> new_index;  // per node of `g`, its index in `graph`; -1 when gone
 };
 Expected<Rewritten> apply_replacement(const Graph& g, const TensorIds& ids, const Replacement& r);
 
@@ -51,6 +52,10 @@ Expected<Rewritten> apply_replacement(const Graph& g, const TensorIds& ids, cons
 std::vector<std::vector<uint64_t>> target_ids(const Replacement& r, const TensorIds& ids);
 uint64_t hash_delta(const Graph& g, const GraphIndex& index, const TensorIds& ids,
                     const Replacement& r);
+// Whether hash_delta depends only on the matched nodes and their readers:
+// every replacing tensor is a distinct target tensor, which keeps the id of
+// the tensor it replaces. Otherwise readers and graph outputs see new ids.
+bool hash_delta_is_local(const Replacement& r);
 
 // The structural hash of a graph under these tensor ids.
 uint64_t graph_hash(const Graph& g, const TensorIds& ids);

@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "optimizer/matcher.h"
+#include "optimizer/match_set.h"
 #include "optimizer/rewriter.h"
 
 namespace tso::opt {
@@ -32,12 +32,18 @@ struct State {
   uint64_t hash = 0;
 };
 
-// A state's graph with what matching and the incremental updates need.
+// A state's graph with what matching and the incremental updates need; its
+// matches once it has been expanded.
 struct Built {
   Graph graph;
   TensorIds ids;
   GraphIndex index;
-  Built(Graph g, TensorIds i) : graph(std::move(g)), ids(std::move(i)), index(graph) {}
+  std::vector<int> from_parent;  // parent node -> node here (-1: gone); empty for the root
+  bool matched = false;
+  std::vector<ScoredMatch> matches;
+  Built(Graph g, TensorIds i, std::vector<int> from = {})
+      : graph(std::move(g)), ids(std::move(i)), index(graph), from_parent(std::move(from)) {}
+  MatchContext context(const CostModel& model) const { return {graph, index, ids, model}; }
 };
 
 struct QueueEntry {
@@ -106,22 +112,24 @@ class Search {
 
  private:
   // Every rewrite of state `s`'s graph within alpha of the best joins the queue.
-  void expand(int s, const Built& b, double best_cost, SearchResult* r) {
+  void expand(int s, Built& b, double best_cost, SearchResult* r) {
     const double parent_cost = states_[s].cost;
     const uint64_t parent_hash = states_[s].hash;
-    for_each_match(b.graph, b.index, rules_, [&](const Match& m) {
-      Expected<Replacement> rep = build_replacement(b.graph, m);
-      if (!rep) {
+    match(s, b);
+    for (const ScoredMatch& m : b.matches) {
+      if (!m.valid) {
         ++r->rejected;
-        return;
+        continue;
       }
-      double cost = parent_cost + cost_delta(b, *rep);
-      if (!(cost < options_.alpha * best_cost)) return;
-      uint64_t hash = parent_hash + hash_delta(b.graph, b.index, b.ids, *rep);
+      double cost = parent_cost + m.cost_delta;
+      if (!(cost < options_.alpha * best_cost)) continue;
+      uint64_t hash = parent_hash + m.hash_delta;
       if (!seen_.insert(hash).second) {
         ++r->duplicates;
-        return;
+        continue;
       }
+      Expected<Replacement> rep = build_replacement(b.graph, m.match);
+      TSO_CHECK(rep.ok(), "a match that built its target once failed to build it again");
       State child;
       child.parent = s;
       child.cost = cost;
@@ -131,26 +139,22 @@ class Search {
       states_.push_back(std::move(child));
       queue_.push({cost, seq_++, static_cast<int>(states_.size()) - 1});
       ++r->candidates;
-    });
+    }
   }
 
-  double cost_delta(const Built& b, const Replacement& rep) const {
-    double d = 0;
-    for (int n : rep.removed) d -= node_cost(b.graph, b.index, model_, n);
-    std::vector<char> constant(rep.nodes.size(), 0);
-    std::vector<TensorType> in;
-    for (size_t k = 0; k < rep.nodes.size(); ++k) {
-      const Node& n = rep.nodes[k];
-      bool c = foldable(n.op);
-      in.clear();
-      for (const TensorRef& a : n.args) {
-        c = c && (is_target_ref(a) ? constant[target_index(a)] != 0 : b.index.constant[a.node] != 0);
-        in.push_back(replacement_type(b.graph, rep, a));
-      }
-      constant[k] = c;
-      if (!c && !is_source(n.op)) d += model_.node_us(n, in);
+  // The matches of state `s`: carried from its parent's when the parent is
+  // still cached with them, else matched over the whole graph.
+  void match(int s, Built& b) {
+    if (b.matched) return;
+    const MatchContext here = b.context(model_);
+    auto parent = s > 0 ? cache_.find(states_[s].parent) : cache_.end();
+    if (parent != cache_.end() && parent->second.first->matched) {
+      const Built& p = *parent->second.first;
+      b.matches = carry_matches(p.context(model_), p.matches, here, b.from_parent, rules_);
+    } else {
+      b.matches = all_matches(here, rules_);
     }
-    return d;
+    b.matched = true;
   }
 
   std::shared_ptr<Built> build(int s) {
@@ -162,7 +166,8 @@ class Search {
     Expected<Rewritten> w = apply_replacement(parent->graph, parent->ids, states_[s].rewrite);
     TSO_CHECK(w.ok(), "a rewrite that built its target failed to apply: " +
                           (w.ok() ? std::string() : w.error().message));
-    auto b = std::make_shared<Built>(std::move(w->graph), std::move(w->ids));
+    auto b = std::make_shared<Built>(std::move(w->graph), std::move(w->ids),
+                                     std::move(w->new_index));
     cache_put(s, b);
     return b;
   }

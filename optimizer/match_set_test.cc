@@ -1,0 +1,193 @@
+// Incremental matching: along seeded walks of rewrites over a graph with
+// the committed rule files, the matches carried from a parent always equal
+// the matches found over the whole child, scores included.
+#include "optimizer/match_set.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <random>
+#include <string>
+
+#include "core/text_format.h"
+#include "optimizer/analytic_cost.h"
+#include "optimizer/rewriter.h"
+#include "optimizer/test_rules.h"
+
+namespace tso::opt {
+namespace {
+
+std::string read_text(const char* path) {
+  std::string text;
+  if (std::FILE* f = std::fopen(path, "rb")) {
+    char buf[65536];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+    std::fclose(f);
+  }
+  return text;
+}
+
+// Branches on one input (convs, matmuls with and without bias), chains
+// (conv then relu, add of adds) and a graph output read inside the graph.
+const char* kGraph = R"(graph g {
+  input x: f32[1,8,14,14]
+  input t: f32[1,6,16]
+  input m: f32[6,16]
+  weight w1: f32[8,8,1,1]
+  weight w2: f32[8,8,3,3]
+  weight w3: f32[8,8,3,3]
+  weight b1: f32[8]
+  weight b2: f32[8]
+  weight q: f32[16,16]
+  weight k: f32[16,16]
+  weight v: f32[16,16]
+  weight bq: f32[16]
+  weight bk: f32[16]
+  weight bv: f32[16]
+  %a = conv2d(x, w1, b1, pad=same)
+  %ar = relu(%a)
+  %b = conv2d(x, w2, b2, pad=same)
+  %br = relu(%b)
+  %c = conv2d(x, w3, pad=same)
+  %cr = relu(%c)
+  %j = concat(%ar, %br, %cr, axis=1)
+  %mq = matmul(t, q)
+  %aq = add(%mq, bq)
+  %mk = matmul(t, k)
+  %ak = add(bk, %mk)
+  %mv = matmul(t, v)
+  %av = add(%mv, bv)
+  %s = add(%aq, %ak)
+  %s2 = add(%s, %av)
+  %n1 = matmul(m, q)
+  %n2 = matmul(m, k)
+  %n3 = matmul(m, v)
+  %n4 = add(%n1, %n2)
+  %n5 = add(%n4, %n3)
+  output y = %j
+  output z = %s2
+  output u = %n5
+  output r = %br
+})";
+
+class MatchSetTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* path : {"substitutions/handwritten.rules", "substitutions/taso_n3.rules"}) {
+      Expected<RuleSet> s = parse_rules(read_text(path), path);
+      ASSERT_TRUE(s.ok()) << s.error().message;
+      sets_.push_back(std::move(*s));
+    }
+    Expected<RuleSet> s = parse_rules(testing::kClassicRules, "test.rules");
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    sets_.push_back(std::move(*s));
+    for (const RuleSet& set : sets_) index_.add(set, {.allow_unverified = true});
+    Expected<Device> d = load_device("optimizer/devices/h100.json");
+    ASSERT_TRUE(d.ok()) << d.error().message;
+    model_ = std::make_unique<AnalyticCost>(*d);
+  }
+
+  std::vector<RuleSet> sets_;
+  RuleIndex index_;
+  std::unique_ptr<AnalyticCost> model_;
+};
+
+void expect_same(const std::vector<ScoredMatch>& carried, const std::vector<ScoredMatch>& full,
+                 const std::string& where) {
+  ASSERT_EQ(carried.size(), full.size()) << where;
+  for (size_t i = 0; i < full.size(); ++i) {
+    const ScoredMatch& a = carried[i];
+    const ScoredMatch& b = full[i];
+    ASSERT_EQ(a.match.rule->rule->name, b.match.rule->rule->name) << where << " match " << i;
+    EXPECT_EQ(a.match.nodes, b.match.nodes) << where << " " << b.match.rule->rule->name;
+    EXPECT_TRUE(a.match.vars == b.match.vars) << where << " " << b.match.rule->rule->name;
+    EXPECT_EQ(a.valid, b.valid) << where << " " << b.match.rule->rule->name;
+    EXPECT_NEAR(a.cost_delta, b.cost_delta, 1e-9) << where << " " << b.match.rule->rule->name;
+    EXPECT_EQ(a.hash_delta, b.hash_delta) << where << " " << b.match.rule->rule->name;
+  }
+}
+
+TEST_F(MatchSetTest, CarriedMatchesEqualMatchingTheWholeChild) {
+  Expected<Graph> g0 = parse_graph(kGraph, "g.tso");
+  ASSERT_TRUE(g0.ok()) << g0.error().message;
+  int steps_checked = 0;
+  for (uint32_t seed = 1; seed <= 12; ++seed) {
+    std::mt19937 rng(seed);
+    Graph g = *g0;
+    TensorIds ids(g);
+    auto index = std::make_unique<GraphIndex>(g);
+    std::vector<ScoredMatch> matches = all_matches({g, *index, ids, *model_}, index_);
+    for (int step = 0; step < 6; ++step) {
+      std::vector<const ScoredMatch*> valid;
+      for (const ScoredMatch& m : matches)
+        if (m.valid) valid.push_back(&m);
+      if (valid.empty()) break;
+      const ScoredMatch& pick = *valid[rng() % valid.size()];
+      Expected<Replacement> rep = build_replacement(g, pick.match);
+      ASSERT_TRUE(rep.ok()) << rep.error().message;
+      Expected<Rewritten> w = apply_replacement(g, ids, *rep);
+      ASSERT_TRUE(w.ok()) << w.error().message;
+      auto child_index = std::make_unique<GraphIndex>(w->graph);
+      const MatchContext parent{g, *index, ids, *model_};
+      const MatchContext child{w->graph, *child_index, w->ids, *model_};
+      std::vector<ScoredMatch> carried =
+          carry_matches(parent, matches, child, w->new_index, index_);
+      std::vector<ScoredMatch> full = all_matches(child, index_);
+      const std::string where = "seed " + std::to_string(seed) + " step " +
+                                std::to_string(step) + " after " + pick.match.rule->rule->name;
+      expect_same(carried, full, where);
+      if (HasFatalFailure()) return;
+      ++steps_checked;
+      g = std::move(w->graph);
+      ids = std::move(w->ids);
+      index = std::move(child_index);
+      matches = std::move(full);
+    }
+  }
+  EXPECT_GE(steps_checked, 40);
+}
+
+TEST_F(MatchSetTest, ChangedNodesAreTheRewrittenRegion) {
+  Expected<Graph> g = parse_graph(R"(graph g {
+    input x: f32[1,4,8,8]
+    weight w: f32[4,4,3,3]
+    weight v: f32[4,4,3,3]
+    %a = conv2d(x, w, pad=same)
+    %b = relu(%a)
+    %c = conv2d(%b, v, pad=same)
+    %d = relu(%c)
+    output y = %d
+  })", "g.tso");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  TensorIds ids(*g);
+  GraphIndex index(*g);
+  RuleIndex classic;
+  classic.add(sets_.back());
+  std::vector<ScoredMatch> matches = all_matches({*g, index, ids, *model_}, classic);
+  const ScoredMatch* fuse = nullptr;
+  for (const ScoredMatch& m : matches)
+    if (m.match.rule->rule->name == "t_fuse_conv_relu" && g->node(m.match.nodes[0]).name == "%a")
+      fuse = &m;
+  ASSERT_NE(fuse, nullptr);
+  Expected<Replacement> rep = build_replacement(*g, fuse->match);
+  ASSERT_TRUE(rep.ok());
+  Expected<Rewritten> w = apply_replacement(*g, ids, *rep);
+  ASSERT_TRUE(w.ok());
+  GraphIndex child_index(w->graph);
+  std::vector<char> changed =
+      changed_nodes({*g, index, ids, *model_}, {w->graph, child_index, w->ids, *model_},
+                    w->new_index);
+  // The fused conv is new; x and w lost a user and gained one; the second
+  // conv reads a new tensor. The second relu and v are untouched.
+  std::vector<std::string> names;
+  for (int i = 0; i < w->graph.size(); ++i)
+    if (changed[i]) names.push_back(w->graph.node(i).op == Op::Conv2d &&
+                                            w->graph.node(i).args[0].node == 0
+                                        ? "fused"
+                                        : w->graph.node(i).name);
+  EXPECT_EQ(names, (std::vector<std::string>{"x", "w", "fused", "%c"}));
+}
+
+}  // namespace
+}  // namespace tso::opt
