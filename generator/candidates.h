@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "generator/program.h"
@@ -54,17 +55,18 @@ bool float_equal(KindTable& table, const Candidate& c, uint64_t seed);
 
 // The templates of each side of a candidate: a bit per template used (all
 // bits from template 64 on), a bit per template used at least twice, and the
-// number of operators.
+// number of operators; a rule side can match only a side holding its bits.
 struct Masks {
   uint64_t a = 0, a2 = 0, b = 0, b2 = 0;
   int na = 0, nb = 0;
 };
 Masks masks_of(const Candidate& c);
-// A necessary condition for implied_by, on masks only.
-bool may_imply(const Masks& c, const Masks& rule);
 
-// Whether rewriting `c.a` once with `rule` (either direction) gives `c.b`.
-bool implied_by(const OpSet& set, const Candidate& c, const Candidate& rule);
+// Whether `rules` (each used in either direction) imply the candidate: one
+// rewrite of one side gives the other, or one rewrite of each side gives the
+// same graph. Graphs are compared by structural hash.
+bool implied(const OpSet& set, const Candidate& c, const Masks& cm,
+             std::span<const Candidate* const> rules, std::span<const Masks* const> masks);
 
 // Core graphs of one side: an input (or weight) per variable the side reads,
 // the operators, and outputs out0, out1, ... in the candidate's order.

@@ -230,22 +230,19 @@ Expected<GenerateResult> rules_from(const OpSet& set, Part whole) {
   for (size_t i = 0; i < cands.size(); ++i)
     masks[i] = masks_of(cands[i]);
   std::vector<uint8_t> keep(cands.size(), 0);
-  std::vector<size_t> kept;
+  std::vector<const Candidate*> kept;
+  std::vector<const Masks*> kept_masks;
   for (size_t lo = 0; lo < order.size();) {
     size_t hi = lo;
     while (hi < order.size() && cands[order[hi]].size() == cands[order[lo]].size()) ++hi;
     tbb::parallel_for(lo, hi, [&](size_t k) {
-      const Candidate& c = cands[order[k]];
-      bool implied = false;
-      for (size_t r : kept)
-        if (may_imply(masks[order[k]], masks[r]) && implied_by(set, c, cands[r])) {
-          implied = true;
-          break;
-        }
-      keep[order[k]] = !implied;
+      keep[order[k]] = !implied(set, cands[order[k]], masks[order[k]], kept, kept_masks);
     });
     for (size_t k = lo; k < hi; ++k)
-      if (keep[order[k]]) kept.push_back(order[k]);
+      if (keep[order[k]]) {
+        kept.push_back(&cands[order[k]]);
+        kept_masks.push_back(&masks[order[k]]);
+      }
     lo = hi;
   }
   n.implied = kept.size();

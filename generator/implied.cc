@@ -1,8 +1,10 @@
-// Rules implied by a smaller rule: one rewrite of the source with the smaller
-// rule (in either direction) gives the target. Compared structurally: the
-// rewritten outputs' structural hashes equal the target's.
+// Rules implied by smaller rules: one rewrite of one side gives the other,
+// or one rewrite of each side gives the same graph (a -> x <- b). Compared structurally: the combined
+// structural hashes of the rewritten outputs.
 #include <algorithm>
 #include <functional>
+#include <span>
+#include <unordered_set>
 
 #include "generator/candidates.h"
 
@@ -174,26 +176,69 @@ class Rewriter {
   const std::vector<int>* replaced_ = nullptr;
 };
 
-bool rewrites_to(const OpSet& set, const Candidate& c, Side pat, Side rep) {
-  if (pat.p->ops.empty() || pat.p->ops.size() > c.a.ops.size()) return false;
-  // The target's output hashes, computed at the first complete match (most
-  // tries find none).
-  std::vector<uint64_t> want;
-  Rewriter rw(set, c.a, pat, rep);
+uint64_t combined(const std::vector<uint64_t>& hashes) {
+  uint64_t h = 0x51de5ull;
+  for (uint64_t x : hashes) h = hash_mix(h, x);
+  return h;
+}
+
+// Calls `found` with the combined output hashes of every graph that one
+// rewrite of `g` (outputs `outs`) with `pat` -> `rep` gives; stops when it
+// returns true.
+bool rewrites(const OpSet& set, const Program& g, const std::vector<int>& outs, Side pat, Side rep,
+              const std::function<bool(uint64_t)>& found) {
+  if (pat.p->ops.empty() || pat.p->ops.size() > g.ops.size()) return false;
+  Rewriter rw(set, g, pat, rep);
   return rw.search([&] {
-    std::optional<std::vector<uint64_t>> got = rw.rewritten(c.a_out);
-    if (!got) return false;
-    if (want.empty()) {
-      std::vector<uint64_t> vh;
-      for (size_t v = 0; v < set.vars.size(); ++v) vh.push_back(var_hash(static_cast<int>(v)));
-      std::vector<uint64_t> hb_all = tensor_hashes(set, c.b, vh);
-      for (int t : c.b_out) want.push_back(hb_all[t]);
-    }
-    return *got == want;
+    std::optional<std::vector<uint64_t>> got = rw.rewritten(outs);
+    return got && found(combined(*got));
   });
 }
 
+// Whether the pattern side (p, p2, np) can match a side (s, s2, ns) on
+// templates alone.
+bool may_match(uint64_t s, uint64_t s2, int ns, uint64_t p, uint64_t p2, int np) {
+  return np <= ns && (p & ~s) == 0 && (p2 & ~s2) == 0;
+}
+
+uint64_t side_hash(const OpSet& set, const Program& p, const std::vector<int>& outs) {
+  std::vector<uint64_t> vh;
+  for (size_t v = 0; v < set.vars.size(); ++v) vh.push_back(var_hash(static_cast<int>(v)));
+  std::vector<uint64_t> all = tensor_hashes(set, p, vh);
+  std::vector<uint64_t> h;
+  for (int t : outs) h.push_back(all[t]);
+  return combined(h);
+}
+
 }  // namespace
+
+bool implied(const OpSet& set, const Candidate& c, const Masks& cm,
+             std::span<const Candidate* const> rules, std::span<const Masks* const> masks) {
+  const uint64_t ha = side_hash(set, c.a, c.a_out), hb = side_hash(set, c.b, c.b_out);
+  // One rewrite of either side, with either direction of each rule.
+  auto neighbours = [&](const Program& g, const std::vector<int>& outs, uint64_t s, uint64_t s2,
+                        int ns, const std::function<bool(uint64_t)>& found) {
+    for (size_t r = 0; r < rules.size(); ++r) {
+      const Candidate& rule = *rules[r];
+      const Masks& m = *masks[r];
+      if (may_match(s, s2, ns, m.a, m.a2, m.na) &&
+          rewrites(set, g, outs, {&rule.a, &rule.a_out}, {&rule.b, &rule.b_out}, found))
+        return true;
+      if (may_match(s, s2, ns, m.b, m.b2, m.nb) &&
+          rewrites(set, g, outs, {&rule.b, &rule.b_out}, {&rule.a, &rule.a_out}, found))
+        return true;
+    }
+    return false;
+  };
+  std::unordered_set<uint64_t> from_a;
+  if (neighbours(c.a, c.a_out, cm.a, cm.a2, cm.na, [&](uint64_t h) {
+        from_a.insert(h);
+        return h == hb;
+      }))
+    return true;
+  return neighbours(c.b, c.b_out, cm.b, cm.b2, cm.nb,
+                    [&](uint64_t h) { return h == ha || from_a.count(h) > 0; });
+}
 
 Masks masks_of(const Candidate& c) {
   Masks m;
@@ -209,24 +254,6 @@ Masks masks_of(const Candidate& c) {
   m.na = static_cast<int>(c.a.ops.size());
   m.nb = static_cast<int>(c.b.ops.size());
   return m;
-}
-
-bool may_imply(const Masks& c, const Masks& rule) {
-  // Rewriting c.a with pattern P and replacement R: P's operators occur in
-  // c.a (twice where P has two of a template); every operator of c.b (all
-  // of which reach its outputs, none twice) is an unmatched operator of c.a
-  // or one of R, so c.b has at most |c.a| - |P| + |R| of them.
-  auto direction = [&](uint64_t p, uint64_t p2, int np, uint64_t r, int nr) {
-    return np <= c.na && (p & ~c.a) == 0 && (p2 & ~c.a2) == 0 && (c.b & ~(c.a | r)) == 0 &&
-           c.nb <= c.na - np + nr;
-  };
-  return direction(rule.a, rule.a2, rule.na, rule.b, rule.nb) ||
-         direction(rule.b, rule.b2, rule.nb, rule.a, rule.na);
-}
-
-bool implied_by(const OpSet& set, const Candidate& c, const Candidate& rule) {
-  return rewrites_to(set, c, {&rule.a, &rule.a_out}, {&rule.b, &rule.b_out}) ||
-         rewrites_to(set, c, {&rule.b, &rule.b_out}, {&rule.a, &rule.a_out});
 }
 
 }  // namespace tso::gen
