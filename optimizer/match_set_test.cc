@@ -1,6 +1,7 @@
 // Incremental matching: along seeded walks of rewrites over a graph with
-// the committed rule files, the matches carried from a parent always equal
-// the matches found over the whole child, scores included.
+// the committed rule files, the matches carried from a parent, or from the
+// walk's start through the composed renumbering, always equal the matches
+// found over the whole child, scores included.
 #include "optimizer/match_set.h"
 
 #include <gtest/gtest.h>
@@ -118,6 +119,12 @@ TEST_F(MatchSetTest, CarriedMatchesEqualMatchingTheWholeChild) {
     TensorIds ids(g);
     auto index = std::make_unique<GraphIndex>(g);
     std::vector<ScoredMatch> matches = all_matches({g, *index, ids, *model_}, index_);
+    const Graph start = g;
+    const TensorIds start_ids = ids;
+    const GraphIndex start_index(start);
+    const std::vector<ScoredMatch> start_matches = matches;
+    std::vector<int> from_start(start.size());
+    for (int i = 0; i < start.size(); ++i) from_start[i] = i;
     for (int step = 0; step < 6; ++step) {
       std::vector<const ScoredMatch*> valid;
       for (const ScoredMatch& m : matches)
@@ -137,6 +144,11 @@ TEST_F(MatchSetTest, CarriedMatchesEqualMatchingTheWholeChild) {
       const std::string where = "seed " + std::to_string(seed) + " step " +
                                 std::to_string(step) + " after " + pick.match.rule->rule->name;
       expect_same(carried, full, where);
+      if (HasFatalFailure()) return;
+      for (int& i : from_start) i = i < 0 ? -1 : w->new_index[i];
+      expect_same(carry_matches({start, start_index, start_ids, *model_}, start_matches, child,
+                                from_start, index_),
+                  full, where + " (from the start)");
       if (HasFatalFailure()) return;
       ++steps_checked;
       g = std::move(w->graph);

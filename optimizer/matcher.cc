@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <unordered_map>
 
 namespace tso::opt {
 
@@ -116,31 +115,35 @@ bool value_matches(AttrKey key, const AttrValue& pattern, const AttrValue& actua
 // through a trail, so the search holds one Match and copies it only to report.
 class RuleMatcher {
  public:
-  RuleMatcher(const Graph& g, const GraphIndex& index, const CompiledRule& c,
-              const MatchCallback& callback)
-      : g_(g), index_(index), c_(c), rule_(*c.rule), callback_(callback) {
-    m_.rule = &c;
-    m_.nodes.assign(rule_.source.nodes.size(), -1);
-    m_.vars.assign(rule_.inputs.size(), TensorRef{});
-    m_.params.assign(rule_.params.size(), AttrValue{});
-    var_set_.assign(rule_.inputs.size(), 0);
-    param_set_.assign(rule_.params.size(), 0);
-    swapped_.assign(rule_.source.nodes.size(), 0);
-  }
+  RuleMatcher(const Graph& g, const GraphIndex& index, const MatchCallback& callback)
+      : g_(g), index_(index), callback_(callback) {}
 
-  void run(int root) { try_bind(c_.plan[0].node, root, 0); }
+  // Every match of `c` rooted at graph node `root`. Buffers are reused
+  // across rules and roots: a call allocates nothing once they are grown.
+  void run(const CompiledRule& c, int root) {
+    c_ = &c;
+    rule_ = c.rule;
+    m_.rule = &c;
+    m_.nodes.assign(rule_->source.nodes.size(), -1);
+    m_.vars.assign(rule_->inputs.size(), TensorRef{});
+    m_.params.resize(rule_->params.size());
+    var_set_.assign(rule_->inputs.size(), 0);
+    param_set_.assign(rule_->params.size(), 0);
+    swapped_.assign(rule_->source.nodes.size(), 0);
+    try_bind(c.plan[0].node, root, 0);
+  }
 
  private:
   enum class Undo : uint8_t { kVar, kParam };
 
   void step(size_t s) {
-    if (s == c_.plan.size()) {
+    if (s == c_->plan.size()) {
       finish();
       return;
     }
-    const PlanStep& st = c_.plan[s];
+    const PlanStep& st = c_->plan[s];
     if (st.kind == PlanStep::Kind::kDown) {
-      const RuleRef& a = rule_.source.nodes[st.from].args[st.arg];
+      const RuleRef& a = rule_->source.nodes[st.from].args[st.arg];
       int k = st.arg;
       if (swapped_[st.from]) k = 1 - k;
       TensorRef t = g_.node(m_.nodes[st.from]).args[k];
@@ -156,7 +159,7 @@ class RuleMatcher {
 
   void try_bind(int p, int gi, size_t s) {
     const Node& n = g_.node(gi);
-    const RuleNode& pn = rule_.source.nodes[p];
+    const RuleNode& pn = rule_->source.nodes[p];
     if (n.op != pn.op || n.args.size() != pn.args.size()) return;
     if (static_cast<int>(n.outs.size()) != pn.outputs) return;
     if (std::find(m_.nodes.begin(), m_.nodes.end(), gi) != m_.nodes.end()) return;
@@ -218,9 +221,9 @@ class RuleMatcher {
   }
 
   int param_index(const std::string& name) const {
-    for (size_t p = 0; p < rule_.params.size(); ++p)
-      if (rule_.params[p].name == name) return static_cast<int>(p);
-    TSO_CHECK(false, "rule " + rule_.name + " uses undeclared parameter ?" + name);
+    for (size_t p = 0; p < rule_->params.size(); ++p)
+      if (rule_->params[p].name == name) return static_cast<int>(p);
+    TSO_CHECK(false, "rule " + rule_->name + " uses undeclared parameter ?" + name);
     return -1;
   }
 
@@ -235,24 +238,24 @@ class RuleMatcher {
   void finish() {
     types_.clear();
     for (const TensorRef& v : m_.vars) types_.push_back(g_.type(v));
-    const RuleSide& src = rule_.source;
+    const RuleSide& src = rule_->source;
     for (size_t p = 0; p < src.nodes.size(); ++p) {
       const Node& n = g_.node(m_.nodes[p]);
       for (const PatternAttr& a : src.nodes[p].attrs) {
         if (a.form == PatternAttr::Form::kValue || a.form == PatternAttr::Form::kParam) continue;
-        Expected<AttrValue> v = pattern_attr_value(a, rule_, types_, m_.params);
+        Expected<AttrValue> v = pattern_attr_value(a, *rule_, types_, m_.params);
         if (!v || !(*v == *n.attrs.find(a.key))) return;
       }
     }
-    for (const Condition& c : rule_.where)
-      if (!condition_holds(c, rule_, types_)) return;
+    for (const Condition& c : rule_->where)
+      if (!condition_holds(c, *rule_, types_)) return;
     sorted_ = m_.nodes;
     std::sort(sorted_.begin(), sorted_.end());
     for (const TensorRef& v : m_.vars)
       if (std::binary_search(sorted_.begin(), sorted_.end(), v.node)) return;
     for (size_t p = 0; p < src.nodes.size(); ++p)
       for (int j = 0; j < src.nodes[p].outputs; ++j)
-        if (!c_.result_is_output[p][j] &&
+        if (!c_->result_is_output[p][j] &&
             index_.used_outside(g_, TensorRef{m_.nodes[p], j}, sorted_))
           return;
     callback_(m_);
@@ -260,9 +263,9 @@ class RuleMatcher {
 
   const Graph& g_;
   const GraphIndex& index_;
-  const CompiledRule& c_;
-  const Rule& rule_;
   const MatchCallback& callback_;
+  const CompiledRule* c_ = nullptr;
+  const Rule* rule_ = nullptr;
   Match m_;
   std::vector<char> var_set_, param_set_, swapped_;
   std::vector<std::pair<Undo, int>> trail_;
@@ -275,17 +278,11 @@ class RuleMatcher {
 void for_each_match(const Graph& g, const GraphIndex& index, const RuleIndex& rules,
                     std::span<const int> roots, const MatchCallback& callback,
                     int min_reach) {
-  // One matcher per rule met, made on first use: a call near a few nodes
-  // touches a few of the (possibly thousands of) rules.
-  std::unordered_map<int, RuleMatcher> matchers;
+  RuleMatcher matcher(g, index, callback);
   for (int root : roots) {
     for (int id : rules.by_root(g.node(root).op)) {
       const CompiledRule& c = rules.rules()[id];
-      if (c.reach < min_reach) continue;
-      auto it = matchers.find(id);
-      if (it == matchers.end())
-        it = matchers.try_emplace(id, g, index, c, callback).first;
-      it->second.run(root);
+      if (c.reach >= min_reach) matcher.run(c, root);
     }
   }
 }

@@ -1,12 +1,11 @@
 #include "optimizer/search.h"
 
 #include <chrono>
-#include <list>
 #include <memory>
 #include <queue>
-#include <unordered_map>
 #include <unordered_set>
 
+#include "optimizer/lru_cache.h"
 #include "optimizer/match_set.h"
 #include "optimizer/rewriter.h"
 
@@ -32,19 +31,18 @@ struct State {
   uint64_t hash = 0;
 };
 
-// A state's graph with what matching and the incremental updates need; its
-// matches once it has been expanded.
+// A state's graph with what matching and the incremental updates need.
 struct Built {
   Graph graph;
   TensorIds ids;
   GraphIndex index;
   std::vector<int> from_parent;  // parent node -> node here (-1: gone); empty for the root
-  bool matched = false;
-  std::vector<ScoredMatch> matches;
   Built(Graph g, TensorIds i, std::vector<int> from = {})
       : graph(std::move(g)), ids(std::move(i)), index(graph), from_parent(std::move(from)) {}
   MatchContext context(const CostModel& model) const { return {graph, index, ids, model}; }
 };
+
+using Matches = std::vector<ScoredMatch>;
 
 struct QueueEntry {
   double cost;
@@ -59,13 +57,17 @@ class Search {
  public:
   Search(const Graph& g, const RuleIndex& rules, const CostModel& model,
          const SearchOptions& options)
-      : rules_(rules), model_(model), options_(options) {
+      : rules_(rules),
+        model_(model),
+        options_(options),
+        graphs_(options.cached_graphs, 0),
+        matches_(options.cached_matches, 0) {
     auto root = std::make_shared<Built>(g, TensorIds(g));
     State s;
     s.cost = graph_cost(root->graph, root->index, model_);
     s.hash = graph_hash(root->graph, root->ids);
     states_.push_back(std::move(s));
-    cache_put(0, root);
+    graphs_.put(0, root);
   }
 
   SearchResult run() {
@@ -112,11 +114,10 @@ class Search {
 
  private:
   // Every rewrite of state `s`'s graph within alpha of the best joins the queue.
-  void expand(int s, Built& b, double best_cost, SearchResult* r) {
+  void expand(int s, const Built& b, double best_cost, SearchResult* r) {
     const double parent_cost = states_[s].cost;
     const uint64_t parent_hash = states_[s].hash;
-    match(s, b);
-    for (const ScoredMatch& m : b.matches) {
+    for (const ScoredMatch& m : *matches(s, b)) {
       if (!m.valid) {
         ++r->rejected;
         continue;
@@ -142,49 +143,46 @@ class Search {
     }
   }
 
-  // The matches of state `s`: carried from its parent's when the parent is
-  // still cached with them, else matched over the whole graph.
-  void match(int s, Built& b) {
-    if (b.matched) return;
-    const MatchContext here = b.context(model_);
-    auto parent = s > 0 ? cache_.find(states_[s].parent) : cache_.end();
-    if (parent != cache_.end() && parent->second.first->matched) {
-      const Built& p = *parent->second.first;
-      b.matches = carry_matches(p.context(model_), p.matches, here, b.from_parent, rules_);
-    } else {
-      b.matches = all_matches(here, rules_);
+  // The matches of state `s` (graph `b`), carried from those of its nearest
+  // ancestor that still has them cached (the root's always are once it has
+  // been expanded) through the node renumbering of the rewrites between.
+  std::shared_ptr<Matches> matches(int s, const Built& b) {
+    auto out = std::make_shared<Matches>();
+    std::vector<int> path;  // s, its parent, ... up to below the ancestor
+    std::shared_ptr<Matches> from;
+    int a = s;
+    while (a > 0 && !from) {
+      path.push_back(a);
+      a = states_[a].parent;
+      from = matches_.get(a);
     }
-    b.matched = true;
+    if (!from) {
+      *out = all_matches(b.context(model_), rules_);
+    } else {
+      std::shared_ptr<Built> ancestor = build(a);
+      std::vector<int> index(ancestor->graph.size());
+      for (size_t i = 0; i < index.size(); ++i) index[i] = static_cast<int>(i);
+      for (size_t k = path.size(); k-- > 0;) {
+        std::shared_ptr<Built> step = path[k] == s ? nullptr : build(path[k]);
+        const std::vector<int>& renumber = step ? step->from_parent : b.from_parent;
+        for (int& i : index) i = i < 0 ? -1 : renumber[i];
+      }
+      *out = carry_matches(ancestor->context(model_), *from, b.context(model_), index, rules_);
+    }
+    matches_.put(s, out);
+    return out;
   }
 
   std::shared_ptr<Built> build(int s) {
-    if (auto it = cache_.find(s); it != cache_.end()) {
-      lru_.splice(lru_.begin(), lru_, it->second.second);
-      return it->second.first;
-    }
+    if (std::shared_ptr<Built> b = graphs_.get(s)) return b;
     std::shared_ptr<Built> parent = build(states_[s].parent);
     Expected<Rewritten> w = apply_replacement(parent->graph, parent->ids, states_[s].rewrite);
     TSO_CHECK(w.ok(), "a rewrite that built its target failed to apply: " +
                           (w.ok() ? std::string() : w.error().message));
     auto b = std::make_shared<Built>(std::move(w->graph), std::move(w->ids),
                                      std::move(w->new_index));
-    cache_put(s, b);
+    graphs_.put(s, b);
     return b;
-  }
-
-  void cache_put(int s, std::shared_ptr<Built> b) {
-    lru_.push_front(s);
-    cache_[s] = {std::move(b), lru_.begin()};
-    // The root stays: every rebuild starts from it.
-    while (static_cast<int>(cache_.size()) > std::max(2, options_.cached_graphs)) {
-      int victim = lru_.back();
-      if (victim == 0) {
-        lru_.splice(lru_.begin(), lru_, std::prev(lru_.end()));
-        victim = lru_.back();
-      }
-      lru_.pop_back();
-      cache_.erase(victim);
-    }
   }
 
   const RuleIndex& rules_;
@@ -194,8 +192,8 @@ class Search {
   std::priority_queue<QueueEntry, std::vector<QueueEntry>, std::greater<QueueEntry>> queue_;
   std::unordered_set<uint64_t> seen_;
   int64_t seq_ = 0;
-  std::list<int> lru_;
-  std::unordered_map<int, std::pair<std::shared_ptr<Built>, std::list<int>::iterator>> cache_;
+  LruCache<Built> graphs_;
+  LruCache<Matches> matches_;
 };
 
 }  // namespace

@@ -37,6 +37,9 @@ struct SearchOptions {
   int64_t max_expansions = 1000;
   double time_limit_s = 60;
   int cached_graphs = 16;  // expanded graphs kept to build their children from
+  // Match lists of expanded graphs kept to carry to their children
+  // (match_set.h); a child whose parent's list is gone is matched in full.
+  int cached_matches = 256;
   // Called every `progress_every` expansions, and once at the end.
   std::function<void(const SearchProgress&)> progress;
   int64_t progress_every = 100;

@@ -130,11 +130,14 @@ TEST_F(SearchTest, ResultsDoNotDependOnTheCacheSize) {
   Graph g = parse(kFire);
   SearchOptions tiny;
   tiny.cached_graphs = 2;
+  tiny.cached_matches = 2;  // matches carried from further ancestors, or found in full
   SearchResult a = search(g, index_, *model_);
   SearchResult b = search(g, index_, *model_, tiny);
   EXPECT_EQ(a.best, b.best);
   EXPECT_EQ(a.expansions, b.expansions);
   EXPECT_EQ(a.candidates, b.candidates);
+  EXPECT_EQ(a.duplicates, b.duplicates);
+  EXPECT_EQ(a.rejected, b.rejected);
 }
 
 }  // namespace
