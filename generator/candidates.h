@@ -62,11 +62,12 @@ struct Masks {
 };
 Masks masks_of(const Candidate& c);
 
-// Whether `rules` (each used in either direction) imply the candidate: one
-// rewrite of one side gives the other, or one rewrite of each side gives the
-// same graph. Graphs are compared by structural hash.
-bool implied(const OpSet& set, const Candidate& c, const Masks& cm,
-             std::span<const Candidate* const> rules, std::span<const Masks* const> masks);
+// Whether `rules` (each used in either direction) imply the candidate: a few
+// rewrites with them from each side reach a common graph (implied.cc says
+// how far the search goes). Every graph on the way is shape-valid; graphs are
+// compared by structural hash.
+bool implied(KindTable& table, const Candidate& c, std::span<const Candidate* const> rules,
+             std::span<const Masks* const> masks);
 
 // Core graphs of one side: an input (or weight) per variable the side reads,
 // the operators, and outputs out0, out1, ... in the candidate's order.

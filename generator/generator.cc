@@ -236,7 +236,7 @@ Expected<GenerateResult> rules_from(const OpSet& set, Part whole) {
     size_t hi = lo;
     while (hi < order.size() && cands[order[hi]].size() == cands[order[lo]].size()) ++hi;
     tbb::parallel_for(lo, hi, [&](size_t k) {
-      keep[order[k]] = !implied(set, cands[order[k]], masks[order[k]], kept, kept_masks);
+      keep[order[k]] = !implied(tables.local(), cands[order[k]], kept, kept_masks);
     });
     for (size_t k = lo; k < hi; ++k)
       if (keep[order[k]]) {

@@ -1,7 +1,8 @@
 // The generator: op-set errors name file and line; a small run is the same
 // whatever the number of threads and parses back as a rule file; recorded
 // graphs read variables in first-use order; independent parts are detected;
-// part files round-trip and merge into the whole enumeration.
+// part files round-trip and merge into the whole enumeration; rules derived
+// by rewrites from both sides are implied.
 #include "generator/generator.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "generator/candidates.h"
 #include "generator/part_file.h"
@@ -137,6 +139,51 @@ TEST(Candidates, IndependentParts) {
   c.a_out.push_back(nv + 3);
   c.b_out.push_back(3);
   EXPECT_TRUE(independent_parts(s, c));
+}
+
+// Concat chains over x1 x2 x3 reassociate: with the associativity rule
+// alone, a left-leaning chain is implied by the right-leaning one at three
+// operators (a rewrite from each side meets) and at four (three rewrites);
+// without rules, or for a commuted concat, nothing is.
+TEST(Candidates, ImpliedByRewritesFromBothSides) {
+  OpSet s = taso();
+  KindTable table(s);
+  uint8_t concat = 0;
+  for (size_t i = 0; i < s.ops.size(); ++i)
+    if (s.ops[i].text == "concat axis=0") concat = static_cast<uint8_t>(i);
+  const uint8_t nv = static_cast<uint8_t>(s.vars.size());  // x1 = 0, x2 = 1, x3 = 2
+  auto chain = [&](const std::vector<uint8_t>& leaves, bool left) {
+    Program p;
+    uint8_t acc = left ? leaves.front() : leaves.back();
+    for (size_t i = 1; i < leaves.size(); ++i) {
+      uint8_t leaf = left ? leaves[i] : leaves[leaves.size() - 1 - i];
+      p.ops.push_back(left ? ProgOp{concat, {acc, leaf}} : ProgOp{concat, {leaf, acc}});
+      acc = static_cast<uint8_t>(nv + i - 1);
+    }
+    return std::pair(p, std::vector<int>{acc});
+  };
+  auto candidate = [&](const std::vector<uint8_t>& leaves) {
+    Candidate c;
+    std::tie(c.a, c.a_out) = chain(leaves, true);
+    std::tie(c.b, c.b_out) = chain(leaves, false);
+    return c;
+  };
+  Candidate assoc = candidate({0, 1, 2});
+  Masks assoc_masks = masks_of(assoc);
+  std::vector<const Candidate*> rules{&assoc};
+  std::vector<const Masks*> masks{&assoc_masks};
+  for (const std::vector<uint8_t>& leaves :
+       {std::vector<uint8_t>{0, 1, 2, 0}, std::vector<uint8_t>{0, 1, 2, 0, 1}}) {
+    Candidate c = candidate(leaves);
+    EXPECT_TRUE(implied(table, c, rules, masks)) << leaves.size() << " leaves";
+    EXPECT_FALSE(implied(table, c, {}, {})) << leaves.size() << " leaves";
+  }
+  Candidate swapped;
+  swapped.a.ops = {{concat, {0, 1}}, {concat, {nv, 2}}};
+  swapped.a_out = {nv + 1};
+  swapped.b.ops = {{concat, {1, 0}}, {concat, {nv, 2}}};
+  swapped.b_out = {nv + 1};
+  EXPECT_FALSE(implied(table, swapped, rules, masks));
 }
 
 // The fast Mod conv2d equals the reference executor's on every conv2d

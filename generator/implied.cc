@@ -1,6 +1,6 @@
-// Rules implied by smaller rules: one rewrite of one side gives the other,
-// or one rewrite of each side gives the same graph (a -> x <- b). Compared structurally: the combined
-// structural hashes of the rewritten outputs.
+// Rules implied by smaller rules: the graphs a few rewrites with them reach
+// from each side meet. Graphs are compared by the structural hashes of their
+// outputs; every graph on the way is shape-valid.
 #include <algorithm>
 #include <functional>
 #include <span>
@@ -17,16 +17,24 @@ struct Side {
   const std::vector<int>* out;
 };
 
+// A graph on the way: a program and its outputs, matched to the candidate's.
+struct State {
+  Program p;
+  std::vector<int> out;
+};
+
+// Matches of one rule side (the pattern) in a graph, and the graph each
+// match rewrites into with the other side (the replacement).
 class Rewriter {
  public:
-  Rewriter(const OpSet& set, const Program& g, Side pat, Side rep)
+  Rewriter(const OpSet& set, const State& g, Side pat, Side rep)
       : set_(set), g_(g), pat_(pat), rep_(rep) {
     nv_ = static_cast<int>(set.vars.size());
     // Tensor -> producing operator of g.
     prod_.assign(nv_, -1);
-    for (size_t i = 0; i < g.ops.size(); ++i) {
+    for (size_t i = 0; i < g.p.ops.size(); ++i) {
       first_out_.push_back(static_cast<int>(prod_.size()));
-      for (int o = 0; o < outputs_of(set.ops[g.ops[i].tmpl]); ++o)
+      for (int o = 0; o < outputs_of(set.ops[g.p.ops[i].tmpl]); ++o)
         prod_.push_back(static_cast<int>(i));
     }
     int n = nv_;
@@ -43,42 +51,78 @@ class Rewriter {
     return step(0, done);
   }
 
-  // The rewritten graph's hashes of tensors `outs` of g (nullopt on a cycle
-  // or an ill-formed match).
-  std::optional<std::vector<uint64_t>> rewritten(const std::vector<int>& outs) {
-    // Tensors of g that the match replaces, and those it consumes.
-    std::vector<int> replaced(prod_.size(), -1);
-    std::vector<bool> matched(g_.ops.size());
+  // The graph the current match rewrites g into, its dead operators dropped;
+  // nullopt when the match may not be replaced (a variable as a pattern
+  // output, an internal tensor read outside it) or the result has a cycle.
+  std::optional<State> rewritten() const {
+    const int ng = static_cast<int>(prod_.size());
+    std::vector<int> replaced(ng, -1);
+    std::vector<bool> matched(g_.p.ops.size());
     for (int k : assign_) matched[k] = true;
     for (size_t i = 0; i < pat_.out->size(); ++i) {
       int pt = (*pat_.out)[i];
-      if (pt < nv_) return std::nullopt;  // a pattern whose output is a variable
+      if (pt < nv_) return std::nullopt;
       replaced[image(pt)] = static_cast<int>(i);
     }
-    // Internal tensors of the match may not be read outside it or be outputs.
-    for (size_t i = 0; i < g_.ops.size(); ++i) {
+    auto internal = [&](int t) { return prod_[t] >= 0 && matched[prod_[t]] && replaced[t] < 0; };
+    for (size_t i = 0; i < g_.p.ops.size(); ++i) {
       if (matched[i]) continue;
-      const OpTemplate& t = set_.ops[g_.ops[i].tmpl];
-      for (int j = 0; j < t.arity; ++j) {
-        int a = g_.ops[i].args[j];
-        if (prod_[a] >= 0 && matched[prod_[a]] && replaced[a] < 0) return std::nullopt;
-      }
+      for (int j = 0; j < arity(g_.p.ops[i]); ++j)
+        if (internal(g_.p.ops[i].args[j])) return std::nullopt;
     }
-    for (int t : outs)
-      if (prod_[t] >= 0 && matched[prod_[t]] && replaced[t] < 0) return std::nullopt;
+    for (int t : g_.out)
+      if (internal(t)) return std::nullopt;
     for (int v : bind_)
       if (v >= 0 && prod_[v] >= 0 && matched[prod_[v]]) return std::nullopt;
 
-    memo_.assign(prod_.size(), 0);
-    state_.assign(prod_.size(), 0);
-    replaced_ = &replaced;
-    std::vector<uint64_t> h;
-    for (int t : outs) {
-      std::optional<uint64_t> x = hash(t);
-      if (!x) return std::nullopt;
-      h.push_back(*x);
+    // References: g's tensors are 0..ng-1, the replacement's ng + r. A
+    // reference resolves to the tensor that computes it after the rewrite.
+    const Program& rp = *rep_.p;
+    std::vector<int> rep_first_out, rep_prod(nv_, -1);
+    for (size_t j = 0; j < rp.ops.size(); ++j) {
+      rep_first_out.push_back(static_cast<int>(rep_prod.size()));
+      for (int o = 0; o < outputs_of(set_.ops[rp.ops[j].tmpl]); ++o)
+        rep_prod.push_back(static_cast<int>(j));
     }
-    return h;
+    auto resolve = [&](int ref) {
+      if (ref < ng && replaced[ref] >= 0) ref = ng + (*rep_.out)[replaced[ref]];
+      if (ref >= ng && ref - ng < nv_) ref = bind_[ref - ng];
+      return ref;  // -1: an unbound variable of the replacement
+    };
+    // Operators: g's i, the replacement's g.ops + j; emitted depth first
+    // from the outputs, so dead ones are dropped.
+    const int gops = static_cast<int>(g_.p.ops.size());
+    std::vector<uint8_t> state(gops + rp.ops.size(), 0);
+    std::vector<int> index(ng + rep_prod.size(), -1);
+    for (int v = 0; v < nv_; ++v) index[v] = v;
+    State out;
+    int next = nv_;
+    std::function<bool(int)> emit = [&](int ref) {
+      if (ref < 0) return false;
+      if (index[ref] >= 0) return true;
+      const bool in_g = ref < ng;
+      const int op = in_g ? prod_[ref] : gops + rep_prod[ref - ng];
+      if (state[op] == 1) return false;
+      state[op] = 1;
+      const ProgOp& po = in_g ? g_.p.ops[op] : rp.ops[op - gops];
+      ProgOp copy = po;
+      for (int j = 0; j < arity(po); ++j) {
+        int a = resolve(in_g ? po.args[j] : ng + po.args[j]);
+        if (!emit(a)) return false;
+        copy.args[j] = static_cast<uint8_t>(index[a]);
+      }
+      const int first = in_g ? first_out_[op] : ng + rep_first_out[op - gops];
+      for (int o = 0; o < outputs_of(set_.ops[po.tmpl]); ++o) index[first + o] = next++;
+      out.p.ops.push_back(copy);
+      state[op] = 2;
+      return true;
+    };
+    for (int t : g_.out) {
+      int r = resolve(t);
+      if (!emit(r)) return std::nullopt;
+      out.out.push_back(index[r]);
+    }
+    return out;
   }
 
  private:
@@ -93,8 +137,8 @@ class Rewriter {
     if (k == pat_.p->ops.size()) return done();
     const ProgOp& po = pat_.p->ops[k];
     const OpTemplate& t = set_.ops[po.tmpl];
-    for (size_t i = 0; i < g_.ops.size(); ++i) {
-      if (g_.ops[i].tmpl != po.tmpl ||
+    for (size_t i = 0; i < g_.p.ops.size(); ++i) {
+      if (g_.p.ops[i].tmpl != po.tmpl ||
           std::find(assign_.begin(), assign_.end(), static_cast<int>(i)) != assign_.end())
         continue;
       const int orders = commutative(t) ? 2 : 1;
@@ -102,7 +146,7 @@ class Rewriter {
         std::vector<int> saved = bind_;
         bool ok = true;
         for (int j = 0; j < t.arity && ok; ++j) {
-          int pa = po.args[j], ga = g_.ops[i].args[ord ? 1 - j : j];
+          int pa = po.args[j], ga = g_.p.ops[i].args[ord ? 1 - j : j];
           if (pa < nv_) {
             if (bind_[pa] < 0) bind_[pa] = ga;
             ok = bind_[pa] == ga;
@@ -120,60 +164,14 @@ class Rewriter {
     return false;
   }
 
-  // Structural hash of tensor t of g after the rewrite.
-  std::optional<uint64_t> hash(int t) {
-    if (state_[t] == 2) return memo_[t];
-    if (state_[t] == 1) return std::nullopt;  // a cycle through the replacement
-    state_[t] = 1;
-    std::optional<uint64_t> r;
-    if ((*replaced_)[t] >= 0) {
-      r = rep_hash((*rep_.out)[(*replaced_)[t]]);
-    } else if (t < nv_) {
-      r = var_hash(t);
-    } else {
-      const ProgOp& op = g_.ops[prod_[t]];
-      const OpTemplate& tm = set_.ops[op.tmpl];
-      std::array<uint64_t, 2> a{};
-      for (int j = 0; j < tm.arity; ++j) {
-        std::optional<uint64_t> x = hash(op.args[j]);
-        if (!x) return std::nullopt;
-        a[j] = *x;
-      }
-      r = output_hash(op_hash(op.tmpl, commutative(tm), std::span(a.data(), tm.arity)),
-                      t - first_out_[prod_[t]]);
-    }
-    if (!r) return std::nullopt;
-    state_[t] = 2;
-    memo_[t] = *r;
-    return r;
-  }
-
-  // Hash of tensor rt of the replacement side, its variables bound into g.
-  std::optional<uint64_t> rep_hash(int rt) {
-    std::vector<uint64_t> vh(nv_, 0);
-    for (int v = 0; v < nv_; ++v) {
-      if (bind_[v] < 0) continue;
-      std::optional<uint64_t> x = hash(bind_[v]);
-      if (!x) return std::nullopt;
-      vh[v] = *x;
-    }
-    const Program& rp = *rep_.p;
-    for (const ProgOp& op : rp.ops)
-      for (int j = 0; j < set_.ops[op.tmpl].arity; ++j)
-        if (op.args[j] < nv_ && bind_[op.args[j]] < 0) return std::nullopt;  // unbound
-    if (rt < nv_ && bind_[rt] < 0) return std::nullopt;
-    return tensor_hashes(set_, rp, vh)[rt];
-  }
+  int arity(const ProgOp& op) const { return set_.ops[op.tmpl].arity; }
 
   const OpSet& set_;
-  const Program& g_;
+  const State& g_;
   Side pat_, rep_;
   int nv_ = 0;
   std::vector<int> prod_, first_out_, pat_first_out_;
   std::vector<int> assign_, bind_;
-  std::vector<uint64_t> memo_;
-  std::vector<int> state_;
-  const std::vector<int>* replaced_ = nullptr;
 };
 
 uint64_t combined(const std::vector<uint64_t>& hashes) {
@@ -182,78 +180,119 @@ uint64_t combined(const std::vector<uint64_t>& hashes) {
   return h;
 }
 
-// Calls `found` with the combined output hashes of every graph that one
-// rewrite of `g` (outputs `outs`) with `pat` -> `rep` gives; stops when it
-// returns true.
-bool rewrites(const OpSet& set, const Program& g, const std::vector<int>& outs, Side pat, Side rep,
-              const std::function<bool(uint64_t)>& found) {
-  if (pat.p->ops.empty() || pat.p->ops.size() > g.ops.size()) return false;
-  Rewriter rw(set, g, pat, rep);
-  return rw.search([&] {
-    std::optional<std::vector<uint64_t>> got = rw.rewritten(outs);
-    return got && found(combined(*got));
-  });
-}
-
-// Whether the pattern side (p, p2, np) can match a side (s, s2, ns) on
-// templates alone.
-bool may_match(uint64_t s, uint64_t s2, int ns, uint64_t p, uint64_t p2, int np) {
-  return np <= ns && (p & ~s) == 0 && (p2 & ~s2) == 0;
-}
-
-uint64_t side_hash(const OpSet& set, const Program& p, const std::vector<int>& outs) {
+uint64_t state_hash(const OpSet& set, const State& g) {
   std::vector<uint64_t> vh;
   for (size_t v = 0; v < set.vars.size(); ++v) vh.push_back(var_hash(static_cast<int>(v)));
-  std::vector<uint64_t> all = tensor_hashes(set, p, vh);
+  std::vector<uint64_t> all = tensor_hashes(set, g.p, vh);
   std::vector<uint64_t> h;
-  for (int t : outs) h.push_back(all[t]);
+  for (int t : g.out) h.push_back(all[t]);
   return combined(h);
 }
 
+// Whether every operator of the program applies to its arguments' kinds.
+bool valid(KindTable& table, const Program& p) {
+  const OpSet& set = table.set();
+  std::vector<int> kind;
+  for (size_t v = 0; v < set.vars.size(); ++v) kind.push_back(table.var_kind(static_cast<int>(v)));
+  for (const ProgOp& op : p.ops) {
+    const int n = set.ops[op.tmpl].arity;
+    std::array<int, 2> k{};
+    for (int j = 0; j < n; ++j) k[j] = kind[op.args[j]];
+    const Applied* app = table.apply(op.tmpl, std::span(k.data(), n));
+    if (!app) return false;
+    kind.insert(kind.end(), app->out_kinds.begin(), app->out_kinds.end());
+  }
+  return true;
+}
+
+struct Bits {
+  uint64_t once = 0, twice = 0;
+  int n = 0;
+};
+
+Bits bits_of(const Program& p) {
+  Bits b;
+  for (const ProgOp& op : p.ops) {
+    const uint64_t bit = op.tmpl < 64 ? uint64_t{1} << op.tmpl : ~uint64_t{0};
+    b.twice |= b.once & bit;
+    b.once |= bit;
+  }
+  b.n = static_cast<int>(p.ops.size());
+  return b;
+}
+
+// Whether a pattern with template bits p can match a graph with bits g.
+bool may_match(const Bits& g, uint64_t p, uint64_t p2, int np) {
+  return np > 0 && np <= g.n && (p & ~g.once) == 0 && (p2 & ~g.twice) == 0;
+}
+
+// Calls `found` with every valid graph that one rewrite of g with a rule of
+// at most `max_size` operators (either direction) gives, and its hash; stops
+// when `found` returns true.
+bool for_each_rewrite(KindTable& table, const State& g, std::span<const Candidate* const> rules,
+                      std::span<const Masks* const> masks, int max_size,
+                      const std::function<bool(State&&, uint64_t)>& found) {
+  const OpSet& set = table.set();
+  const Bits bits = bits_of(g.p);
+  auto one = [&](Side pat, Side rep) {
+    Rewriter rw(set, g, pat, rep);
+    return rw.search([&] {
+      std::optional<State> next = rw.rewritten();
+      if (!next || !valid(table, next->p)) return false;
+      uint64_t h = state_hash(set, *next);
+      return found(std::move(*next), h);
+    });
+  };
+  for (size_t r = 0; r < rules.size(); ++r) {
+    const Candidate& rule = *rules[r];
+    const Masks& m = *masks[r];
+    if (rule.size() > max_size) continue;
+    if (may_match(bits, m.a, m.a2, m.na) &&
+        one({&rule.a, &rule.a_out}, {&rule.b, &rule.b_out}))
+      return true;
+    if (may_match(bits, m.b, m.b2, m.nb) &&
+        one({&rule.b, &rule.b_out}, {&rule.a, &rule.a_out}))
+      return true;
+  }
+  return false;
+}
+
+// How far the search from each side goes: the first level uses every
+// smaller rule, later ones only rules of at most kSmallRule operators; each
+// level keeps at most kFrontier new graphs.
+constexpr int kLevels = 2;
+constexpr int kSmallRule = 4;
+constexpr size_t kFrontier = 64;
+
 }  // namespace
 
-bool implied(const OpSet& set, const Candidate& c, const Masks& cm,
-             std::span<const Candidate* const> rules, std::span<const Masks* const> masks) {
-  const uint64_t ha = side_hash(set, c.a, c.a_out), hb = side_hash(set, c.b, c.b_out);
-  // One rewrite of either side, with either direction of each rule.
-  auto neighbours = [&](const Program& g, const std::vector<int>& outs, uint64_t s, uint64_t s2,
-                        int ns, const std::function<bool(uint64_t)>& found) {
-    for (size_t r = 0; r < rules.size(); ++r) {
-      const Candidate& rule = *rules[r];
-      const Masks& m = *masks[r];
-      if (may_match(s, s2, ns, m.a, m.a2, m.na) &&
-          rewrites(set, g, outs, {&rule.a, &rule.a_out}, {&rule.b, &rule.b_out}, found))
-        return true;
-      if (may_match(s, s2, ns, m.b, m.b2, m.nb) &&
-          rewrites(set, g, outs, {&rule.b, &rule.b_out}, {&rule.a, &rule.a_out}, found))
-        return true;
+bool implied(KindTable& table, const Candidate& c, std::span<const Candidate* const> rules,
+             std::span<const Masks* const> masks) {
+  const OpSet& set = table.set();
+  std::vector<State> front[2] = {{State{c.a, c.a_out}}, {State{c.b, c.b_out}}};
+  std::unordered_set<uint64_t> seen[2] = {{state_hash(set, front[0][0])},
+                                          {state_hash(set, front[1][0])}};
+  for (int level = 0; level < kLevels; ++level) {
+    const int max_size = level == 0 ? c.size() : kSmallRule;
+    for (int side = 0; side < 2; ++side) {
+      std::vector<State> next;
+      for (const State& g : front[side]) {
+        bool met = for_each_rewrite(table, g, rules, masks, max_size, [&](State&& s, uint64_t h) {
+          if (seen[1 - side].count(h)) return true;
+          if (seen[side].insert(h).second && next.size() < kFrontier) next.push_back(std::move(s));
+          return false;
+        });
+        if (met) return true;
+      }
+      front[side] = std::move(next);
     }
-    return false;
-  };
-  std::unordered_set<uint64_t> from_a;
-  if (neighbours(c.a, c.a_out, cm.a, cm.a2, cm.na, [&](uint64_t h) {
-        from_a.insert(h);
-        return h == hb;
-      }))
-    return true;
-  return neighbours(c.b, c.b_out, cm.b, cm.b2, cm.nb,
-                    [&](uint64_t h) { return h == ha || from_a.count(h) > 0; });
+  }
+  return false;
 }
 
 Masks masks_of(const Candidate& c) {
-  Masks m;
-  auto side = [](const Program& p, uint64_t* once, uint64_t* twice) {
-    for (const ProgOp& op : p.ops) {
-      const uint64_t bit = op.tmpl < 64 ? uint64_t{1} << op.tmpl : ~uint64_t{0};
-      *twice |= *once & bit;
-      *once |= bit;
-    }
-  };
-  side(c.a, &m.a, &m.a2);
-  side(c.b, &m.b, &m.b2);
-  m.na = static_cast<int>(c.a.ops.size());
-  m.nb = static_cast<int>(c.b.ops.size());
-  return m;
+  Bits a = bits_of(c.a), b = bits_of(c.b);
+  return {a.once, a.twice, b.once, b.twice, a.n, b.n};
 }
 
 }  // namespace tso::gen

@@ -6,10 +6,18 @@
 // a variable of that same shape, else per extent the first variable extent
 // of that value (1 stays literal), else literal; an enlarge kernel is the
 // kernel of another 4-D variable with that kernel, else literal.
+//
+// Conditions: the generator's add and mul never broadcast, and a rule found
+// on equal shapes may be false on broadcast ones (conv2d(x1, w) + conv2d(x2,
+// w) = conv2d(x1 + x2, w) fails when x1 is 1x1 and x2 is 5x5: padding), so
+// the operands' extents are required equal by `where` conditions wherever
+// their expressions differ.
 #include "generator/rule_writer.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <optional>
 
 namespace tso::gen {
 
@@ -35,8 +43,9 @@ Exprs pieces(const SymTensor& t, int axis) {
 class SideWriter {
  public:
   // rule_vars[i] is written as set.vars[names[i]] (a renaming within classes).
-  SideWriter(KindTable& table, const std::vector<int>& rule_vars, const std::vector<int>& names)
-      : table_(table) {
+  SideWriter(KindTable& table, const std::vector<int>& rule_vars, const std::vector<int>& names,
+             std::vector<Condition>* where)
+      : table_(table), where_(where) {
     const OpSet& set = table.set();
     for (size_t i = 0; i < rule_vars.size(); ++i) {
       var_index_[rule_vars[i]] = static_cast<int>(i);
@@ -143,6 +152,7 @@ class SideWriter {
         break;
       case Op::Add:
       case Op::Mul:
+        for (size_t d = 0; d < a[0]->dims.size(); ++d) require_equal(a[0]->dims[d], a[1]->dims[d]);
         o.dims = a[0]->dims;
         keep(o, app.out_kinds[0], *a[0]);
         break;
@@ -217,10 +227,82 @@ class SideWriter {
     return out;
   }
 
+  void require_equal(const ShapeExpr& x, const ShapeExpr& y) {
+    if (x == y) return;
+    for (const Condition& c : *where_)
+      if ((c.lhs == x && c.rhs == y) || (c.lhs == y && c.rhs == x)) return;
+    where_->push_back({Condition::Kind::kEq, x, y});
+  }
+
   KindTable& table_;
+  std::vector<Condition>* where_;
   std::map<int, int> var_index_;
   std::vector<const GenVar*> vars_;
 };
+
+// A sum of extents and literals as (extent -> coefficient, constant);
+// nullopt for other expressions.
+using Linear = std::pair<std::map<std::pair<std::string, int64_t>, int64_t>, int64_t>;
+std::optional<Linear> linear(const ShapeExpr& e) {
+  switch (e.kind) {
+    case ShapeExpr::Kind::kLit: return Linear{{}, e.value};
+    case ShapeExpr::Kind::kDim: return Linear{{{{e.var, e.value}, 1}}, 0};
+    case ShapeExpr::Kind::kAdd: {
+      std::optional<Linear> a = linear(e.args[0]), b = linear(e.args[1]);
+      if (!a || !b) return std::nullopt;
+      for (const auto& [k, c] : b->first) a->first[k] += c;
+      a->second += b->second;
+      return a;
+    }
+    default: return std::nullopt;
+  }
+}
+
+// Drops the conditions that the others imply: an extent equal to one already
+// known equal to it, or a sum equal to another once equal extents are
+// identified.
+std::vector<Condition> minimal(const std::vector<Condition>& where) {
+  std::map<std::pair<std::string, int64_t>, std::pair<std::string, int64_t>> parent;
+  std::function<std::pair<std::string, int64_t>(const std::pair<std::string, int64_t>&)> find =
+      [&](const std::pair<std::string, int64_t>& x) {
+        auto it = parent.find(x);
+        return it == parent.end() || it->second == x ? x : find(it->second);
+      };
+  auto normal = [&](const ShapeExpr& e) -> std::optional<Linear> {
+    std::optional<Linear> l = linear(e);
+    if (!l) return std::nullopt;
+    Linear n{{}, l->second};
+    for (const auto& [k, c] : l->first) n.first[find(k)] += c;
+    std::erase_if(n.first, [](const auto& kc) { return kc.second == 0; });
+    return n;
+  };
+  std::vector<Condition> out, sums;
+  for (const Condition& c : where) {
+    if (c.kind != Condition::Kind::kEq || c.lhs.kind != ShapeExpr::Kind::kDim ||
+        c.rhs.kind != ShapeExpr::Kind::kDim) {
+      sums.push_back(c);
+      continue;
+    }
+    auto x = find({c.lhs.var, c.lhs.value}), y = find({c.rhs.var, c.rhs.value});
+    if (x == y) continue;
+    parent[x] = y;
+    out.push_back(c);
+  }
+  std::vector<std::pair<Linear, Linear>> kept;
+  for (const Condition& c : sums) {
+    std::optional<Linear> a = normal(c.lhs), b = normal(c.rhs);
+    if (c.kind == Condition::Kind::kEq && a && b) {
+      if (*a == *b) continue;
+      auto same = [&](const std::pair<Linear, Linear>& k) {
+        return (k.first == *a && k.second == *b) || (k.first == *b && k.second == *a);
+      };
+      if (std::any_of(kept.begin(), kept.end(), same)) continue;
+      kept.push_back({*a, *b});
+    }
+    out.push_back(c);
+  }
+  return out;
+}
 
 // The variables a candidate reads, in order of first use (source, then
 // target).
@@ -271,9 +353,10 @@ Rule make_rule(KindTable& table, const Candidate& c, std::string name, const Rul
     sorted_names.push_back(names[i]);
     rule.inputs.push_back({set.vars[names[i]].name, set.vars[names[i]].type});
   }
-  SideWriter w(table, sorted_vars, sorted_names);
+  SideWriter w(table, sorted_vars, sorted_names, &rule.where);
   rule.source = w.write(c.a, c.a_out);
   rule.target = w.write(c.b, c.b_out);
+  rule.where = minimal(rule.where);
   return rule;
 }
 
