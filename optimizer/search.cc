@@ -144,30 +144,28 @@ class Search {
   }
 
   // The matches of state `s` (graph `b`), carried from those of its nearest
-  // ancestor that still has them cached (the root's always are once it has
-  // been expanded) through the node renumbering of the rewrites between.
+  // ancestor that has them cached, through the node renumberings of the
+  // graphs between (cached too: building `s` just built them); matched in
+  // full when there is none.
   std::shared_ptr<Matches> matches(int s, const Built& b) {
     auto out = std::make_shared<Matches>();
-    std::vector<int> path;  // s, its parent, ... up to below the ancestor
+    std::vector<const std::vector<int>*> renumberings{&b.from_parent};  // bottom up
+    std::shared_ptr<Built> ancestor;
     std::shared_ptr<Matches> from;
-    int a = s;
-    while (a > 0 && !from) {
-      path.push_back(a);
+    for (int a = s; a > 0 && !from;) {
       a = states_[a].parent;
+      if (!(ancestor = graphs_.get(a))) break;
       from = matches_.get(a);
+      if (!from) renumberings.push_back(&ancestor->from_parent);
     }
-    if (!from) {
-      *out = all_matches(b.context(model_), rules_);
-    } else {
-      std::shared_ptr<Built> ancestor = build(a);
+    if (from) {
       std::vector<int> index(ancestor->graph.size());
       for (size_t i = 0; i < index.size(); ++i) index[i] = static_cast<int>(i);
-      for (size_t k = path.size(); k-- > 0;) {
-        std::shared_ptr<Built> step = path[k] == s ? nullptr : build(path[k]);
-        const std::vector<int>& renumber = step ? step->from_parent : b.from_parent;
-        for (int& i : index) i = i < 0 ? -1 : renumber[i];
-      }
+      for (size_t k = renumberings.size(); k-- > 0;)
+        for (int& i : index) i = i < 0 ? -1 : (*renumberings[k])[i];
       *out = carry_matches(ancestor->context(model_), *from, b.context(model_), index, rules_);
+    } else {
+      *out = all_matches(b.context(model_), rules_);
     }
     matches_.put(s, out);
     return out;
