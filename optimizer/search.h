@@ -36,7 +36,10 @@ struct SearchOptions {
   double alpha = 1.05;
   int64_t max_expansions = 1000;
   double time_limit_s = 60;
-  int cached_graphs = 16;  // expanded graphs kept to build their children from
+  // Expanded graphs kept to build their children from; a miss rebuilds a
+  // chain of rewrites from a cached ancestor (NASNet: 16 graphs, 7.5
+  // rebuilds per expansion, 20 s for 1000 expansions; 128 graphs, 2.6 s).
+  int cached_graphs = 128;
   // Match lists of expanded graphs kept to carry to their children
   // (match_set.h); a child whose parent's list is gone is matched in full.
   int cached_matches = 256;
