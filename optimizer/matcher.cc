@@ -273,6 +273,21 @@ class RuleMatcher {
   std::vector<int> sorted_;
 };
 
+// Whether the root's arguments come from the operators the pattern needs
+// (either order for a commutative root): most rules of a busy root operator
+// fail here, before any matching state is set up.
+bool args_may_match(const CompiledRule& c, const Graph& g, const Node& n) {
+  const std::vector<int>& want = c.root_arg_ops;
+  if (want.size() != n.args.size()) return false;
+  auto fits = [&](size_t k, size_t arg) {
+    return want[k] < 0 || static_cast<int>(g.node(n.args[arg].node).op) == want[k];
+  };
+  bool direct = true;
+  for (size_t k = 0; k < want.size() && direct; ++k) direct = fits(k, k);
+  if (direct) return true;
+  return want.size() == 2 && is_commutative(n.op) && fits(0, 1) && fits(1, 0);
+}
+
 }  // namespace
 
 void for_each_match(const Graph& g, const GraphIndex& index, const RuleIndex& rules,
@@ -282,7 +297,7 @@ void for_each_match(const Graph& g, const GraphIndex& index, const RuleIndex& ru
   for (int root : roots) {
     for (int id : rules.by_root(g.node(root).op)) {
       const CompiledRule& c = rules.rules()[id];
-      if (c.reach >= min_reach) matcher.run(c, root);
+      if (c.reach >= min_reach && args_may_match(c, g, g.node(root))) matcher.run(c, root);
     }
   }
 }

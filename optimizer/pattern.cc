@@ -120,6 +120,9 @@ Expected<CompiledRule> compile_rule(const Rule& rule) {
   // of a chain, so most of the pattern hangs below it.
   int root = src.outputs[0].index;
   c.root_op = src.nodes[root].op;
+  for (const RuleRef& a : src.nodes[root].args)
+    c.root_arg_ops.push_back(a.kind == RuleRef::Kind::kVar ? -1
+                                                           : static_cast<int>(src.nodes[a.index].op));
   constexpr int kFar = 1 << 20;
   std::vector<char> placed(n, 0);
   std::vector<int> depth(n, 0), var_depth(rule.inputs.size(), kFar);

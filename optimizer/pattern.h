@@ -30,6 +30,9 @@ struct CompiledRule {
   const Rule* rule = nullptr;
   Op root_op{};
   std::vector<PlanStep> plan;  // plan[0] binds the root
+  // Per argument of the root: the operator of the pattern node it must be
+  // produced by, or -1 for a variable. A cheap test before matching.
+  std::vector<int> root_arg_ops;
   // An upper bound on the graph distance (argument and user edges) from the
   // root to any node of a match or producer of a tensor a variable binds:
   // after a rewrite, only roots this close to a changed node can match
