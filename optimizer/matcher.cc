@@ -294,8 +294,10 @@ void for_each_match(const Graph& g, const GraphIndex& index, const RuleIndex& ru
                     std::span<const int> roots, const MatchCallback& callback,
                     int min_reach) {
   RuleMatcher matcher(g, index, callback);
+  std::vector<int> ids;
   for (int root : roots) {
-    for (int id : rules.by_root(g.node(root).op)) {
+    rules.candidates(g, g.node(root), &ids);
+    for (int id : ids) {
       const CompiledRule& c = rules.rules()[id];
       if (c.reach >= min_reach && args_may_match(c, g, g.node(root))) matcher.run(c, root);
     }

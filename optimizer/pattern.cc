@@ -95,7 +95,37 @@ class KeyWriter {
   std::string out_;
 };
 
+uint64_t args_key(Op op, int a0, int a1) {
+  return static_cast<uint64_t>(op) << 32 | static_cast<uint64_t>(a0 + 1) << 16 |
+         static_cast<uint64_t>(a1 + 1);
+}
+
 }  // namespace
+
+void RuleIndex::candidates(const Graph& g, const Node& n, std::vector<int>* out) const {
+  out->clear();
+  auto producer = [&](size_t k) {
+    return k < n.args.size() ? static_cast<int>(g.node(n.args[k].node).op) : -1;
+  };
+  const int p0 = producer(0), p1 = producer(1);
+  uint64_t keys[7];
+  int count = 0;
+  auto want = [&](int a0, int a1) {
+    uint64_t k = args_key(n.op, a0, a1);
+    if (std::find(keys, keys + count, k) == keys + count) keys[count++] = k;
+  };
+  for (int a0 : {p0, -1})
+    for (int a1 : {p1, -1}) want(a0, a1);
+  if (n.args.size() == 2 && is_commutative(n.op)) {
+    want(p1, p0);
+    want(p1, -1);
+    want(-1, p0);
+  }
+  for (int i = 0; i < count; ++i)
+    if (auto it = by_root_args_.find(keys[i]); it != by_root_args_.end())
+      out->insert(out->end(), it->second.begin(), it->second.end());
+  std::sort(out->begin(), out->end());
+}
 
 std::string structure_key(const Rule& rule) { return KeyWriter(rule).key(); }
 
@@ -190,6 +220,9 @@ void RuleIndex::add(const RuleSet& set, const CompileOptions& options) {
     }
     c->id = static_cast<int>(rules_.size());
     max_reach_ = std::max(max_reach_, c->reach);
+    const std::vector<int>& a = c->root_arg_ops;
+    by_root_args_[args_key(c->root_op, a.size() > 0 ? a[0] : -1, a.size() > 1 ? a[1] : -1)]
+        .push_back(c->id);
     by_root_[static_cast<int>(c->root_op)].push_back(c->id);
     rules_.push_back(std::move(*c));
   }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/graph.h"
 #include "substitutions/rules.h"
 
 namespace tso::opt {
@@ -66,6 +67,11 @@ class RuleIndex {
 
   const std::vector<CompiledRule>& rules() const { return rules_; }
   const std::vector<int>& by_root(Op op) const { return by_root_[static_cast<int>(op)]; }
+  // The rules that may match at node `n` of `g`: those of its operator whose
+  // root needs, for each of its first two arguments, that argument's
+  // producer operator or any (either order for a commutative root), in id
+  // order. A superset of the rules that match there.
+  void candidates(const Graph& g, const Node& n, std::vector<int>* out) const;
   const std::vector<Skipped>& skipped() const { return skipped_; }
   int max_reach() const { return max_reach_; }  // over the compiled rules
 
@@ -74,6 +80,8 @@ class RuleIndex {
   std::array<std::vector<int>, kNumOps> by_root_{};
   std::vector<Skipped> skipped_;
   int max_reach_ = 0;
+  // (root op, operator of argument 0, of argument 1; -1 any) -> rule ids
+  std::unordered_map<uint64_t, std::vector<int>> by_root_args_;
   std::unordered_map<std::string, int> by_structure_;  // structure_key -> rule id
 };
 
