@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "runtime/reference/executor.h"
 
@@ -48,6 +49,72 @@ Expected<double> compare_graphs(const Graph& a, const Graph& b, std::mt19937_64&
     worst = std::max(worst, relative_error((*va)[i], (*vb)[i]));
   }
   return worst;
+}
+
+RuleBindings perturbed_types(const Rule& rule, std::mt19937_64& rng) {
+  RuleBindings b;
+  for (const RuleVar& v : rule.inputs) b.types[v.name] = v.type;
+  if (rule.inputs.empty()) return b;
+  auto uniform = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  const int scheme = static_cast<int>(uniform(0, 3));
+  if (scheme == 3) {  // one extent of one variable
+    Shape& s = b.types[rule.inputs[uniform(0, rule.inputs.size() - 1)].name].shape;
+    if (s.rank() > 0) {
+      int64_t& e = s[static_cast<int>(uniform(0, s.rank() - 1))];
+      int64_t v = uniform(1, 6);
+      e = v >= e ? v + 1 : v;
+    }
+    return b;
+  }
+  const int64_t scale = uniform(2, 3);
+  std::map<int64_t, int64_t> remap;
+  auto pick = [&](int64_t v) -> int64_t {
+    if (scheme == 0) return v * scale;
+    if (scheme == 1) {
+      auto it = remap.find(v);
+      if (it == remap.end()) it = remap.emplace(v, uniform(1, 7)).first;
+      return it->second;
+    }
+    return std::max<int64_t>(1, v + uniform(-1, 2));
+  };
+  for (const RuleVar& v : rule.inputs) {
+    Shape& s = b.types[v.name].shape;
+    for (int i = 0; i < s.rank(); ++i)
+      if (uniform(0, 3) != 0 || scheme != 2) s[i] = pick(s[i]);
+  }
+  return b;
+}
+
+namespace {
+
+bool same_output_types(const Graph& a, const Graph& b) {
+  for (size_t i = 0; i < a.outputs().size(); ++i)
+    if (a.type(a.outputs()[i].ref) != b.type(b.outputs()[i].ref)) return false;
+  return true;
+}
+
+}  // namespace
+
+std::vector<Instance> perturbed_instances(const Rule& rule, int count, int attempts,
+                                          std::mt19937_64& rng) {
+  std::vector<Instance> out;
+  std::set<std::string> seen;
+  for (int i = 0; i < attempts && static_cast<int>(out.size()) < count; ++i) {
+    Instance inst;
+    inst.bindings = perturbed_types(rule, rng);
+    for (const auto& [name, t] : inst.bindings.types) inst.shapes += " " + name + ": " + to_string(t);
+    if (seen.count(inst.shapes)) continue;
+    Expected<Graph> src = instantiate(rule, RuleSideKind::kSource, inst.bindings);
+    Expected<Graph> dst = instantiate(rule, RuleSideKind::kTarget, inst.bindings);
+    if (!src || !dst || !same_output_types(*src, *dst)) continue;
+    seen.insert(inst.shapes);
+    inst.source = std::move(*src);
+    inst.target = std::move(*dst);
+    out.push_back(std::move(inst));
+  }
+  return out;
 }
 
 }  // namespace tso::verifier

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/graph.h"
 #include "runtime/reference/tensor.h"
+#include "substitutions/rules.h"
 
 namespace tso::verifier {
 
@@ -25,5 +26,25 @@ std::map<std::string, ref::Tensor<double>> random_feeds(const Graph& g, std::mt1
 // the same random feeds and returns the largest relative error over their
 // outputs. Differing output shapes or an evaluation error are errors.
 Expected<double> compare_graphs(const Graph& a, const Graph& b, std::mt19937_64& rng);
+
+// A seeded random binding of a rule's variables near their example types:
+// one of four schemes (every extent scaled alike, equal extents mapped to
+// equal new ones, independent nudges, or one extent of one variable changed),
+// so that equalities and sums between extents often survive, or all but one
+// do. Not always valid for the rule.
+RuleBindings perturbed_types(const Rule& rule, std::mt19937_64& rng);
+
+// A rule at one binding: both sides, as `instantiate` builds them.
+struct Instance {
+  RuleBindings bindings;
+  Graph source, target;
+  std::string shapes;  // " x: f32[2,4] ...", for messages
+};
+
+// Distinct instances of the rule at perturbed types where the optimizer may
+// apply it (both sides valid, each target output of its source output's
+// type), up to `count` of them out of `attempts` tries.
+std::vector<Instance> perturbed_instances(const Rule& rule, int count, int attempts,
+                                          std::mt19937_64& rng);
 
 }  // namespace tso::verifier

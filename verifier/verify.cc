@@ -32,22 +32,31 @@ std::string describe_model(const z3::model& m, const Translation& t) {
   return s;
 }
 
-// The two sides at the example types on seeded random inputs, in double: a
-// difference far beyond rounding shows the rule false.
+// The two sides in double on seeded random inputs, at the example types and
+// then at up to kShapes perturbed ones where the rule applies: a difference
+// far beyond rounding shows the rule false (often a rule found on equal
+// extents that fails on unequal ones).
 std::optional<std::string> numeric_counterexample(const Rule& rule) {
   constexpr uint64_t kSeed = 1;
+  constexpr int kShapes = 16, kAttempts = 256;
+  constexpr double kEvidence = 1e-6;
+  std::mt19937_64 rng(kSeed);
+  auto differ = [&](const Graph& a, const Graph& b, const std::string& where) {
+    Expected<double> err = compare_graphs(a, b, rng);
+    if (!err || *err <= kEvidence) return std::optional<std::string>();
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "relative error %.3g on uniform [-1,1] inputs, seed %llu",
+                  *err, static_cast<unsigned long long>(kSeed));
+    return std::optional<std::string>("the sides differ " + where + ": " + buf);
+  };
   Expected<Graph> a = instantiate(rule, RuleSideKind::kSource);
   Expected<Graph> b = instantiate(rule, RuleSideKind::kTarget);
   if (!a || !b) return std::nullopt;
-  std::mt19937_64 rng(kSeed);
-  Expected<double> err = compare_graphs(*a, *b, rng);
-  if (!err || *err <= 1e-6) return std::nullopt;
-  char buf[160];
-  std::snprintf(buf, sizeof buf,
-                "the sides differ at the example types: relative error %.3g on uniform [-1,1] "
-                "inputs, seed %llu",
-                *err, static_cast<unsigned long long>(kSeed));
-  return std::string(buf);
+  if (std::optional<std::string> d = differ(*a, *b, "at the example types")) return d;
+  for (const Instance& inst : perturbed_instances(rule, kShapes, kAttempts, rng))
+    if (std::optional<std::string> d = differ(inst.source, inst.target, "at" + inst.shapes))
+      return d;
+  return std::nullopt;
 }
 
 // A solver holding the axioms, reused for every rule of a thread: each rule's
