@@ -39,7 +39,8 @@ class MatcherTest : public ::testing::Test {
  protected:
   void SetUp() override {
     set_ = rules(testing::kClassicRules);
-    index_.add(set_);
+    // Forward only: the reverse directions are reverse_rule_test's subject.
+    index_.add(set_, {.reverse_verified = false});
     ASSERT_EQ(index_.rules().size(), set_.rules.size());
   }
   RuleSet set_;
@@ -138,7 +139,7 @@ rule add_relu {
 }
 )");
   RuleIndex index;
-  index.add(set);
+  index.add(set, {.reverse_verified = false});
   Graph g = parse(R"(graph g {
   input a: f32[4]
   input b: f32[4]
@@ -290,8 +291,8 @@ rule b_fuse_sigmoid {
   EXPECT_EQ(structure_key(a.rules[0]), structure_key(b.rules[0]));
   EXPECT_NE(structure_key(a.rules[0]), structure_key(b.rules[1]));
   RuleIndex index;
-  index.add(a);
-  index.add(b);
+  index.add(a, {.reverse_verified = false});
+  index.add(b, {.reverse_verified = false});
   ASSERT_EQ(index.rules().size(), 2u);
   EXPECT_EQ(index.rules()[1].rule->name, "b_fuse_sigmoid");
   ASSERT_EQ(index.skipped().size(), 1u);
@@ -313,7 +314,7 @@ TEST(RuleIndex, HandwrittenRulesLoadAndCompile) {
   }();
   ASSERT_TRUE(set.ok()) << set.error().message;
   RuleIndex index;
-  index.add(*set, {.allow_unverified = true});
+  index.add(*set, {.allow_unverified = true, .reverse_verified = false});
   EXPECT_EQ(index.rules().size(), set->rules.size());
   for (const RuleIndex::Skipped& s : index.skipped()) ADD_FAILURE() << s.rule << ": " << s.reason;
 }

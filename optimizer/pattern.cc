@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "optimizer/reverse_rule.h"
+
 namespace tso::opt {
 
 bool status_usable(const RuleStatus& status) {
@@ -201,30 +203,47 @@ Expected<CompiledRule> compile_rule(const Rule& rule) {
   return c;
 }
 
+std::optional<std::string> RuleIndex::add_rule(const Rule& r) {
+  auto [it, fresh] = by_structure_.try_emplace(structure_key(r), static_cast<int>(rules_.size()));
+  if (!fresh) return "duplicate of " + rules_[it->second].rule->name;
+  Expected<CompiledRule> c = compile_rule(r);
+  if (!c) {
+    by_structure_.erase(it);
+    return c.error().message;
+  }
+  c->id = static_cast<int>(rules_.size());
+  max_reach_ = std::max(max_reach_, c->reach);
+  const std::vector<int>& a = c->root_arg_ops;
+  by_root_args_[args_key(c->root_op, a.size() > 0 ? a[0] : -1, a.size() > 1 ? a[1] : -1)]
+      .push_back(c->id);
+  by_root_[static_cast<int>(c->root_op)].push_back(c->id);
+  rules_.push_back(std::move(*c));
+  return std::nullopt;
+}
+
 void RuleIndex::add(const RuleSet& set, const CompileOptions& options) {
   for (const Rule& r : set.rules) {
     if (!options.allow_unverified && !status_usable(r.status)) {
       skipped_.push_back({r.name, std::string("status ") + status_word(r.status.kind)});
       continue;
     }
-    auto [it, fresh] = by_structure_.try_emplace(structure_key(r), static_cast<int>(rules_.size()));
-    if (!fresh) {
-      skipped_.push_back({r.name, "duplicate of " + rules_[it->second].rule->name});
+    if (std::optional<std::string> why = add_rule(r)) skipped_.push_back({r.name, *why});
+  }
+  if (!options.reverse_verified) return;
+  for (const Rule& r : set.rules) {
+    if (r.status.kind != RuleStatus::Kind::kVerified) continue;
+    Expected<Rule> rev = reverse_rule(r);
+    if (!rev) {
+      not_reversed_.push_back({r.name, rev.error().message});
       continue;
     }
-    Expected<CompiledRule> c = compile_rule(r);
-    if (!c) {
-      by_structure_.erase(it);
-      skipped_.push_back({r.name, c.error().message});
-      continue;
+    reversed_.push_back(std::move(*rev));
+    if (std::optional<std::string> why = add_rule(reversed_.back())) {
+      not_reversed_.push_back({reversed_.back().name, *why});
+      reversed_.pop_back();
+    } else {
+      ++reversed_count_;
     }
-    c->id = static_cast<int>(rules_.size());
-    max_reach_ = std::max(max_reach_, c->reach);
-    const std::vector<int>& a = c->root_arg_ops;
-    by_root_args_[args_key(c->root_op, a.size() > 0 ? a[0] : -1, a.size() > 1 ? a[1] : -1)]
-        .push_back(c->id);
-    by_root_[static_cast<int>(c->root_op)].push_back(c->id);
-    rules_.push_back(std::move(*c));
   }
 }
 

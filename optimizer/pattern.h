@@ -7,6 +7,8 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -47,21 +49,34 @@ struct CompiledRule {
 struct CompileOptions {
   // Rules with status unverified, refuted or unknown are skipped unless set.
   bool allow_unverified = false;
+  // Also compile the reverse of every verified rule (reverse_rule.h), after
+  // the set's rules in the forward direction. Rules used only because of
+  // `allow_unverified` apply forward only.
+  bool reverse_verified = true;
 };
 
 // The compiled rules of one or more rule sets. Holds pointers into the rule
 // sets, which must outlive it.
 class RuleIndex {
  public:
+  RuleIndex() = default;
+  // Compiled rules point into the reversed rules it owns: moves keep them
+  // valid, copies would not.
+  RuleIndex(RuleIndex&&) = default;
+  RuleIndex& operator=(RuleIndex&&) = default;
+  RuleIndex(const RuleIndex&) = delete;
+  RuleIndex& operator=(const RuleIndex&) = delete;
+
   // Why a rule was left out (its name and the reason), for the report.
   struct Skipped {
     std::string rule;
     std::string reason;
   };
 
-  // Compiles the usable rules of `set`. A rule with the same source,
-  // target, parameters and conditions as one already added (up to variable
-  // and parameter names: the same rule found by two generator runs) is
+  // Compiles the usable rules of `set`, then the reverses of its verified
+  // ones. A rule with the same source, target, parameters and conditions as
+  // one already added (up to variable and parameter names: the same rule
+  // found by two generator runs, or a reverse equal to another rule) is
   // skipped as a duplicate, so overlapping rule files cost nothing extra.
   void add(const RuleSet& set, const CompileOptions& options = {});
 
@@ -73,12 +88,23 @@ class RuleIndex {
   // order. A superset of the rules that match there.
   void candidates(const Graph& g, const Node& n, std::vector<int>* out) const;
   const std::vector<Skipped>& skipped() const { return skipped_; }
+  // Verified rules whose reverse was not compiled, and why (not reversible,
+  // a duplicate, not connected).
+  const std::vector<Skipped>& not_reversed() const { return not_reversed_; }
+  int reversed_count() const { return reversed_count_; }
   int max_reach() const { return max_reach_; }  // over the compiled rules
 
  private:
+  // Compiles `r` unless it duplicates a compiled rule or does not compile;
+  // else returns why.
+  std::optional<std::string> add_rule(const Rule& r);
+
   std::vector<CompiledRule> rules_;
   std::array<std::vector<int>, kNumOps> by_root_{};
   std::vector<Skipped> skipped_;
+  std::vector<Skipped> not_reversed_;
+  std::deque<Rule> reversed_;  // the reversed rules compiled, at stable addresses
+  int reversed_count_ = 0;
   int max_reach_ = 0;
   // (root op, operator of argument 0, of argument 1; -1 any) -> rule ids
   std::unordered_map<uint64_t, std::vector<int>> by_root_args_;
