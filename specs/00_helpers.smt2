@@ -93,6 +93,14 @@
 
 ; matmul of two matrices.
 (define-fun ok_mm2 ((x T) (y T)) Bool (and (rk x 2) (rk y 2) (= (dim x 1) (dim y 0))))
+; matmul of a batch of matrices (rank 3) by one matrix (a transformer's
+; projection).
+(define-fun ok_mm3 ((x T) (y T)) Bool (and (rk x 3) (rk y 2) (= (dim x 2) (dim y 0))))
+; x plus a vector b along its last axis (a bias; numpy broadcasting).
+(define-fun last_dim ((x T)) Int
+  (ite (= (rank x) 1) (dim x 0) (ite (= (rank x) 2) (dim x 1) (ite (= (rank x) 3) (dim x 2) (dim x 3)))))
+(define-fun ok_vec_add ((x T) (b T)) Bool
+  (and (dims_ok x) (>= (rank x) 1) (rk b 1) (= (dim b 0) (last_dim x))))
 
 ; Windows (conv2d, pools): stride/dilation/kernel pairs, padding, fit.
 (define-fun ok_pair ((s (Seq Int))) Bool

@@ -106,3 +106,14 @@
          (= (matmul 0 (concat 1 2 n0 n1 x1 x2) (concat 0 2 m0 m1 y1 y2))
             (add (matmul 0 x1 y1) (matmul 0 x2 y2))))
      :pattern ((matmul 0 (concat 1 2 n0 n1 x1 x2) (concat 0 2 m0 m1 y1 y2))))))
+
+; A batch of matrices times a matrix whose columns are concatenated: the
+; products concatenated along the last axis.
+; axiom matmul3-concat-cols
+; test n0=2 n1=3 x=f32[2,3,4] y=f32[4,2] z=f32[4,3]
+(assert (forall ((n0 Int) (n1 Int) (x T) (y T) (z T))
+  (! (=> (and (ok_concat 1 2 n0 n1 y z) (ok_mm3 x y))
+         (= (matmul 0 x (concat 1 2 n0 n1 y z))
+            (concat 2 3 n0 n1 (matmul 0 x y) (matmul 0 x z))))
+     :pattern ((matmul 0 x (concat 1 2 n0 n1 y z))))))
+

@@ -116,6 +116,17 @@
             (concat a r n0 n1 (add x1 x2) (add y1 y2))))
      :pattern ((add (concat a r n0 n1 x1 y1) (concat a r m0 m1 x2 y2))))))
 
+; A concatenation along the last axis plus a vector bias concatenated at the
+; same place (broadcasting aligns the bias with the last axis).
+; axiom concat-add-vector
+; test a=2 r=3 n0=2 n1=3 x1=f32[2,4,2] y1=f32[2,4,3] b1=f32[2] b2=f32[3]
+; test a=1 r=2 n0=1 n1=2 x1=f32[3,1] y1=f32[3,2] b1=f32[1] b2=f32[2]
+(assert (forall ((a Int) (r Int) (n0 Int) (n1 Int) (x1 T) (y1 T) (b1 T) (b2 T))
+  (! (=> (and (= a (- r 1)) (ok_concat a r n0 n1 x1 y1) (ok_concat 0 1 n0 n1 b1 b2))
+         (= (add (concat a r n0 n1 x1 y1) (concat 0 1 n0 n1 b1 b2))
+            (concat a r n0 n1 (add x1 b1) (add y1 b2))))
+     :pattern ((add (concat a r n0 n1 x1 y1) (concat 0 1 n0 n1 b1 b2))))))
+
 ; axiom concat-mul
 ; test a=1 r=2 n0=1 n1=2 m0=1 m1=2 x1=f32[2,1] y1=f32[2,2] x2=f32[1,1] y2=f32[1,2]
 (assert (forall ((a Int) (r Int) (n0 Int) (n1 Int) (m0 Int) (m1 Int) (x1 T) (y1 T) (x2 T) (y2 T))

@@ -35,3 +35,17 @@
          (= (batchnorm e (add x c) sc bi m v)
             (add (mul x (bn_k e (dim x 1) sc m v)) (batchnorm e c sc bi m v))))
      :pattern ((batchnorm e (add x c) sc bi m v)))))
+
+; Over a concatenation along the channels, each part is normalized with its
+; slice of the parameters.
+; axiom batchnorm-concat-channels
+; test e=2 n0=2 n1=3 x=f32[1,2,4,4] y=f32[1,3,4,4] sc=f32[5] bi=f32[5] m=f32[5] v=f32[5]
+(assert (forall ((e Real) (n0 Int) (n1 Int) (x T) (y T) (sc T) (bi T) (m T) (v T))
+  (! (=> (and (ok_concat 1 4 n0 n1 x y) (bn_params (+ n0 n1) sc bi m v))
+         (= (batchnorm e (concat 1 4 n0 n1 x y) sc bi m v)
+            (concat 1 4 n0 n1
+                    (batchnorm e x (split 0 (dim sc 0) 0 n0 sc) (split 0 (dim sc 0) 0 n0 bi)
+                               (split 0 (dim sc 0) 0 n0 m) (split 0 (dim sc 0) 0 n0 v))
+                    (batchnorm e y (split 0 (dim sc 0) n0 n1 sc) (split 0 (dim sc 0) n0 n1 bi)
+                               (split 0 (dim sc 0) n0 n1 m) (split 0 (dim sc 0) n0 n1 v)))))
+     :pattern ((batchnorm e (concat 1 4 n0 n1 x y) sc bi m v)))))

@@ -43,6 +43,11 @@
 (assert (forall ((x T) (y T))
   (! (=> (bcast x y) (bcast_dims (add x y) x y)) :pattern ((add x y)))))
 
+; axiom shape-add-vector
+; test x=f32[2,3,4] b=f32[4]
+(assert (forall ((x T) (b T))
+  (! (=> (ok_vec_add x b) (same_dims (add x b) x)) :pattern ((add x b)))))
+
 ; axiom shape-mul
 ; test x=f32[2,1] y=f32[1,3]
 (assert (forall ((x T) (y T))
@@ -55,6 +60,14 @@
          (and (= (rank (matmul a x y)) 2) (= (dim (matmul a x y) 0) (dim x 0))
               (= (dim (matmul a x y) 1) (dim y 1))))
      :pattern ((matmul a x y)))))
+
+; axiom shape-matmul3
+; test x=f32[2,3,4] y=f32[4,5]
+(assert (forall ((x T) (y T))
+  (! (=> (ok_mm3 x y)
+         (and (= (rank (matmul 0 x y)) 3) (= (dim (matmul 0 x y) 0) (dim x 0))
+              (= (dim (matmul 0 x y) 1) (dim x 1)) (= (dim (matmul 0 x y) 2) (dim y 1))))
+     :pattern ((matmul 0 x y)))))
 
 ; axiom shape-conv
 ; test s=[1,1] p=[1,0,0,0,0] d=[1,1] g=1 a=0 x=f32[1,2,5,5] w=f32[3,2,3,3]
