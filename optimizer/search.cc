@@ -22,11 +22,16 @@ const char* stop_reason_name(StopReason r) {
 
 namespace {
 
-// A graph of the search: the root, or its parent plus one rewrite.
+// A graph of the search: the root, or its parent plus one rewrite. The
+// rewrite is kept as its match and built when the state is: most states are
+// queued and never expanded.
 struct State {
   int parent = -1;
-  Replacement rewrite;
-  std::vector<std::string> replaced_names;
+  Match match;
+  std::vector<std::string> replaced_names;  // filled when first built
+  // Parent node -> node here (-1: gone), filled when first built: kept
+  // after the graph leaves the cache, so matches carry through it.
+  std::vector<int> from_parent;
   double cost = 0;
   uint64_t hash = 0;
 };
@@ -36,9 +41,7 @@ struct Built {
   Graph graph;
   TensorIds ids;
   GraphIndex index;
-  std::vector<int> from_parent;  // parent node -> node here (-1: gone); empty for the root
-  Built(Graph g, TensorIds i, std::vector<int> from = {})
-      : graph(std::move(g)), ids(std::move(i)), index(graph), from_parent(std::move(from)) {}
+  Built(Graph g, TensorIds i) : graph(std::move(g)), ids(std::move(i)), index(graph) {}
   MatchContext context(const CostModel& model) const { return {graph, index, ids, model}; }
 };
 
@@ -62,12 +65,11 @@ class Search {
         options_(options),
         graphs_(options.cached_graphs, 0),
         matches_(options.cached_matches, 0) {
-    auto root = std::make_shared<Built>(g, TensorIds(g));
+    root_ = std::make_shared<Built>(g, TensorIds(g));
     State s;
-    s.cost = graph_cost(root->graph, root->index, model_);
-    s.hash = graph_hash(root->graph, root->ids);
+    s.cost = graph_cost(root_->graph, root_->index, model_);
+    s.hash = graph_hash(root_->graph, root_->ids);
     states_.push_back(std::move(s));
-    graphs_.put(0, root);
   }
 
   SearchResult run() {
@@ -103,7 +105,7 @@ class Search {
     r.best_cost = states_[best].cost;
     r.best = build(best)->graph;
     for (int s = best; s > 0; s = states_[s].parent)
-      r.applied.push_back({states_[s].rewrite.rule->rule->name, states_[s].replaced_names});
+      r.applied.push_back({states_[s].match.rule->rule->name, states_[s].replaced_names});
     std::reverse(r.applied.begin(), r.applied.end());
     r.seconds = elapsed();
     if (options_.progress)
@@ -129,14 +131,11 @@ class Search {
         ++r->duplicates;
         continue;
       }
-      Expected<Replacement> rep = build_replacement(b.graph, m.match);
-      TSO_CHECK(rep.ok(), "a match that built its target once failed to build it again");
       State child;
       child.parent = s;
       child.cost = cost;
       child.hash = hash;
-      for (int n : rep->removed) child.replaced_names.push_back(b.graph.node(n).name);
-      child.rewrite = std::move(*rep);
+      child.match = m.match;
       states_.push_back(std::move(child));
       queue_.push({cost, seq_++, static_cast<int>(states_.size()) - 1});
       ++r->candidates;
@@ -144,41 +143,51 @@ class Search {
   }
 
   // The matches of state `s` (graph `b`), carried from those of its nearest
-  // ancestor that has them cached, through the node renumberings of the
-  // graphs between (cached too: building `s` just built them); matched in
-  // full when there is none.
+  // ancestor whose graph and match list are cached (the root's always are),
+  // through the node renumberings of the rewrites between; matched in full
+  // only at the root.
   std::shared_ptr<Matches> matches(int s, const Built& b) {
     auto out = std::make_shared<Matches>();
-    std::vector<const std::vector<int>*> renumberings{&b.from_parent};  // bottom up
+    if (s == 0) {
+      *out = all_matches(b.context(model_), rules_);
+      root_matches_ = out;
+      return out;
+    }
+    std::vector<const std::vector<int>*> renumberings;  // bottom up
     std::shared_ptr<Built> ancestor;
     std::shared_ptr<Matches> from;
-    for (int a = s; a > 0 && !from;) {
+    for (int a = s; !from;) {
+      renumberings.push_back(&states_[a].from_parent);
       a = states_[a].parent;
-      if (!(ancestor = graphs_.get(a))) break;
-      from = matches_.get(a);
-      if (!from) renumberings.push_back(&ancestor->from_parent);
+      if (a == 0) {
+        ancestor = root_;
+        from = root_matches_;
+      } else if ((ancestor = graphs_.get(a))) {
+        from = matches_.get(a);
+      }
     }
-    if (from) {
-      std::vector<int> index(ancestor->graph.size());
-      for (size_t i = 0; i < index.size(); ++i) index[i] = static_cast<int>(i);
-      for (size_t k = renumberings.size(); k-- > 0;)
-        for (int& i : index) i = i < 0 ? -1 : (*renumberings[k])[i];
-      *out = carry_matches(ancestor->context(model_), *from, b.context(model_), index, rules_);
-    } else {
-      *out = all_matches(b.context(model_), rules_);
-    }
+    std::vector<int> index(ancestor->graph.size());
+    for (size_t i = 0; i < index.size(); ++i) index[i] = static_cast<int>(i);
+    for (size_t k = renumberings.size(); k-- > 0;)
+      for (int& i : index) i = i < 0 ? -1 : (*renumberings[k])[i];
+    *out = carry_matches(ancestor->context(model_), *from, b.context(model_), index, rules_);
     matches_.put(s, out);
     return out;
   }
 
   std::shared_ptr<Built> build(int s) {
+    if (s == 0) return root_;
     if (std::shared_ptr<Built> b = graphs_.get(s)) return b;
     std::shared_ptr<Built> parent = build(states_[s].parent);
-    Expected<Rewritten> w = apply_replacement(parent->graph, parent->ids, states_[s].rewrite);
+    Expected<Replacement> rep = build_replacement(parent->graph, states_[s].match);
+    TSO_CHECK(rep.ok(), "a match that built its target once failed to build it again");
+    if (states_[s].replaced_names.empty())
+      for (int n : rep->removed) states_[s].replaced_names.push_back(parent->graph.node(n).name);
+    Expected<Rewritten> w = apply_replacement(parent->graph, parent->ids, *rep);
     TSO_CHECK(w.ok(), "a rewrite that built its target failed to apply: " +
                           (w.ok() ? std::string() : w.error().message));
-    auto b = std::make_shared<Built>(std::move(w->graph), std::move(w->ids),
-                                     std::move(w->new_index));
+    if (states_[s].from_parent.empty()) states_[s].from_parent = std::move(w->new_index);
+    auto b = std::make_shared<Built>(std::move(w->graph), std::move(w->ids));
     graphs_.put(s, b);
     return b;
   }
@@ -190,6 +199,8 @@ class Search {
   std::priority_queue<QueueEntry, std::vector<QueueEntry>, std::greater<QueueEntry>> queue_;
   std::unordered_set<uint64_t> seen_;
   int64_t seq_ = 0;
+  std::shared_ptr<Built> root_;
+  std::shared_ptr<Matches> root_matches_;
   LruCache<Built> graphs_;
   LruCache<Matches> matches_;
 };

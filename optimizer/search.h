@@ -41,8 +41,11 @@ struct SearchOptions {
   // rebuilds per expansion, 20 s for 1000 expansions; 128 graphs, 2.6 s).
   int cached_graphs = 128;
   // Match lists of expanded graphs kept to carry to their children
-  // (match_set.h); a child whose parent's list is gone is matched in full.
-  int cached_matches = 256;
+  // (match_set.h); a child whose parent's list is gone gets its nearest
+  // cached ancestor's (the input graph's is always kept), carried over more
+  // changes. NASNet with reversed rules: 256 lists, 7.9 s for 1000
+  // expansions (the late expansions carry from far ancestors); 1024, 4.7 s.
+  int cached_matches = 1024;
   // Called every `progress_every` expansions, and once at the end.
   std::function<void(const SearchProgress&)> progress;
   int64_t progress_every = 100;
