@@ -54,7 +54,9 @@ std::string report_markdown(const OptimizeResult& r, const ReportContext& c) {
        " |\n\n";
   m += "- cost model: " + c.cost_model + "\n";
   m += "- rules: " + std::to_string(c.rules_used) + " usable from " + join(c.rule_files, ", ") +
-       " (" + std::to_string(c.skipped.size()) + " skipped)\n";
+       " (" + std::to_string(c.skipped.size()) + " skipped; " + std::to_string(c.rules_reversed) +
+       " reverse directions of verified rules among the usable, " +
+       std::to_string(c.not_reversed) + " verified rules not reversed)\n";
   m += "- search: " + fmt("%.3f", s.seconds) + " s, " + std::to_string(s.expansions) +
        " expansions, " + std::to_string(s.candidates) + " candidates, " +
        std::to_string(s.duplicates) + " duplicates, stopped: " + stop_reason_name(s.stop) +
@@ -86,6 +88,8 @@ std::string report_json(const OptimizeResult& r, const ReportContext& c) {
   j["cost_model"] = c.cost_model;
   j["rule_files"] = c.rule_files;
   j["rules_used"] = c.rules_used;
+  j["rules_reversed"] = c.rules_reversed;
+  j["rules_not_reversed"] = c.not_reversed;
   j["operators"] = {{"before", r.operators_before}, {"after", r.operators_after}};
   j["predicted_cost_us"] = {{"before", r.cost_before}, {"after", r.cost_after}};
   j["search"] = {{"seconds", s.seconds},          {"expansions", s.expansions},

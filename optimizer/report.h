@@ -15,6 +15,8 @@ struct ReportContext {
   std::string model;                    // the input file
   std::vector<std::string> rule_files;
   int rules_used = 0;                   // compiled rules the search could apply
+  int rules_reversed = 0;               // of them, reverses of verified rules
+  int not_reversed = 0;                 // verified rules whose reverse was not compiled
   std::vector<RuleIndex::Skipped> skipped;
   std::string cost_model;               // CostModel::describe()
   double alpha = 0;

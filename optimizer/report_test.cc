@@ -33,6 +33,8 @@ ReportContext context() {
   c.model = "fire.onnx";
   c.rule_files = {"a.rules"};
   c.rules_used = 5;
+  c.rules_reversed = 2;
+  c.not_reversed = 1;
   c.skipped = {{"bad", "status refuted"}};
   c.cost_model = "analytic (toy)";
   c.alpha = 1.05;
@@ -58,6 +60,9 @@ TEST(Report, MarkdownShowsCountsCostsAndStopReason) {
   EXPECT_NE(m.find("stopped: exhausted"), std::string::npos) << m;
   EXPECT_NE(m.find("| fuse | 2 | %a+%b, %e+%f |"), std::string::npos) << m;
   EXPECT_NE(m.find("- bad: status refuted"), std::string::npos) << m;
+  EXPECT_NE(m.find("2 reverse directions of verified rules among the usable, 1 verified rules not"),
+            std::string::npos)
+      << m;
   EXPECT_NE(m.find("max relative error 3e-07"), std::string::npos) << m;
 }
 
@@ -72,6 +77,8 @@ TEST(Report, JsonCarriesTheSameFigures) {
   EXPECT_EQ(j["rules_applied"][0]["count"], 2);
   EXPECT_EQ(j["rules_applied"][1]["nodes"][0][1], "%d");
   EXPECT_EQ(j["check"]["runs"], 2);
+  EXPECT_EQ(j["rules_reversed"], 2);
+  EXPECT_EQ(j["rules_not_reversed"], 1);
 }
 
 }  // namespace

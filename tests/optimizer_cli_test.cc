@@ -174,4 +174,30 @@ TEST_F(OptimizeCli, UnverifiedRulesAreNotAppliedWithoutTheFlag) {
   expect_in(read_file(path("fused.tso")), "act=relu");
 }
 
+TEST_F(OptimizeCli, RefutedRulesInANamedFileAreRefusedAloud) {
+  std::string text = kUnverifiedFusion;
+  text.replace(text.find("status unverified"), 17, "status refuted model=\"x=0\"");
+  const std::string bad = path("refuted.rules");
+  write_file(bad, text);
+  RunResult r = run({model_, "-o", path("out.tso"), "--rules", bad, "-q"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  expect_in(r.err, "refuted.rules: refusing 1 refuted rule (not equivalences");
+  expect_in(r.out, "operators       2 -> 2");
+
+  r = run({model_, "-o", path("loose.tso"), "--rules", bad, "--allow-unverified", "-q"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("refusing"), std::string::npos) << r.err;
+  expect_in(r.out, "rule            fuse_conv_relu x1");
+}
+
+// The shipped files hold refuted rules as the verifier's record: skipped
+// quietly (the report lists them), and the default run fuses by itself.
+TEST_F(OptimizeCli, ShippedRefutedRulesAreSkippedQuietly) {
+  RunResult r = run({model_, "-o", path("out.tso"), "-q", "--report", path("r.json")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("refusing"), std::string::npos) << r.err;
+  expect_in(r.out, "operators       2 -> 1");
+  expect_in(read_file(path("r.json")), "status refuted");
+}
+
 }  // namespace
