@@ -172,5 +172,58 @@ TEST_F(CommittedRulesTest, BatchnormAfterConcatOfConvsFolds) {
   EXPECT_TRUE(r.checked);
 }
 
+// The generated rules alone (verified only, as by default): the generator
+// wrote merges with the merged side as the source, so two convolutions or
+// two matmuls on one input merge through the reverse direction.
+class GeneratedRulesTest : public CommittedRulesTest {
+ protected:
+  void SetUp() override {
+    CommittedRulesTest::SetUp();
+    for (const char* name : {"/substitutions/taso_n3.rules", "/substitutions/taso_n4.rules"}) {
+      Expected<RuleSet> s = parse_rules(read_text(kSource + name), name);
+      ASSERT_TRUE(s.ok()) << s.error().message;
+      generated_sets_.push_back(std::move(*s));
+    }
+    for (const RuleSet& s : generated_sets_) generated_.add(s);
+  }
+  static int reversed_applied(const OptimizeResult& r) {
+    int n = 0;
+    for (const AppliedRewrite& a : r.search.applied) n += a.rule.ends_with(" (reverse)");
+    return n;
+  }
+  std::vector<RuleSet> generated_sets_;
+  RuleIndex generated_;
+};
+
+TEST_F(GeneratedRulesTest, TwoConvsOnOneInputMergeThroughAReverseRule) {
+  OptimizeResult r = run(R"(graph two_convs {
+    input x: f32[1,16,28,28]
+    weight a: f32[16,16,3,3]
+    weight b: f32[32,16,3,3]
+    %a = conv2d(x, a, pad=[1,1,1,1])
+    %b = conv2d(x, b, pad=[1,1,1,1])
+    output ya = %a
+    output yb = %b
+  })", generated_);
+  EXPECT_EQ(count(r.graph, Op::Conv2d), 1) << print(r.graph);
+  EXPECT_GE(reversed_applied(r), 1) << applied_rules(r);
+  EXPECT_TRUE(r.checked);
+}
+
+TEST_F(GeneratedRulesTest, TwoMatmulsOnOneInputMergeThroughAReverseRule) {
+  OptimizeResult r = run(R"(graph two_matmuls {
+    input x: f32[1,64]
+    weight a: f32[64,64]
+    weight b: f32[64,32]
+    %a = matmul(x, a)
+    %b = matmul(x, b)
+    output ya = %a
+    output yb = %b
+  })", generated_);
+  EXPECT_EQ(count(r.graph, Op::Matmul), 1) << print(r.graph);
+  EXPECT_GE(reversed_applied(r), 1) << applied_rules(r);
+  EXPECT_TRUE(r.checked);
+}
+
 }  // namespace
 }  // namespace tso::opt
