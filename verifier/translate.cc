@@ -49,6 +49,9 @@ class Translator {
                                                   const std::vector<SymTensor>& args,
                                                   const std::vector<TensorType>& outs);
   std::vector<expr> broadcast(const std::vector<expr>& a, const std::vector<expr>& b);
+  // The axis of a concat or split as a term in 0..rank-1: the literal, or a
+  // parameter (negative values count from the end, as in ONNX).
+  expr axis(const std::map<AttrKey, SymAttr>& sym, const Attrs& example, size_t rank);
   expr window(const expr& in, const expr& eff, const expr& stride, const std::vector<expr>& pad,
               int d, const expr& ceil_mode);
   void hyp(const expr& e) {
@@ -200,6 +203,23 @@ std::vector<expr> Translator::broadcast(const std::vector<expr>& a, const std::v
   return out;
 }
 
+expr Translator::axis(const std::map<AttrKey, SymAttr>& sym, const Attrs& example,
+                      size_t rank) {
+  const SymAttr& a = sym.at(AttrKey::axis);
+  if (a.concrete) return ctx_.int_val(example.i(AttrKey::axis));  // normalized by inference
+  const expr& p = a.ints[0];
+  const int r = static_cast<int>(rank);
+  hyp(-r <= p && p < r);
+  return z3::ite(p < 0, p + r, p);
+}
+
+// The extent of `dims` along a symbolic axis.
+expr along(const std::vector<expr>& dims, const expr& axis) {
+  expr e = dims.back();
+  for (int d = static_cast<int>(dims.size()) - 2; d >= 0; --d) e = z3::ite(axis == d, dims[d], e);
+  return e.simplify();
+}
+
 // core/shape_inference.cc window_out, symbolically.
 expr Translator::window(const expr& in, const expr& eff, const expr& stride,
                         const std::vector<expr>& pad, int d, const expr& ceil_mode) {
@@ -322,28 +342,27 @@ Expected<std::vector<std::vector<expr>>> Translator::shapes(
       return std::vector<std::vector<expr>>{out};
     }
     case Op::Concat: {
-      TSO_RETURN_IF_ERROR(concrete(AttrKey::axis));
-      int64_t axis = attrs.i(AttrKey::axis);
+      const expr a = axis(sym, attrs, x.size());
       std::vector<expr> out = x;
-      for (size_t i = 1; i < args.size(); ++i) {
-        for (size_t d = 0; d < x.size(); ++d)
-          if (int64_t(d) != axis) hyp(args[i].dims[d] == x[d]);
-        out[axis] = (out[axis] + args[i].dims[axis]).simplify();
-      }
+      for (size_t i = 1; i < args.size(); ++i)
+        for (size_t d = 0; d < x.size(); ++d) {
+          hyp(a == int(d) || args[i].dims[d] == x[d]);
+          out[d] = z3::ite(a == int(d), out[d] + args[i].dims[d], out[d]).simplify();
+        }
       return std::vector<std::vector<expr>>{out};
     }
     case Op::Split: {
-      TSO_RETURN_IF_ERROR(concrete(AttrKey::axis));
-      int64_t axis = attrs.i(AttrKey::axis);
+      const expr a = axis(sym, attrs, x.size());
       std::vector<std::vector<expr>> res;
       expr sum = ctx_.int_val(0);
       for (const expr& size : ints(AttrKey::sizes)) {
         hyp(size >= 1);
         sum = sum + size;
-        res.push_back(x);
-        res.back()[axis] = size;
+        res.emplace_back();
+        for (size_t d = 0; d < x.size(); ++d)
+          res.back().push_back(z3::ite(a == int(d), size, x[d]).simplify());
       }
-      hyp(sum == x[axis]);
+      hyp(sum == along(x, a));
       return res;
     }
     default:
@@ -374,44 +393,43 @@ Expected<std::vector<SymTensor>> Translator::node(const RuleNode& n,
   if (!dims) return dims.error();
   for (auto& v : *dims)
     for (expr& e : v) e = e.simplify();
-  auto encoded = [&](AttrKey k) {
-    // Axes are normalized by inference (negative axes count from the end).
-    if (k == AttrKey::axis) return ctx_.int_val(example.i(k));
-    return sym.at(k).encoded;
-  };
   std::vector<SymTensor> results;
   if (n.op == Op::Concat) {
-    int64_t axis = example.i(AttrKey::axis);
-    z3::expr_vector a(ctx_);
-    SymTensor acc = args[0];
+    const expr a = axis(sym, example, args[0].dims.size());
+    expr acc = args[0].term, extent = along(args[0].dims, a);
     for (size_t i = 1; i < args.size(); ++i) {
       z3::expr_vector v(ctx_);
-      v.push_back(encoded(AttrKey::axis));
-      v.push_back(ctx_.int_val(int(acc.dims.size())));
-      v.push_back(acc.dims[axis]);
-      v.push_back(args[i].dims[axis]);
-      v.push_back(acc.term);
+      v.push_back(a);
+      v.push_back(ctx_.int_val(int(args[0].dims.size())));
+      v.push_back(extent);
+      v.push_back(along(args[i].dims, a));
+      v.push_back(acc);
       v.push_back(args[i].term);
-      acc.term = f->decl(v);
-      acc.dims[axis] = (acc.dims[axis] + args[i].dims[axis]).simplify();
+      acc = f->decl(v);
+      extent = (extent + along(args[i].dims, a)).simplify();
     }
-    results.push_back({acc.term, (*dims)[0], (*outs)[0]});
+    results.push_back({acc, (*dims)[0], (*outs)[0]});
   } else if (n.op == Op::Split) {
-    int64_t axis = example.i(AttrKey::axis);
+    const expr a = axis(sym, example, args[0].dims.size());
     expr offset = ctx_.int_val(0);
     for (size_t i = 0; i < dims->size(); ++i) {
       z3::expr_vector v(ctx_);
-      v.push_back(encoded(AttrKey::axis));
-      v.push_back(args[0].dims[axis]);
+      v.push_back(a);
+      v.push_back(along(args[0].dims, a));
       v.push_back(offset.simplify());
-      v.push_back((*dims)[i][axis]);
+      v.push_back(along((*dims)[i], a));
       v.push_back(args[0].term);
       results.push_back({f->decl(v), (*dims)[i], (*outs)[i]});
-      offset = offset + (*dims)[i][axis];
+      offset = offset + along((*dims)[i], a);
     }
   } else {
     z3::expr_vector v(ctx_);
-    for (AttrKey k : f->attrs) v.push_back(encoded(k));
+    for (AttrKey k : f->attrs) {
+      // A literal axis as inference normalized it (negative counts from the
+      // end); a parameter stays symbolic.
+      const bool literal_axis = k == AttrKey::axis && sym.at(k).concrete;
+      v.push_back(literal_axis ? ctx_.int_val(example.i(k)) : sym.at(k).encoded);
+    }
     for (const SymTensor& t : args) v.push_back(t.term);
     results.push_back({f->decl(v), (*dims)[0], (*outs)[0]});
   }
