@@ -16,6 +16,7 @@
 
 #include "generator/candidates.h"
 #include "generator/part_file.h"
+#include "generator/rule_writer.h"
 #include "generator/values.h"
 #include "runtime/reference/executor.h"
 
@@ -184,6 +185,32 @@ TEST(Candidates, ImpliedByRewritesFromBothSides) {
   swapped.b.ops = {{concat, {1, 0}}, {concat, {nv, 2}}};
   swapped.b_out = {nv + 1};
   EXPECT_FALSE(implied(table, swapped, rules, masks));
+}
+
+// add and mul in a written rule do not broadcast: their operands' extents
+// are required equal, each equality once (x3 = x2 and x1 = x2 imply the
+// rest).
+TEST(RuleWriter, AddOperandsGetWhereConditions) {
+  OpSet s = taso();
+  KindTable table(s);
+  uint8_t add = 0, concat = 0;
+  for (size_t i = 0; i < s.ops.size(); ++i) {
+    if (s.ops[i].text == "add") add = static_cast<uint8_t>(i);
+    if (s.ops[i].text == "concat axis=0") concat = static_cast<uint8_t>(i);
+  }
+  const uint8_t nv = static_cast<uint8_t>(s.vars.size());  // x1 = 0, x2 = 1, x3 = 2
+  Candidate c;
+  c.a.ops = {{add, {0, 1}}, {add, {2, 1}}, {concat, {nv, uint8_t(nv + 1)}}};
+  c.a_out = {nv + 2};
+  c.b.ops = {{concat, {0, 2}}, {concat, {1, 1}}, {add, {nv, uint8_t(nv + 1)}}};
+  c.b_out = {nv + 2};
+  RuleOrigin origin;
+  Rule r = make_rule(table, c, "r", origin);
+  std::string text = print_rule(r);
+  for (const char* cond : {"where dim(x1,0) == dim(x2,0)", "where dim(x1,1) == dim(x2,1)",
+                           "where dim(x3,0) == dim(x2,0)", "where dim(x3,1) == dim(x2,1)"})
+    EXPECT_NE(text.find(cond), std::string::npos) << cond << " in\n" << text;
+  EXPECT_EQ(r.where.size(), 4u) << text;
 }
 
 // The fast Mod conv2d equals the reference executor's on every conv2d
