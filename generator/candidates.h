@@ -53,12 +53,18 @@ bool independent_parts(const OpSet& set, const Candidate& c);
 // inputs: relative error <= 1e-9 (core/ops.h's policy for double).
 bool float_equal(KindTable& table, const Candidate& c, uint64_t seed);
 
-// The templates of each side of a candidate: a bit per template used (all
-// bits from template 64 on), a bit per template used at least twice, and the
-// number of operators; a rule side can match only a side holding its bits.
+// The templates of a program: a bit per template used (all bits from
+// template 64 on), a bit per template used at least twice, and the number of
+// operators; a rule side can match only a program holding its bits.
+struct TemplateBits {
+  uint64_t once = 0, twice = 0;
+  int n = 0;
+};
+TemplateBits bits_of(const Program& p);
+
+// The template bits of each side of a candidate.
 struct Masks {
-  uint64_t a = 0, a2 = 0, b = 0, b2 = 0;
-  int na = 0, nb = 0;
+  TemplateBits a, b;
 };
 Masks masks_of(const Candidate& c);
 

@@ -205,25 +205,9 @@ bool valid(KindTable& table, const Program& p) {
   return true;
 }
 
-struct Bits {
-  uint64_t once = 0, twice = 0;
-  int n = 0;
-};
-
-Bits bits_of(const Program& p) {
-  Bits b;
-  for (const ProgOp& op : p.ops) {
-    const uint64_t bit = op.tmpl < 64 ? uint64_t{1} << op.tmpl : ~uint64_t{0};
-    b.twice |= b.once & bit;
-    b.once |= bit;
-  }
-  b.n = static_cast<int>(p.ops.size());
-  return b;
-}
-
 // Whether a pattern with template bits p can match a graph with bits g.
-bool may_match(const Bits& g, uint64_t p, uint64_t p2, int np) {
-  return np > 0 && np <= g.n && (p & ~g.once) == 0 && (p2 & ~g.twice) == 0;
+bool may_match(const TemplateBits& g, const TemplateBits& p) {
+  return p.n > 0 && p.n <= g.n && (p.once & ~g.once) == 0 && (p.twice & ~g.twice) == 0;
 }
 
 // Calls `found` with every valid graph that one rewrite of g with a rule of
@@ -233,7 +217,7 @@ bool for_each_rewrite(KindTable& table, const State& g, std::span<const Candidat
                       std::span<const Masks* const> masks, int max_size,
                       const std::function<bool(State&&, uint64_t)>& found) {
   const OpSet& set = table.set();
-  const Bits bits = bits_of(g.p);
+  const TemplateBits bits = bits_of(g.p);
   auto one = [&](Side pat, Side rep) {
     Rewriter rw(set, g, pat, rep);
     return rw.search([&] {
@@ -247,10 +231,10 @@ bool for_each_rewrite(KindTable& table, const State& g, std::span<const Candidat
     const Candidate& rule = *rules[r];
     const Masks& m = *masks[r];
     if (rule.size() > max_size) continue;
-    if (may_match(bits, m.a, m.a2, m.na) &&
+    if (may_match(bits, m.a) &&
         one({&rule.a, &rule.a_out}, {&rule.b, &rule.b_out}))
       return true;
-    if (may_match(bits, m.b, m.b2, m.nb) &&
+    if (may_match(bits, m.b) &&
         one({&rule.b, &rule.b_out}, {&rule.a, &rule.a_out}))
       return true;
   }
@@ -290,9 +274,17 @@ bool implied(KindTable& table, const Candidate& c, std::span<const Candidate* co
   return false;
 }
 
-Masks masks_of(const Candidate& c) {
-  Bits a = bits_of(c.a), b = bits_of(c.b);
-  return {a.once, a.twice, b.once, b.twice, a.n, b.n};
+TemplateBits bits_of(const Program& p) {
+  TemplateBits b;
+  for (const ProgOp& op : p.ops) {
+    const uint64_t bit = op.tmpl < 64 ? uint64_t{1} << op.tmpl : ~uint64_t{0};
+    b.twice |= b.once & bit;
+    b.once |= bit;
+  }
+  b.n = static_cast<int>(p.ops.size());
+  return b;
 }
+
+Masks masks_of(const Candidate& c) { return {bits_of(c.a), bits_of(c.b)}; }
 
 }  // namespace tso::gen
