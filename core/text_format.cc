@@ -1,5 +1,5 @@
-// The canonical text format: a printer, a hand-written lexer and a
-// recursive-descent parser (grammar in core/README.md). The parser builds
+// The canonical text format: a printer and a recursive-descent parser over
+// core/lexer.h's tokens (grammar in core/README.md). The parser builds
 // through GraphBuilder, so a parsed graph gets exactly the attribute
 // completion and type inference of a graph built in code, and parse(print(g))
 // reproduces g.
@@ -12,6 +12,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/lexer.h"
+
 namespace tso {
 namespace {
 
@@ -21,7 +23,13 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_name_char(char c) {
   return is_letter(c) || is_digit(c) || c == '.' || c == '/' || c == '-';
 }
-bool is_local_char(char c) { return is_letter(c) || is_digit(c) || c == '.'; }
+bool is_number_char(char c) { return is_name_char(c) || c == '+'; }  // 1e+05
+
+// Names may hold '/' and '-' (ONNX's); numbers may be negative.
+constexpr text::Syntax kGraphSyntax{.name_char = is_name_char,
+                                    .number_char = is_number_char,
+                                    .punct = "{}()[],:=",
+                                    .signed_numbers = true};
 
 // A name prints bare when the lexer reads it back as a single identifier;
 // anything else (ONNX's "onnx::Conv_12", "input.1" is fine) is quoted.
@@ -75,153 +83,9 @@ std::string print(const Graph& g) {
 
 namespace {
 
-enum class Tok { kName, kString, kLocal, kNumber, kValue, kPunct, kNewline, kEnd, kBad };
-
-struct Token {
-  Tok kind = Tok::kEnd;
-  std::string_view text;  // as written
-  std::string value;      // kString: the decoded string; kBad: what is wrong
-  int line = 1;
-  int col = 1;
-};
-
-// Newlines are tokens (one statement per line); blanks and comments are not.
-class Lexer {
- public:
-  explicit Lexer(std::string_view src) : src_(src) {}
-
-  Token next() {
-    skip_blanks();
-    Token t = start();
-    if (pos_ == src_.size()) return t;
-    char c = src_[pos_];
-    size_t begin = pos_;
-    if (c == '\n') {
-      ++pos_;
-      ++line_;
-      line_start_ = pos_;
-      return finish(t, Tok::kNewline, begin);
-    }
-    if (is_letter(c)) {
-      ++pos_;
-      skip_while(is_name_char);
-      return finish(t, Tok::kName, begin);
-    }
-    if (c == '%') {
-      ++pos_;
-      skip_while(is_local_char);
-      if (pos_ == begin + 1) return bad(t, "expected a name after '%', like %0");
-      return finish(t, Tok::kLocal, begin);
-    }
-    // Numbers swallow trailing letters so that "3x" is one bad number.
-    if (is_digit(c) || (c == '-' && pos_ + 1 < src_.size() && is_digit(src_[pos_ + 1]))) {
-      ++pos_;
-      skip_while([](char c) { return is_name_char(c) || c == '+'; });
-      return finish(t, Tok::kNumber, begin);
-    }
-    if (c == '"') {
-      if (!scan_string()) return bad(t, "unterminated string");
-      t = finish(t, Tok::kString, begin);
-      Expected<AttrValue> s = parse_attr_value(AttrType::Str, t.text);
-      if (!s.ok()) return bad(t, "bad string: " + s.error().message);
-      t.value = std::get<std::string>(*s);
-      return t;
-    }
-    if (std::string_view("{}()[],:=").find(c) != std::string_view::npos) {
-      ++pos_;
-      return finish(t, Tok::kPunct, begin);
-    }
-    return bad(t, std::string("unexpected character '") + c + "'");
-  }
-
-  // The raw text of an attribute value (its syntax is parse_attr_value's): a
-  // bracketed list, a quoted string, or a word up to ',', ')' or a blank.
-  Token value() {
-    skip_blanks();
-    Token t = start();
-    size_t begin = pos_;
-    char c = pos_ < src_.size() ? src_[pos_] : '\n';
-    if (c == '[') {
-      while (pos_ < src_.size() && src_[pos_] != ']' && src_[pos_] != '\n') ++pos_;
-      if (pos_ == src_.size() || src_[pos_] != ']') return bad(t, "missing ']' in value");
-      ++pos_;
-    } else if (c == '"') {
-      if (!scan_string()) return bad(t, "unterminated string");
-    } else {
-      while (pos_ < src_.size() && std::string_view(",) \t\r\n#").find(src_[pos_]) ==
-                                       std::string_view::npos)
-        ++pos_;
-    }
-    if (pos_ == begin) return bad(t, "expected a value after '='");
-    return finish(t, Tok::kValue, begin);
-  }
-
-  // The next character after blanks, not consumed: tells `key=value` from a
-  // tensor argument.
-  char peek() {
-    skip_blanks();
-    return pos_ < src_.size() ? src_[pos_] : '\0';
-  }
-
- private:
-  void skip_blanks() {
-    while (pos_ < src_.size()) {
-      char c = src_[pos_];
-      if (c == ' ' || c == '\t' || c == '\r') {
-        ++pos_;
-      } else if (c == '#') {
-        while (pos_ < src_.size() && src_[pos_] != '\n') ++pos_;
-      } else {
-        break;
-      }
-    }
-  }
-  Token start() const {
-    Token t;
-    t.line = line_;
-    t.col = static_cast<int>(pos_ - line_start_) + 1;
-    t.text = pos_ == src_.size() ? std::string_view() : src_.substr(pos_, 1);
-    return t;
-  }
-  template <class Pred>
-  void skip_while(Pred pred) {
-    while (pos_ < src_.size() && pred(src_[pos_])) ++pos_;
-  }
-  // Advances past a quoted string (escapes included); false if it does not
-  // close on its line.
-  bool scan_string() {
-    for (++pos_; pos_ < src_.size() && src_[pos_] != '\n'; ++pos_) {
-      if (src_[pos_] == '\\' && pos_ + 1 < src_.size() && src_[pos_ + 1] != '\n') {
-        ++pos_;
-      } else if (src_[pos_] == '"') {
-        ++pos_;
-        return true;
-      }
-    }
-    return false;
-  }
-  Token finish(Token t, Tok kind, size_t begin) const {
-    t.kind = kind;
-    t.text = src_.substr(begin, pos_ - begin);
-    return t;
-  }
-  Token bad(Token t, std::string why) const {
-    t.kind = Tok::kBad;
-    t.value = std::move(why);
-    return t;
-  }
-
-  std::string_view src_;
-  size_t pos_ = 0;
-  int line_ = 1;
-  size_t line_start_ = 0;
-};
-
-std::string describe(const Token& t) {
-  if (t.kind == Tok::kEnd) return "end of file";
-  if (t.kind == Tok::kNewline) return "end of line";
-  return "'" + std::string(t.text) + "'";
-}
+using text::describe;
+using text::Tok;
+using text::Token;
 
 // Lists the known operators nearest to `name`: the closest always, up to two
 // more when they are about as close.
@@ -245,9 +109,9 @@ std::string attr_list(const OpInfo& info) {
   return list.empty() ? "none" : list;
 }
 
-class Parser {
+class Parser : text::TokenParser {
  public:
-  Parser(std::string_view text, std::string_view file) : lex_(text), file_(file) {}
+  Parser(std::string_view text, std::string_view file) : TokenParser(text, file, kGraphSyntax) {}
 
   Expected<Graph> parse() {
     TSO_RETURN_IF_ERROR(advance());
@@ -258,11 +122,11 @@ class Parser {
     Expected<std::string> name = parse_name("a graph name");
     TSO_RETURN_IF_ERROR(name);
     b_ = GraphBuilder(*name);
-    TSO_RETURN_IF_ERROR(expect('{'));
+    TSO_RETURN_IF_ERROR(expect("{"));
     TSO_RETURN_IF_ERROR(end_of_statement());
     while (true) {
       TSO_RETURN_IF_ERROR(skip_newlines());
-      if (at('}')) break;
+      if (at("}")) break;
       if (tok_.kind == Tok::kEnd)
         return error_at(tok_, "missing '}' closing the graph opened at line " +
                                   std::to_string(head.line));
@@ -289,35 +153,6 @@ class Parser {
     std::optional<TensorType> type;
   };
 
-  Error error_at(const Token& t, const std::string& msg) const {
-    return Error{std::string(file_) + ":" + std::to_string(t.line) + ":" + std::to_string(t.col) +
-                 ": " + msg};
-  }
-  Status advance() {
-    tok_ = lex_.next();
-    if (tok_.kind == Tok::kBad) return error_at(tok_, tok_.value);
-    return {};
-  }
-  bool at(char punct) const { return tok_.kind == Tok::kPunct && tok_.text[0] == punct; }
-  bool at_word(std::string_view w) const { return tok_.kind == Tok::kName && tok_.text == w; }
-  Status expect(char punct, const char* what = nullptr) {
-    if (!at(punct))
-      return error_at(tok_, "expected " +
-                                (what ? std::string(what) : std::string("'") + punct + "'") +
-                                ", got " + describe(tok_));
-    return advance();
-  }
-  Status skip_newlines() {
-    while (tok_.kind == Tok::kNewline) TSO_RETURN_IF_ERROR(advance());
-    return {};
-  }
-  Status end_of_statement() {
-    if (tok_.kind == Tok::kEnd) return {};
-    if (tok_.kind != Tok::kNewline)
-      return error_at(tok_, "end of line expected after the statement, got " + describe(tok_));
-    return advance();
-  }
-
   Status statement() {
     if (at_word("input") || at_word("weight")) return declare_input();
     if (at_word("output")) return declare_output();
@@ -342,9 +177,9 @@ class Parser {
       return error_at(tok_, "unknown dtype " + describe(tok_) +
                                 " (known: f32, f16, f64, i64, i32, bool)");
     TSO_RETURN_IF_ERROR(advance());
-    TSO_RETURN_IF_ERROR(expect('[', "'[' after the dtype"));
-    while (!at(']')) {
-      if (t.shape.rank() > 0) TSO_RETURN_IF_ERROR(expect(',', "',' or ']'"));
+    TSO_RETURN_IF_ERROR(expect("[", "'[' after the dtype"));
+    while (!at("]")) {
+      if (t.shape.rank() > 0) TSO_RETURN_IF_ERROR(expect(",", "',' or ']'"));
       int64_t d = -1;
       const char* end = tok_.text.data() + tok_.text.size();
       if (tok_.kind != Tok::kNumber)
@@ -388,7 +223,7 @@ class Parser {
       return error_at(name_tok, "tensor " + std::string(name_tok.text) +
                                     " is already defined at line " +
                                     std::to_string(it->second.line));
-    TSO_RETURN_IF_ERROR(expect(':'));
+    TSO_RETURN_IF_ERROR(expect(":"));
     Expected<TensorType> type = parse_type();
     TSO_RETURN_IF_ERROR(type);
     TensorRef r = weight ? b_.weight(*name, *type) : b_.input(*name, *type);
@@ -403,7 +238,7 @@ class Parser {
     TSO_RETURN_IF_ERROR(name);
     if (!output_names_.insert(*name).second)
       return error_at(name_tok, "duplicate output " + std::string(name_tok.text));
-    TSO_RETURN_IF_ERROR(expect('='));
+    TSO_RETURN_IF_ERROR(expect("="));
     Expected<TensorRef> ref = parse_ref();
     TSO_RETURN_IF_ERROR(ref);
     b_.output(*name, *ref);
@@ -424,17 +259,17 @@ class Parser {
         if (r.tok.text == name) return error_at(tok_, name + " is named twice");
       results.push_back({tok_, {}, {}});
       TSO_RETURN_IF_ERROR(advance());
-      if (at(':')) {
+      if (at(":")) {
         TSO_RETURN_IF_ERROR(advance());
         results.back().type_tok = tok_;
         Expected<TensorType> type = parse_type();
         TSO_RETURN_IF_ERROR(type);
         results.back().type = *type;
       }
-      if (!at(',')) break;
+      if (!at(",")) break;
       TSO_RETURN_IF_ERROR(advance());
     }
-    TSO_RETURN_IF_ERROR(expect('=', "'=' or ','"));
+    TSO_RETURN_IF_ERROR(expect("=", "'=' or ','"));
 
     Op op;
     Token op_tok = tok_;
@@ -445,11 +280,11 @@ class Parser {
       return error_at(tok_, "graph inputs are declared as '" + std::string(tok_.text) +
                                 " NAME: TYPE', not as operators");
     TSO_RETURN_IF_ERROR(advance());
-    TSO_RETURN_IF_ERROR(expect('(', "'(' after the operator name"));
+    TSO_RETURN_IF_ERROR(expect("(", "'(' after the operator name"));
     std::vector<TensorRef> args;
     Attrs attrs;
-    while (!at(')')) {
-      if (!args.empty() || !attrs.empty()) TSO_RETURN_IF_ERROR(expect(',', "',' or ')'"));
+    while (!at(")")) {
+      if (!args.empty() || !attrs.empty()) TSO_RETURN_IF_ERROR(expect(",", "',' or ')'"));
       if (tok_.kind == Tok::kName && lex_.peek() == '=') {
         TSO_RETURN_IF_ERROR(parse_attr(op_info(op), &attrs));
         continue;
@@ -473,7 +308,7 @@ class Parser {
                                 " (it takes: " + attr_list(info) + ")");
     if (attrs->has(key)) return error_at(tok_, "duplicate attribute " + describe(tok_));
     TSO_RETURN_IF_ERROR(advance());  // onto '=', which peek() saw
-    Token value = lex_.value();
+    Token value = lex_.raw_value();
     if (value.kind == Tok::kBad) return error_at(value, value.value);
     Expected<AttrValue> v = parse_attr_value(attr_info(key).type, value.text);
     if (!v.ok())
@@ -513,9 +348,6 @@ class Parser {
     return {};
   }
 
-  Lexer lex_;
-  std::string_view file_;
-  Token tok_;
   GraphBuilder b_;
   std::unordered_map<std::string, Def> names_;   // graph inputs
   std::unordered_map<std::string, Def> locals_;  // %-named operator outputs

@@ -1,4 +1,4 @@
-// The rule file loader: a recursive-descent parser over rule_lexer's tokens,
+// The rule file loader: a recursive-descent parser over core/lexer.h's tokens,
 // then per-rule checks (bindings, reachability, shape validity at the example
 // types) whose errors point at the statement at fault.
 #include <algorithm>
@@ -7,15 +7,32 @@
 #include <optional>
 #include <set>
 
+#include "core/lexer.h"
 #include "core/shape_inference.h"
 #include "substitutions/rule_internal.h"
-#include "substitutions/rule_lexer.h"
 #include "substitutions/rules.h"
 
 namespace tso {
 namespace {
 
 using namespace rules_internal;
+using text::describe;
+using text::Tok;
+using text::Token;
+
+// ASCII only, on purpose: the format must not depend on the locale.
+bool is_word_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '.';
+}
+
+// Shape expressions and conditions need + - * and the comparisons; names are
+// plain words; a minus sign is an operator.
+constexpr text::Syntax kRuleSyntax{.name_char = is_word_char,
+                                   .number_char = is_word_char,
+                                   .punct = "{}()[],:=+-*<",
+                                   .pairs = true,
+                                   .params = true};
 using Form = PatternAttr::Form;
 
 std::string unknown_op_message(std::string_view name) {
@@ -63,9 +80,10 @@ struct Locations {
   } source, target;
 };
 
-class Parser {
+class Parser : text::TokenParser {
  public:
-  Parser(std::string_view text, std::string_view file) : text_(text), lex_(text), file_(file) {}
+  Parser(std::string_view text, std::string_view file)
+      : TokenParser(text, file, kRuleSyntax), text_(text) {}
 
   Expected<RuleSet> parse() {
     RuleSet set;
@@ -76,7 +94,7 @@ class Parser {
       TSO_RETURN_IF_ERROR(skip_newlines());
       if (tok_.kind == Tok::kEnd) break;
       if (!at_word("rule")) return error_at(tok_, "expected 'rule NAME {', got " + describe(tok_));
-      Token name_tok = lex_peek_name();
+      Token name_tok = peek_token();
       Expected<Rule> r = rule();
       if (!r) return r.error();
       if (auto [it, fresh] = names.emplace(r->name, name_tok.line); !fresh)
@@ -90,38 +108,6 @@ class Parser {
  private:
   // ---- tokens ---------------------------------------------------------------
 
-  Error error_at(const Token& t, const std::string& msg) const {
-    return Error{std::string(file_) + ":" + std::to_string(t.line) + ":" + std::to_string(t.col) +
-                 ": " + msg};
-  }
-  Status advance() {
-    tok_ = lex_.next();
-    if (tok_.kind == Tok::kBad) return error_at(tok_, tok_.value);
-    return {};
-  }
-  bool at(std::string_view punct) const { return tok_.kind == Tok::kPunct && tok_.text == punct; }
-  bool at_word(std::string_view w) const { return tok_.kind == Tok::kName && tok_.text == w; }
-  Status expect(std::string_view punct, const std::string& what = "") {
-    if (!at(punct))
-      return error_at(tok_, "expected " + (what.empty() ? "'" + std::string(punct) + "'" : what) +
-                                ", got " + describe(tok_));
-    return advance();
-  }
-  Status skip_newlines() {
-    while (tok_.kind == Tok::kNewline) TSO_RETURN_IF_ERROR(advance());
-    return {};
-  }
-  Status end_of_statement() {
-    if (tok_.kind == Tok::kEnd) return {};
-    if (tok_.kind != Tok::kNewline)
-      return error_at(tok_, "end of line expected after the statement, got " + describe(tok_));
-    return advance();
-  }
-  // The token after 'rule' without consuming anything: a copy of the lexer.
-  Token lex_peek_name() {
-    Lexer copy = lex_;
-    return copy.next();
-  }
   Expected<std::string> name(const char* what) {
     if (tok_.kind != Tok::kName) return error_at(tok_, std::string("expected ") + what + ", got " + describe(tok_));
     std::string s(tok_.text);
@@ -823,9 +809,6 @@ class Parser {
   }
 
   std::string_view text_;
-  Lexer lex_;
-  std::string_view file_;
-  Token tok_;
   Locations loc_;
   std::map<std::string, int> vars_;
 };

@@ -1,13 +1,14 @@
-#include "substitutions/rule_lexer.h"
+#include "core/lexer.h"
 
 #include "core/attrs.h"
 
-namespace tso::rules_internal {
+namespace tso::text {
 namespace {
 
-// ASCII only, on purpose: the format must not depend on the locale.
+// ASCII only, on purpose: the formats must not depend on the locale.
 bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
+// The characters of %locals and ?params after the sigil.
 bool is_word_char(char c) { return is_letter(c) || is_digit(c) || c == '.'; }
 
 }  // namespace
@@ -45,6 +46,8 @@ Token Lexer::bad(Token t, std::string why) const {
   return t;
 }
 
+// Advances past a quoted string (escapes included); false if it does not
+// close on its line.
 bool Lexer::scan_string() {
   for (++pos_; pos_ < src_.size() && src_[pos_] != '\n'; ++pos_) {
     if (src_[pos_] == '\\' && pos_ + 1 < src_.size() && src_[pos_ + 1] != '\n') {
@@ -68,11 +71,14 @@ Token Lexer::next() {
   if (pos_ == src_.size()) return t;
   const size_t begin = pos_;
   const char c = src_[pos_];
-  auto word = [&](Tok kind, const char* what) {
+  auto skip = [&](bool (*pred)(char)) {
+    while (pos_ < src_.size() && pred(src_[pos_])) ++pos_;
+  };
+  auto sigil_word = [&](Tok kind, const char* example) {
     ++pos_;
-    while (pos_ < src_.size() && is_word_char(src_[pos_])) ++pos_;
-    if (kind != Tok::kName && pos_ == begin + 1)
-      return bad(t, std::string("expected a name after '") + c + "', like " + what);
+    skip(is_word_char);
+    if (pos_ == begin + 1)
+      return bad(t, std::string("expected a name after '") + c + "', like " + example);
     return finish(t, kind, begin);
   };
   if (c == '\n') {
@@ -81,11 +87,18 @@ Token Lexer::next() {
     line_start_ = pos_;
     return finish(t, Tok::kNewline, begin);
   }
-  if (is_letter(c)) return word(Tok::kName, "x");
-  if (c == '%') return word(Tok::kLocal, "%0");
-  if (c == '?') return word(Tok::kParam, "?k");
-  if (is_digit(c)) {
-    while (pos_ < src_.size() && is_word_char(src_[pos_])) ++pos_;
+  if (is_letter(c)) {
+    ++pos_;
+    skip(syntax_->name_char);
+    return finish(t, Tok::kName, begin);
+  }
+  if (c == '%') return sigil_word(Tok::kLocal, "%0");
+  if (c == '?' && syntax_->params) return sigil_word(Tok::kParam, "?k");
+  const bool negative = syntax_->signed_numbers && c == '-' && pos_ + 1 < src_.size() &&
+                        is_digit(src_[pos_ + 1]);
+  if (is_digit(c) || negative) {
+    ++pos_;
+    skip(syntax_->number_char);
     return finish(t, Tok::kNumber, begin);
   }
   if (c == '"') {
@@ -96,11 +109,12 @@ Token Lexer::next() {
     t.value = std::get<std::string>(*s);
     return t;
   }
-  if ((c == '=' || c == '!' || c == '<') && pos_ + 1 < src_.size() && src_[pos_ + 1] == '=') {
+  if (syntax_->pairs && (c == '=' || c == '!' || c == '<') && pos_ + 1 < src_.size() &&
+      src_[pos_ + 1] == '=') {
     pos_ += 2;
     return finish(t, Tok::kPunct, begin);
   }
-  if (std::string_view("{}()[],:=+-*<").find(c) != std::string_view::npos) {
+  if (syntax_->punct.find(c) != std::string_view::npos) {
     ++pos_;
     return finish(t, Tok::kPunct, begin);
   }
@@ -155,4 +169,40 @@ std::string describe(const Token& t) {
   return "'" + std::string(t.text) + "'";
 }
 
-}  // namespace tso::rules_internal
+Error TokenParser::error_at(const Token& t, const std::string& msg) const {
+  return Error{std::string(file_) + ":" + std::to_string(t.line) + ":" + std::to_string(t.col) +
+               ": " + msg};
+}
+
+Status TokenParser::advance() {
+  tok_ = lex_.next();
+  if (tok_.kind == Tok::kBad) return error_at(tok_, tok_.value);
+  return {};
+}
+
+Status TokenParser::expect(std::string_view punct, std::string_view what) {
+  if (!at(punct))
+    return error_at(tok_, "expected " +
+                              (what.empty() ? "'" + std::string(punct) + "'" : std::string(what)) +
+                              ", got " + describe(tok_));
+  return advance();
+}
+
+Status TokenParser::skip_newlines() {
+  while (tok_.kind == Tok::kNewline) TSO_RETURN_IF_ERROR(advance());
+  return {};
+}
+
+Status TokenParser::end_of_statement() {
+  if (tok_.kind == Tok::kEnd) return {};
+  if (tok_.kind != Tok::kNewline)
+    return error_at(tok_, "end of line expected after the statement, got " + describe(tok_));
+  return advance();
+}
+
+Token TokenParser::peek_token() const {
+  Lexer copy = lex_;
+  return copy.next();
+}
+
+}  // namespace tso::text
