@@ -62,18 +62,21 @@ bool touches(const Match& m, const std::vector<char>& changed) {
   return false;
 }
 
-// The match renumbered into the child; false when a node it uses is gone.
-bool renumber(const Match& m, std::span<const int> new_index, Match* out) {
-  *out = m;
-  for (int& n : out->nodes) {
-    n = new_index[n];
-    if (n < 0) return false;
-  }
-  for (TensorRef& v : out->vars) {
-    v.node = new_index[v.node];
-    if (v.node < 0) return false;
-  }
+// Whether a parent match carries to the child unchanged: every node it uses
+// survives the renumbering and none of them is changed. Checked before the
+// match is copied: most matches of a list carry, a few do not.
+bool carries(const Match& m, std::span<const int> new_index, const std::vector<char>& changed) {
+  auto kept = [&](int p) { return new_index[p] >= 0 && !changed[new_index[p]]; };
+  for (int n : m.nodes)
+    if (!kept(n)) return false;
+  for (const TensorRef& v : m.vars)
+    if (!kept(v.node)) return false;
   return true;
+}
+
+void renumber(std::span<const int> new_index, Match* m) {
+  for (int& n : m->nodes) n = new_index[n];
+  for (TensorRef& v : m->vars) v.node = new_index[v.node];
 }
 
 // Child nodes by undirected distance (arguments and users) from the changed
@@ -155,17 +158,18 @@ std::vector<ScoredMatch> carry_matches(const MatchContext& parent,
                                        const RuleIndex& rules) {
   const std::vector<char> changed = changed_nodes(parent, child, new_index);
   std::vector<ScoredMatch> out;
-  out.reserve(parent_matches.size());
-  Match m;
+  out.reserve(parent_matches.size() + 64);
   for (const ScoredMatch& s : parent_matches) {
-    if (!renumber(s.match, new_index, &m) || touches(m, changed)) continue;
-    if (s.valid && !s.hash_local) {
-      out.push_back(score(child, m));
-      continue;
-    }
+    if (!carries(s.match, new_index, changed)) continue;
     out.push_back(s);
-    out.back().match = m;
+    renumber(new_index, &out.back().match);
+    if (s.valid && !s.hash_local) out.back() = score(child, out.back().match);
   }
+  // Renumbering keeps the canonical order unless the rewrite moved a node
+  // ahead of others (a target placed before a variable it reads).
+  if (!std::is_sorted(out.begin(), out.end(), canonical_less))
+    std::sort(out.begin(), out.end(), canonical_less);
+  const auto carried = static_cast<std::ptrdiff_t>(out.size());
   // A match that touches a changed node has its root within the rule's
   // reach of it: roots at distance d are tried with the rules reaching d.
   std::vector<std::vector<int>> layers = layers_around(child, changed, rules.max_reach());
@@ -177,7 +181,8 @@ std::vector<ScoredMatch> carry_matches(const MatchContext& parent,
         },
         static_cast<int>(d));
   }
-  std::sort(out.begin(), out.end(), canonical_less);
+  std::sort(out.begin() + carried, out.end(), canonical_less);
+  std::inplace_merge(out.begin(), out.begin() + carried, out.end(), canonical_less);
   return out;
 }
 

@@ -162,21 +162,27 @@ bool hash_delta_is_local(const Replacement& r) {
 Expected<Rewritten> apply_replacement(const Graph& g, const TensorIds& ids, const Replacement& r) {
   const int n = g.size();
   const int t = static_cast<int>(r.nodes.size());
-  // Items: graph nodes 0..n-1, then target nodes n..n+t-1.
+  // Items: graph nodes 0..n-1, then target nodes n..n+t-1. Arguments are
+  // read in place (redirected where they name a replaced tensor): building
+  // a state is on the search's hot path, so nothing here allocates per node.
+  std::vector<char> replaces(n, 0);  // per graph node, whether a result of it is replaced
+  for (const TensorRef& x : r.replaced) replaces[x.node] = 1;
   auto item_of = [&](TensorRef a) { return is_target_ref(a) ? n + target_index(a) : a.node; };
   auto redirect = [&](TensorRef a) {
+    if (!replaces[a.node]) return a;
     for (size_t j = 0; j < r.replaced.size(); ++j)
       if (r.replaced[j] == a) return r.outputs[j];
     return a;
   };
+  auto args_of = [&](int item) -> const std::vector<TensorRef>& {
+    return item >= n ? r.nodes[item - n].args : g.node(item).args;
+  };
+  // The k-th argument of an item as the new graph sees it.
+  auto arg = [&](int item, size_t k) {
+    return item >= n ? r.nodes[item - n].args[k] : redirect(g.node(item).args[k]);
+  };
   std::vector<char> removed(n, 0);
   for (int i : r.removed) removed[i] = 1;
-  auto args_of = [&](int item) -> std::vector<TensorRef> {
-    if (item >= n) return r.nodes[item - n].args;
-    std::vector<TensorRef> a = g.node(item).args;
-    for (TensorRef& x : a) x = redirect(x);
-    return a;
-  };
   std::vector<GraphOutput> outputs = g.outputs();
   for (GraphOutput& o : outputs) o.ref = redirect(o.ref);
 
@@ -192,52 +198,64 @@ Expected<Rewritten> apply_replacement(const Graph& g, const TensorIds& ids, cons
     if (live[it]) continue;
     TSO_CHECK(it >= n || !removed[it], "a removed node is still used");
     live[it] = 1;
-    for (const TensorRef& a : args_of(it)) stack.push_back(item_of(a));
+    for (size_t k = 0; k < args_of(it).size(); ++k) stack.push_back(item_of(arg(it, k)));
   }
 
   // Emission order: graph order with the target where the first removed node
   // was; each item after its arguments (depth-first, explicit stack).
-  std::vector<int> order;
-  order.reserve(n + t);
-  int place = r.removed.empty() ? n : r.removed.front();
-  for (int i = 0; i < n; ++i) {
-    if (i == place)
-      for (int k = 0; k < t; ++k) order.push_back(n + k);
-    order.push_back(i);
-  }
-  if (place >= n)
-    for (int k = 0; k < t; ++k) order.push_back(n + k);
-
+  const int place = r.removed.empty() ? n : r.removed.front();
   std::vector<int> new_index(n + t, -1);
   std::vector<std::vector<uint64_t>> tids = target_ids(r, ids);
   GraphBuilder b(g.name());
   TensorIds out_ids;
+  auto emit = [&](int it) {
+    Node node = it >= n ? r.nodes[it - n] : g.node(it);
+    for (size_t k = 0; k < node.args.size(); ++k) {
+      const TensorRef a = arg(it, k);
+      node.args[k] = TensorRef{new_index[item_of(a)], a.output};
+    }
+    new_index[it] = b.add_node(std::move(node)).node;
+    if (it >= n) {
+      out_ids.push(tids[it - n]);
+    } else {
+      out_ids.push(ids.ids(it));
+    }
+  };
+  auto ready = [&](int it) {
+    for (size_t k = 0; k < args_of(it).size(); ++k)
+      if (new_index[item_of(arg(it, k))] < 0) return false;
+    return true;
+  };
   std::vector<std::pair<int, bool>> dfs;
-  for (int root : order) {
-    if (!live[root] || new_index[root] >= 0) continue;
+  auto place_item = [&](int root) {
+    if (!live[root] || new_index[root] >= 0) return;
+    if (ready(root)) {
+      emit(root);
+      return;
+    }
     dfs.push_back({root, false});
     while (!dfs.empty()) {
       auto [it, expanded] = dfs.back();
       dfs.pop_back();
       if (new_index[it] >= 0) continue;
-      std::vector<TensorRef> args = args_of(it);
       if (!expanded) {
         dfs.push_back({it, true});
-        for (size_t k = args.size(); k-- > 0;)
-          if (new_index[item_of(args[k])] < 0) dfs.push_back({item_of(args[k]), false});
+        for (size_t k = args_of(it).size(); k-- > 0;) {
+          const int a = item_of(arg(it, k));
+          if (new_index[a] < 0) dfs.push_back({a, false});
+        }
         continue;
       }
-      Node node = it >= n ? r.nodes[it - n] : g.node(it);
-      for (size_t k = 0; k < args.size(); ++k)
-        node.args[k] = TensorRef{new_index[item_of(args[k])], args[k].output};
-      new_index[it] = b.add_node(std::move(node)).node;
-      if (it >= n) {
-        out_ids.push(tids[it - n]);
-      } else {
-        out_ids.push(ids.ids(it));
-      }
+      emit(it);
     }
+  };
+  for (int i = 0; i < n; ++i) {
+    if (i == place)
+      for (int k = 0; k < t; ++k) place_item(n + k);
+    place_item(i);
   }
+  if (place >= n)
+    for (int k = 0; k < t; ++k) place_item(n + k);
   for (GraphOutput& o : outputs) b.output(o.name, {new_index[item_of(o.ref)], o.ref.output});
   Expected<Graph> graph = b.finish();
   if (!graph) return graph.error();
