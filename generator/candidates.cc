@@ -21,14 +21,13 @@ int op_hashes(const OpSet& set, const Program& p, std::array<uint64_t, kMaxOps>&
   std::array<uint64_t, 256> h;
   const int nv = static_cast<int>(set.vars.size());
   int n = nv;
-  for (const ProgOp& op : p.ops) {
-    for (int j = 0; j < 2; ++j)
+  for (const ProgOp& op : p.ops)
+    for (int j = 0; j < set.ops[op.tmpl].arity; ++j)
       if (op.args[j] < nv) h[op.args[j]] = var_hash(op.args[j]);
-  }
   for (size_t i = 0; i < p.ops.size(); ++i) {
     const ProgOp& op = p.ops[i];
     const OpTemplate& t = set.ops[op.tmpl];
-    std::array<uint64_t, 2> a{};
+    std::array<uint64_t, kMaxArgs> a{};
     for (int j = 0; j < t.arity; ++j) a[j] = h[op.args[j]];
     out[i] = op_hash(op.tmpl, commutative(t), std::span(a.data(), t.arity));
     for (int o = 0; o < outputs_of(t); ++o) h[n++] = output_hash(out[i], o);

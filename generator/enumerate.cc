@@ -95,17 +95,26 @@ struct Slot {
   bool constant;  // computed from constant operators only
 };
 
+using Args = std::array<uint8_t, kMaxArgs>;
+
 struct Branch {
   uint8_t tmpl;
-  std::array<uint8_t, 2> args;
+  Args args;
 };
 
 class Dfs {
+  // Per depth: the argument slots grouped by kind (start[i]..start[i+1]).
+  struct Groups {
+    std::vector<int> kinds, start;
+    std::vector<uint8_t> slots;
+  };
+
  public:
   Dfs(const OpSet& set, ThreadState& ts, const std::vector<ValuePtr>& inputs,
       const EnumerateOptions& opt, EnumProgress* progress)
       : set_(set), ts_(ts), opt_(opt), progress_(progress), first_use_(set) {
     num_vars_ = static_cast<int>(inputs.size());
+    max_arity_ = std::max(max_arity(set), 2);
     for (size_t v = 0; v < inputs.size(); ++v) {
       slots_.push_back({ts.table.var_kind(static_cast<int>(v)), inputs[v],
                         var_hash(static_cast<int>(v)), -1, 0, false});
@@ -115,9 +124,10 @@ class Dfs {
 
   // Calls f(tmpl, args, applied) for every application the enumeration
   // tries. Applicability depends on argument kinds only, so it is looked up
-  // once per template and pair of kinds over the slots grouped by kind.
-  // Variables out of first-use order by more than the operators left after
-  // this one can fix (each reads at most two) are not offered at all.
+  // once per template and tuple of kinds over the slots grouped by kind (a
+  // third kind only where the first two admit one). Variables out of
+  // first-use order by more than this operator and the ones left after it
+  // can fix (each reads at most max_arity) are not offered at all.
   template <class F>
   void for_each_application(F&& f) {
     const int depth = static_cast<int>(letters_.size());
@@ -131,7 +141,8 @@ class Dfs {
     std::vector<int>& count = g.start;
     for (int j = 0; j < n; ++j) {
       group_of[j] = -1;
-      if (j < num_vars_ && slots_[j].uses == 0 && first_use_.unused_before(j) > 1 + 2 * left)
+      if (j < num_vars_ && slots_[j].uses == 0 &&
+          first_use_.unused_before(j) > max_arity_ - 1 + max_arity_ * left)
         continue;
       auto it = std::find(g.kinds.begin(), g.kinds.end(), slots_[j].kind);
       group_of[j] = static_cast<int>(it - g.kinds.begin());
@@ -155,7 +166,7 @@ class Dfs {
       const uint8_t tmpl = static_cast<uint8_t>(ti);
       if (t.arity == 0) {
         if (const Applied* app = ts_.table.apply2(tmpl, 0, 0, 0))
-          f(tmpl, std::array<uint8_t, 2>{}, app);
+          f(tmpl, Args{}, app);
         continue;
       }
       for (int a = 0; a < ng; ++a) {
@@ -163,7 +174,11 @@ class Dfs {
           const Applied* app = ts_.table.apply2(tmpl, 1, g.kinds[a], 0);
           if (app == nullptr) continue;
           for (int x = g.start[a]; x < g.start[a + 1]; ++x)
-            f(tmpl, std::array<uint8_t, 2>{g.slots[x], 0}, app);
+            f(tmpl, Args{g.slots[x], 0}, app);
+          continue;
+        }
+        if (t.arity == 3) {
+          for_each_ternary(tmpl, g, a, f);
           continue;
         }
         const bool comm = commutative(t);
@@ -177,16 +192,37 @@ class Dfs {
               // Commutative operators take their arguments in slot order
               // (their applicability is symmetric).
               if (comm && k < j) std::swap(j, k);
-              f(tmpl, std::array<uint8_t, 2>{j, k}, app);
+              f(tmpl, Args{j, k}, app);
             }
         }
       }
     }
   }
 
+  // The 3-argument applications whose first argument has group a's kind:
+  // every slot tuple of distinct slots.
+  template <class F>
+  void for_each_ternary(uint8_t tmpl, const Groups& g, int a, F& f) {
+    const int ng = static_cast<int>(g.kinds.size());
+    for (int b = 0; b < ng; ++b) {
+      if (!ts_.table.admits_prefix(tmpl, g.kinds[a], g.kinds[b])) continue;
+      for (int c = 0; c < ng; ++c) {
+        std::array<int, 3> k{g.kinds[a], g.kinds[b], g.kinds[c]};
+        const Applied* app = ts_.table.apply(tmpl, k);
+        if (app == nullptr) continue;
+        for (int x = g.start[a]; x < g.start[a + 1]; ++x)
+          for (int y = g.start[b]; y < g.start[b + 1]; ++y)
+            for (int z = g.start[c]; z < g.start[c + 1]; ++z) {
+              const uint8_t i = g.slots[x], j = g.slots[y], k = g.slots[z];
+              if (i != j && i != k && j != k) f(tmpl, Args{i, j, k}, app);
+            }
+      }
+    }
+  }
+
   std::vector<Branch> branches() {
     std::vector<Branch> out;
-    for_each_application([&](uint8_t tmpl, std::array<uint8_t, 2> args, const Applied*) {
+    for_each_application([&](uint8_t tmpl, Args args, const Applied*) {
       out.push_back({tmpl, args});
     });
     return out;
@@ -197,15 +233,16 @@ class Dfs {
   void run_branch(const Branch& b) { try_apply(b.tmpl, b.args, applicable(b.tmpl, b.args)); }
 
  private:
-  const Applied* applicable(uint8_t tmpl, std::array<uint8_t, 2> args) {
+  const Applied* applicable(uint8_t tmpl, Args args) {
     const int arity = set_.ops[tmpl].arity;
-    return ts_.table.apply2(tmpl, arity, arity > 0 ? slots_[args[0]].kind : 0,
-                            arity > 1 ? slots_[args[1]].kind : 0);
+    std::array<int, kMaxArgs> k{};
+    for (int i = 0; i < arity; ++i) k[i] = slots_[args[i]].kind;
+    return ts_.table.apply(tmpl, std::span(k.data(), arity));
   }
 
-  void try_apply(uint8_t tmpl, std::array<uint8_t, 2> args, const Applied* app) {
+  void try_apply(uint8_t tmpl, Args args, const Applied* app) {
     const OpTemplate& t = set_.ops[tmpl];
-    std::array<uint64_t, 2> hashes{};
+    std::array<uint64_t, kMaxArgs> hashes{};
     int last_dep = -1;
     bool constant = true;
     for (int i = 0; i < t.arity; ++i) constant = constant && slots_[args[i]].constant;
@@ -218,14 +255,14 @@ class Dfs {
     for (size_t i = last_dep + 1; i < letters_.size(); ++i)
       if (letter <= letters_[i]) return;  // not the canonical order (or a repeated operator)
 
-    // Each operator reads at most two variables it has not read yet: a graph
-    // with more gaps in first-use order than its remaining operators can
-    // fill is neither recorded nor extended.
+    // Each operator reads at most max_arity variables it has not read yet: a
+    // graph with more gaps in first-use order than its remaining operators
+    // can fill is neither recorded nor extended.
     const int left = opt_.max_ops - static_cast<int>(letters_.size()) - 1;
     for (int i = 0; i < t.arity; ++i)
       if (args[i] < num_vars_ && slots_[args[i]].uses == 0) first_use_.use(args[i]);
     const int gaps = first_use_.gaps();
-    if (gaps > 2 * left) {
+    if (gaps > max_arity_ * left) {
       for (int i = 0; i < t.arity; ++i)
         if (args[i] < num_vars_ && slots_[args[i]].uses == 0) first_use_.unuse(args[i]);
       ++ts_.not_first_use;
@@ -234,7 +271,7 @@ class Dfs {
 
     const std::vector<ValuePtr>* outs = ts_.cache.find(letter);
     if (outs == nullptr) {
-      std::array<const Value*, 2> a{};
+      std::array<const Value*, kMaxArgs> a{};
       for (int i = 0; i < t.arity; ++i) a[i] = slots_[args[i]].value.get();
       outs = ts_.cache.put(letter, eval_applied(*app, std::span(a.data(), t.arity), opt_.sets));
     }
@@ -263,7 +300,7 @@ class Dfs {
       ++ts_.not_first_use;
     if (!repeated && left > 0)
       for_each_application(
-          [&](uint8_t tm, std::array<uint8_t, 2> a, const Applied* ap) { try_apply(tm, a, ap); });
+          [&](uint8_t tm, Args a, const Applied* ap) { try_apply(tm, a, ap); });
 
     // Pop.
     program_.ops.pop_back();
@@ -275,7 +312,7 @@ class Dfs {
   }
 
   void record(bool repeated) {
-    ts_.records.push_back({key_, encode(program_)});
+    ts_.records.push_back({key_, encode(set_, program_)});
     ++ts_.graphs[program_.ops.size()];
     if (repeated) ++ts_.repeated;
     if ((ts_.records.size() & 4095) == 0) flush_progress();
@@ -300,12 +337,8 @@ class Dfs {
   Program program_;
   uint64_t key_ = 0;
   int num_vars_ = 0;
+  int max_arity_ = 2;
   FirstUse first_use_;
-  // Per depth: the argument slots grouped by kind (start[i]..start[i+1]).
-  struct Groups {
-    std::vector<int> kinds, start;
-    std::vector<uint8_t> slots;
-  };
   std::array<Groups, kMaxOps + 1> groups_;
 };
 

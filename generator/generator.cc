@@ -65,6 +65,11 @@ Status check_options(const OpSet& set, const GenerateOptions& opt) {
   if (opt.num_shards < 1 || opt.shard < 0 || opt.shard >= opt.num_shards)
     return Error{"--shard must be i/n with 0 <= i < n, got " + std::to_string(opt.shard) + "/" +
                  std::to_string(opt.num_shards)};
+  if (opt.max_ops > max_ops_for(set))
+    return Error{"--max-ops must be at most " + std::to_string(max_ops_for(set)) +
+                 " with 3-argument templates (a graph's record holds " +
+                 std::to_string(max_ops_for(set)) + " of them), got " +
+                 std::to_string(opt.max_ops)};
   if (set.vars.size() + 2 * static_cast<size_t>(opt.max_ops) >= 256)
     return Error{"too many variables for " + std::to_string(opt.max_ops) + " operators"};
   std::vector<int> per_class;
@@ -175,7 +180,7 @@ Expected<GenerateResult> rules_from(const OpSet& set, Part whole) {
 
   Tables tables([&] { return KindTable(set); });
   pairs = filter(std::move(pairs), [&](const std::pair<uint32_t, uint32_t>& p) {
-    return !share_operator(set, decode(rec[p.first].code), decode(rec[p.second].code));
+    return !share_operator(set, decode(set, rec[p.first].code), decode(set, rec[p.second].code));
   });
   n.common = pairs.size();
   lap("common subgraph");
@@ -183,8 +188,8 @@ Expected<GenerateResult> rules_from(const OpSet& set, Part whole) {
   const std::vector<ValuePtr> inputs = input_values(set, whole.sets, whole.seed);
   std::vector<std::optional<Candidate>> matched(pairs.size());
   tbb::parallel_for(size_t{0}, pairs.size(), [&](size_t i) {
-    matched[i] = match_outputs(tables.local(), inputs, decode(rec[pairs[i].first].code),
-                               decode(rec[pairs[i].second].code));
+    matched[i] = match_outputs(tables.local(), inputs, decode(set, rec[pairs[i].first].code),
+                               decode(set, rec[pairs[i].second].code));
   });
   std::vector<Candidate> cands;
   for (auto& m : matched)

@@ -103,7 +103,7 @@ TEST(Enumerate, RecordsVariablesInFirstUseOrder) {
   KindTable table(s);
   int with_x2 = 0;
   for (const Record& rec : r.records) {
-    Replayed rp = replay(table, decode(rec.code));
+    Replayed rp = replay(table, decode(s, rec.code));
     std::vector<int> used = used_vars(rp);
     for (int v : used)
       for (int u = 0; u < v; ++u)

@@ -196,7 +196,7 @@ bool valid(KindTable& table, const Program& p) {
   for (size_t v = 0; v < set.vars.size(); ++v) kind.push_back(table.var_kind(static_cast<int>(v)));
   for (const ProgOp& op : p.ops) {
     const int n = set.ops[op.tmpl].arity;
-    std::array<int, 2> k{};
+    std::array<int, kMaxArgs> k{};
     for (int j = 0; j < n; ++j) k[j] = kind[op.args[j]];
     const Applied* app = table.apply(op.tmpl, std::span(k.data(), n));
     if (!app) return false;

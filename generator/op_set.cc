@@ -89,15 +89,25 @@ class Parser {
   }
 
   Status op(int line, const std::vector<std::string>& w) {
-    if (w.size() < 2) return error(line, "expected `op NAME [KEY=VALUE]...`");
+    if (w.size() < 2) return error(line, "expected `op NAME [KEY=VALUE]... [bias]`");
     OpTemplate t;
     if (!find_op(w[1], &t.op)) return error(line, "unknown operator '" + w[1] + "'");
     t.arity = generator_arity(t.op);
     if (t.arity < 0) return error(line, "operator '" + w[1] + "' is not supported by the generator");
     t.text = w[1];
     for (size_t i = 2; i < w.size(); ++i) {
+      if (w[i] == "bias") {
+        if (t.op != Op::Conv2d && t.op != Op::Add)
+          return error(line, "'bias' applies to conv2d and add only");
+        if (t.bias) return error(line, "'bias' given twice");
+        t.bias = true;
+        t.arity = t.op == Op::Conv2d ? 3 : 2;
+        t.text += " bias";
+        continue;
+      }
       size_t eq = w[i].find('=');
-      if (eq == std::string::npos) return error(line, "expected KEY=VALUE, got '" + w[i] + "'");
+      if (eq == std::string::npos)
+        return error(line, "expected KEY=VALUE or bias, got '" + w[i] + "'");
       std::string key = w[i].substr(0, eq), value = w[i].substr(eq + 1);
       AttrKey k;
       if (!find_attr_key(key, &k)) return error(line, "unknown attribute '" + key + "'");

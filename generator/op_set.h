@@ -26,12 +26,15 @@ struct GenVar {
 
 // One operator the enumeration applies: an operator with fixed attributes.
 // Attributes that depend on the arguments (split sizes, conv groups) are
-// derived when the template is applied.
+// derived when the template is applied. `bias` (written as a bare word in
+// the op-set file): conv2d takes a third argument, its bias (x, w, b); add
+// takes a vector broadcast along its first argument's last axis.
 struct OpTemplate {
   std::string text;  // as written, normalized to single spaces (provenance, messages)
   Op op = Op::Add;
   Attrs attrs;
   int arity = 0;
+  bool bias = false;
   std::vector<int64_t> conv_kernel;  // conv2d: the weight's [KH, KW]
 };
 

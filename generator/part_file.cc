@@ -10,7 +10,7 @@ namespace tso::gen {
 
 namespace {
 
-constexpr const char* kMagic = "# tso generate part v1";
+constexpr const char* kMagic = "# tso generate part v2";
 constexpr size_t kRow = 8 + sizeof(Code);
 
 Error bad(const std::string& path, const std::string& what) {

@@ -2,10 +2,10 @@
 // One text header line after the magic line, then the part's records as
 // fixed-size binary rows (key, little-endian, then the program code):
 //
-//   # tso generate part v1
+//   # tso generate part v2
 //   ops=taso op-set-hash=... max-ops=3 sets=2 seed=1 shard=0/3 not-first-use=...
 //       graphs-by-ops=1,28,...  records=N            (one line)
-//   <N rows of 8 + 19 bytes>
+//   <N rows of 8 + 24 bytes>
 #pragma once
 
 #include <string>

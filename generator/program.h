@@ -11,6 +11,8 @@
 // channel axis, matmul its operands' outer pieces, ...); split cuts a tensor
 // at its last recorded boundary. So split sizes are a function of the
 // arguments, and so are conv2d groups (C_in / the weight's C_in).
+//
+// Arity. Templates take 0..3 arguments: a biased conv2d takes (x, w, b).
 #pragma once
 
 #include <array>
@@ -28,6 +30,7 @@ namespace tso::gen {
 constexpr int kMaxOps = 6;
 constexpr int kMaxSegs = 6;
 constexpr int kMaxRank = 4;
+constexpr int kMaxArgs = 3;
 
 // Pieces recorded along one axis; n == 0: none.
 struct Segs {
@@ -63,7 +66,8 @@ class KindTable {
   int var_kind(int var) const { return var_kinds_[var]; }
   // nullptr when the template does not apply to these arguments.
   const Applied* apply(int tmpl, std::span<const int> arg_kinds);
-  // `apply` for the enumeration's inner loop: a table lookup once computed.
+  // `apply` for the enumeration's inner loop (arity <= 2): a table lookup
+  // once computed.
   const Applied* apply2(int tmpl, int arity, int k0, int k1) {
     if (k0 < capacity_ && k1 < capacity_) {
       int s = dense_[(static_cast<size_t>(tmpl) * capacity_ + k0) * capacity_ + k1];
@@ -72,6 +76,10 @@ class KindTable {
     std::array<int, 2> k{k0, k1};
     return apply(tmpl, std::span(k.data(), arity));
   }
+  // For a 3-argument template: whether its first two arguments may have
+  // these kinds (some third argument could then complete it). The
+  // enumeration probes the third argument only after this holds.
+  bool admits_prefix(int tmpl, int k0, int k1);
   const OpSet& set() const { return set_; }
 
  private:
@@ -81,15 +89,21 @@ class KindTable {
   std::vector<int> var_kinds_;
   // (tmpl, kind0, kind1) -> applied index, -1 (does not apply) or -2 (not
   // yet computed); dense, since it sits in the enumeration's inner loop.
+  // For a 3-argument template the slot says whether the prefix admits
+  // (kPrefixOk or -1), and the applications sit in `ternary_`.
+  static constexpr int kPrefixOk = -3;
   int& slot(int tmpl, int k0, int k1);
+  // The application's index in applied_, or -1.
+  int compute(int tmpl, std::span<const int> arg_kinds);
   int capacity_ = 0;
   std::vector<int32_t> dense_;
+  std::unordered_map<uint64_t, int> ternary_;
   std::vector<std::unique_ptr<Applied>> applied_;
 };
 
 struct ProgOp {
   uint8_t tmpl = 0;
-  std::array<uint8_t, 2> args{};
+  std::array<uint8_t, kMaxArgs> args{};
   friend bool operator==(const ProgOp&, const ProgOp&) = default;
 };
 
@@ -98,11 +112,16 @@ struct Program {
   friend bool operator==(const Program&, const Program&) = default;
 };
 
-// Fixed-size encoding: [ops, (tmpl, a0, a1) per op], zero-padded. Programs
-// with fewer operators order first.
-using Code = std::array<uint8_t, 1 + 3 * kMaxOps>;
-Code encode(const Program& p);
-Program decode(const Code& c);
+// Fixed-size encoding: [ops, (tmpl, its arguments) per op], zero-padded, so
+// a record is 32 bytes. Programs with fewer operators order first; two
+// programs compare as their operators do in order (equal templates take
+// equal byte counts), so for templates of arity <= 2 the order is the one
+// of three bytes per operator. Holds kMaxOps operators of arity <= 2, and
+// max_ops_for(set) operators in general.
+using Code = std::array<uint8_t, 24>;
+Code encode(const OpSet& set, const Program& p);
+Program decode(const OpSet& set, const Code& c);
+int max_ops_for(const OpSet& set);
 
 // Structural hashes: a variable by its index, an operator output by its
 // template, the hashes of its arguments (sorted for commutative operators)
@@ -112,6 +131,7 @@ uint64_t var_hash(int var);
 uint64_t op_hash(int tmpl, bool commutative, std::span<const uint64_t> arg_hashes);
 uint64_t output_hash(uint64_t op, int output);
 bool commutative(const OpTemplate& t);
+int max_arity(const OpSet& set);
 
 // The number of outputs of a template (split is two-way, as in TASO).
 inline int outputs_of(const OpTemplate& t) { return t.op == Op::Split ? 2 : 1; }

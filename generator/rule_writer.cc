@@ -11,7 +11,10 @@
 // on equal shapes may be false on broadcast ones (conv2d(x1, w) + conv2d(x2,
 // w) = conv2d(x1 + x2, w) fails when x1 is 1x1 and x2 is 5x5: padding), so
 // the operands' extents are required equal by `where` conditions wherever
-// their expressions differ.
+// their expressions differ; a bias add's vector has the extent of its
+// operand's last axis. Where a bias (of conv2d or a bias add) is cut into
+// pieces and the result keeps them, the pieces are required equal one by
+// one, so the rule stays true read backwards (a split at those pieces).
 #include "generator/rule_writer.h"
 
 #include <algorithm>
@@ -141,16 +144,36 @@ class SideWriter {
         o.dims = {a[0]->dims[0], a[1]->dims[0], a[0]->dims[2], a[0]->dims[3]};
         o.segs[0] = a[0]->segs[0];
         o.segs[1] = a[1]->segs[0];
+        if (a.size() == 3 && !a[2]->segs[0].empty()) {
+          if (k0.segs[1].n == 0)
+            o.segs[1].clear();
+          else
+            require_pieces_equal(a[1]->segs[0], a[2]->segs[0]);
+        }
         if (app.node.attrs.i(AttrKey::groups) != 1 && table_.kind(r.kind[r.op_args[op][1]]).shape[1] == 1)
           exprs->push_back({AttrKey::groups, {a[0]->dims[1]}});
         break;
       }
-      case Op::Matmul:
-        o.dims = {a[0]->dims[0], a[1]->dims[1]};
-        o.segs[0] = a[0]->segs[0];
-        o.segs[1] = a[1]->segs[1];
+      case Op::Matmul: {
+        const size_t last = a[0]->dims.size() - 1;
+        o.dims = a[0]->dims;
+        o.dims[last] = a[1]->dims[1];
+        for (size_t d = 0; d < last; ++d) o.segs[d] = a[0]->segs[d];
+        o.segs[last] = a[1]->segs[1];
         break;
+      }
       case Op::Add:
+        if (t.bias) {
+          // A vector along the last axis: its extent is that axis's, piece
+          // by piece where the sum keeps the pieces (split may cut there).
+          const size_t last = a[0]->dims.size() - 1;
+          require_equal(a[0]->dims[last], a[1]->dims[0]);
+          o.dims = a[0]->dims;
+          keep(o, app.out_kinds[0], *a[0]);
+          if (!o.segs[last].empty()) require_pieces_equal(o.segs[last], a[1]->segs[0]);
+          break;
+        }
+        [[fallthrough]];
       case Op::Mul:
         for (size_t d = 0; d < a[0]->dims.size(); ++d) require_equal(a[0]->dims[d], a[1]->dims[d]);
         o.dims = a[0]->dims;
@@ -225,6 +248,11 @@ class SideWriter {
       default: TSO_CHECK(false, "operator the generator does not apply: " + t.text);
     }
     return out;
+  }
+
+  void require_pieces_equal(const Exprs& x, const Exprs& y) {
+    TSO_CHECK(x.size() == y.size(), "pieces kept by the kinds differ in number");
+    for (size_t i = 0; i < x.size(); ++i) require_equal(x[i], y[i]);
   }
 
   void require_equal(const ShapeExpr& x, const ShapeExpr& y) {

@@ -38,7 +38,7 @@ std::vector<ValuePtr> input_values(const OpSet& set, int sets, uint64_t seed) {
 }
 
 bool fast_conv_applies(const Node& n, size_t arity) {
-  if (n.op != Op::Conv2d || arity != 2) return false;
+  if (n.op != Op::Conv2d || (arity != 2 && arity != 3)) return false;
   if (n.attrs.ints(AttrKey::stride) != std::vector<int64_t>{1, 1}) return false;
   if (n.attrs.has(AttrKey::dilation) && n.attrs.ints(AttrKey::dilation) != std::vector<int64_t>{1, 1})
     return false;
@@ -46,20 +46,22 @@ bool fast_conv_applies(const Node& n, size_t arity) {
   return n.attrs.pad(AttrKey::pad).mode == Padding::kSame && (act == Act::kNone || act == Act::kRelu);
 }
 
-ModTensor fast_conv(const Node& n, const ModTensor& x, const ModTensor& w) {
-  const int64_t b = x.shape[0], c = x.shape[1], h = x.shape[2], wd = x.shape[3];
+ModTensor fast_conv(const Node& n, const ModTensor& x, const ModTensor& w, const ModTensor* b) {
+  const int64_t nb = x.shape[0], c = x.shape[1], h = x.shape[2], wd = x.shape[3];
   const int64_t co = w.shape[0], cg = w.shape[1], kh = w.shape[2], kw = w.shape[3];
   const int64_t groups = n.attrs.i(AttrKey::groups), cog = co / groups;
   TSO_CHECK(cg * groups == c && cog * groups == co, "conv2d groups");
   // `same` with stride 1: the padding before is half of kernel - 1.
   const int64_t ph = (kh - 1) / 2, pw = (kw - 1) / 2;
-  ModTensor y(Shape{b, co, h, wd});
-  for (int64_t bi = 0; bi < b; ++bi)
+  TSO_CHECK(b == nullptr || b->data.size() == static_cast<size_t>(co), "conv2d bias");
+  ModTensor y(Shape{nb, co, h, wd});
+  for (int64_t bi = 0; bi < nb; ++bi)
     for (int64_t o = 0; o < co; ++o) {
       const int64_t g = o / cog;
       for (int64_t oh = 0; oh < h; ++oh)
         for (int64_t ow = 0; ow < wd; ++ow) {
-          uint64_t lo = 0, hi = 0;
+          // The bias is reduced (< p), so it adds to the low sum.
+          uint64_t lo = b == nullptr ? 0 : b->data[o].v, hi = 0;
           for (int64_t ci = 0; ci < cg; ++ci) {
             const ref::Mod* xp = x.data.data() + ((bi * c + g * cg + ci) * h) * wd;
             const ref::Mod* wp = w.data.data() + ((o * cg + ci) * kh) * kw;
@@ -88,10 +90,10 @@ std::vector<ValuePtr> eval_applied(const Applied& app, std::span<const Value* co
   std::vector<std::shared_ptr<Value>> outs(app.out_kinds.size());
   for (auto& o : outs) o = std::make_shared<Value>();
   for (int s = 0; s < sets; ++s) {
-    std::array<const ModTensor*, 2> in{};
+    std::array<const ModTensor*, kMaxArgs> in{};
     for (size_t i = 0; i < args.size(); ++i) in[i] = &args[i]->sets[s];
     if (fast_conv_applies(app.node, args.size())) {
-      outs[0]->sets.push_back(fast_conv(app.node, *in[0], *in[1]));
+      outs[0]->sets.push_back(fast_conv(app.node, *in[0], *in[1], in[2]));
       continue;
     }
     Expected<std::vector<ModTensor>> r =
@@ -111,7 +113,7 @@ std::vector<ValuePtr> eval_program(const Replayed& r, const std::vector<ValuePtr
   std::vector<ValuePtr> vals(inputs.begin(), inputs.end());
   vals.resize(r.kind.size());
   for (size_t i = 0; i < r.applied.size(); ++i) {
-    std::array<const Value*, 2> a{};
+    std::array<const Value*, kMaxArgs> a{};
     int n = 0;
     for (int arg : r.op_args[i]) a[n++] = vals[arg].get();
     int sets = static_cast<int>(inputs.front()->sets.size());

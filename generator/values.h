@@ -29,13 +29,15 @@ std::vector<ValuePtr> input_values(const OpSet& set, int sets, uint64_t seed);
 // application shape inference accepted (an internal invariant).
 std::vector<ValuePtr> eval_applied(const Applied& app, std::span<const Value* const> args,
                                    int sets);
-// conv2d in Mod for stride 1, no dilation, `same` padding, no bias and no
-// or relu activation (all of TASO's convolutions), by direct loops with the
-// products reduced lazily: 2^31 = 1 (mod p), so the low and high 31 bits of
-// the products add up separately and each output is reduced once. The same
-// values as the reference executor (tested); eval_applied uses it.
+// conv2d in Mod for stride 1, no dilation, `same` padding, an optional bias
+// and no or relu activation (all of the generator's convolutions), by direct
+// loops with the products reduced lazily: 2^31 = 1 (mod p), so the low and
+// high 31 bits of the products add up separately and each output is reduced
+// once. The same values as the reference executor (tested); eval_applied
+// uses it. `b` is the bias, or nullptr.
 bool fast_conv_applies(const Node& n, size_t arity);
-ModTensor fast_conv(const Node& n, const ModTensor& x, const ModTensor& w);
+ModTensor fast_conv(const Node& n, const ModTensor& x, const ModTensor& w,
+                    const ModTensor* b = nullptr);
 // Every tensor of a replayed program, in tensor order.
 std::vector<ValuePtr> eval_program(const Replayed& r, const std::vector<ValuePtr>& inputs);
 inline bool same_value(const Value& a, const Value& b) {

@@ -130,7 +130,7 @@ TEST_F(Generate, MergeRejectsMissingRepeatedAndForeignParts) {
             "part 1/2 comes from another run (operator set, max-ops, seed or shard count differ)"},
            {{path("p0"), path("junk")},
             path("junk") + ": not a part file of `tso generate --shard` (first line is not "
-                           "'# tso generate part v1')"}}) {
+                           "'# tso generate part v2')"}}) {
     std::vector<std::string> args{"--merge"};
     args.insert(args.end(), c.parts.begin(), c.parts.end());
     args.insert(args.end(), {"-o", path("out.rules")});
