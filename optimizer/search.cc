@@ -16,6 +16,7 @@ const char* stop_reason_name(StopReason r) {
     case StopReason::kExhausted: return "exhausted";
     case StopReason::kBudget: return "budget";
     case StopReason::kTimeLimit: return "time-limit";
+    case StopReason::kStalled: return "stalled";
   }
   return "?";
 }
@@ -79,6 +80,7 @@ class Search {
     SearchResult r;
     r.initial_cost = states_[0].cost;
     int best = 0;
+    int64_t best_at = 0;  // the expansion that found the best graph
     seen_.insert(states_[0].hash);
     queue_.push({states_[0].cost, seq_++, 0});
     r.stop = StopReason::kExhausted;
@@ -91,12 +93,19 @@ class Search {
         r.stop = StopReason::kTimeLimit;
         break;
       }
+      if (options_.stall_expansions > 0 && r.expansions - best_at >= options_.stall_expansions) {
+        r.stop = StopReason::kStalled;
+        break;
+      }
       QueueEntry e = queue_.top();
       queue_.pop();
       if (e.cost > options_.alpha * states_[best].cost) continue;
       std::shared_ptr<Built> b = build(e.state);
-      if (states_[e.state].cost < states_[best].cost) best = e.state;
       ++r.expansions;
+      if (e.state == 0 || states_[e.state].cost < states_[best].cost) {
+        best = e.state;
+        best_at = r.expansions;
+      }
       expand(e.state, *b, states_[best].cost, &r);
       if (options_.progress && r.expansions % options_.progress_every == 0)
         options_.progress({r.expansions, static_cast<int64_t>(queue_.size()),

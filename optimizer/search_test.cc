@@ -113,6 +113,46 @@ TEST_F(SearchTest, BudgetAndTimeLimitStopTheSearchAndSaySo) {
   EXPECT_STREQ(stop_reason_name(t.stop), "time-limit");
 }
 
+TEST_F(SearchTest, ASearchWithoutProgressStopsAsStalled) {
+  // Four matmuls on one input: many orders of pairwise and three-way merges,
+  // most of them no cheaper than a graph already seen.
+  Graph g = parse(R"(graph four {
+  input x: f32[1,128,768]
+  weight a: f32[768,768]
+  weight b: f32[768,768]
+  weight c: f32[768,768]
+  weight d: f32[768,768]
+  %a = matmul(x, a)
+  %b = matmul(x, b)
+  %c = matmul(x, c)
+  %d = matmul(x, d)
+  output a = %a
+  output b = %b
+  output c = %c
+  output d = %d
+})");
+  SearchOptions never;
+  never.alpha = 1.5;  // costlier graphs are expanded too
+  never.stall_expansions = 0;
+  SearchResult full = search(g, index_, *model_, never);
+  ASSERT_EQ(full.stop, StopReason::kExhausted);
+  // One expansion without a cheaper graph ends a search that allows one.
+  SearchOptions one = never;
+  one.stall_expansions = 1;
+  SearchResult r = search(g, index_, *model_, one);
+  EXPECT_EQ(r.stop, StopReason::kStalled);
+  EXPECT_STREQ(stop_reason_name(r.stop), "stalled");
+  EXPECT_LT(r.expansions, full.expansions);
+  EXPECT_LE(r.best_cost, r.initial_cost);
+  // A limit longer than the whole search changes nothing.
+  SearchOptions wide = never;
+  wide.stall_expansions = full.expansions;
+  SearchResult w = search(g, index_, *model_, wide);
+  EXPECT_EQ(w.stop, StopReason::kExhausted);
+  EXPECT_EQ(w.best, full.best);
+  EXPECT_EQ(w.expansions, full.expansions);
+}
+
 TEST_F(SearchTest, AGraphNoRuleMatchesComesBackUnchanged) {
   Graph g = parse(R"(graph g {
   input x: f32[2,3]
