@@ -3,7 +3,7 @@
 #include <chrono>
 #include <memory>
 #include <queue>
-#include <unordered_set>
+#include <utility>
 
 #include "optimizer/lru_cache.h"
 #include "optimizer/match_set.h"
@@ -47,6 +47,54 @@ struct Built {
 };
 
 using Matches = std::vector<ScoredMatch>;
+
+// The structural hashes seen so far. Open addressing with linear probing in
+// one array: the search tests one hash per rewrite within alpha (NASNet:
+// 436,000 in 1000 expansions), and std::unordered_set's per-entry nodes
+// made that 14% of its search time.
+class HashSet {
+ public:
+  // False when `h` was already in the set.
+  bool insert(uint64_t h) {
+    if (h == kEmpty) return !std::exchange(has_empty_, true);
+    if (2 * (size_ + 1) > slots_.size()) grow();
+    for (size_t i = slot(h);; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i] == h) return false;
+      if (slots_[i] == kEmpty) {
+        slots_[i] = h;
+        ++size_;
+        return true;
+      }
+    }
+  }
+
+ private:
+  static constexpr uint64_t kEmpty = 0;
+
+  // Graph hashes are sums of mixed terms; mixed again so that the low bits
+  // that pick the slot depend on all of them.
+  size_t slot(uint64_t h) const {
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return h & (slots_.size() - 1);
+  }
+
+  void grow() {
+    std::vector<uint64_t> old(2 * slots_.size(), kEmpty);
+    old.swap(slots_);
+    for (uint64_t h : old) {
+      if (h == kEmpty) continue;
+      size_t i = slot(h);
+      while (slots_[i] != kEmpty) i = (i + 1) & (slots_.size() - 1);
+      slots_[i] = h;
+    }
+  }
+
+  std::vector<uint64_t> slots_ = std::vector<uint64_t>(1024, kEmpty);
+  size_t size_ = 0;
+  bool has_empty_ = false;
+};
 
 struct QueueEntry {
   double cost;
@@ -136,7 +184,7 @@ class Search {
       double cost = parent_cost + m.cost_delta;
       if (!(cost < options_.alpha * best_cost)) continue;
       uint64_t hash = parent_hash + m.hash_delta;
-      if (!seen_.insert(hash).second) {
+      if (!seen_.insert(hash)) {
         ++r->duplicates;
         continue;
       }
@@ -206,7 +254,7 @@ class Search {
   const SearchOptions& options_;
   std::vector<State> states_;
   std::priority_queue<QueueEntry, std::vector<QueueEntry>, std::greater<QueueEntry>> queue_;
-  std::unordered_set<uint64_t> seen_;
+  HashSet seen_;
   int64_t seq_ = 0;
   std::shared_ptr<Built> root_;
   std::shared_ptr<Matches> root_matches_;
