@@ -1,9 +1,11 @@
 // The committed generated rule files: each parses, its header's counts match
-// its body, and it holds TASO's classic substitutions up to renaming.
+// its body, and it holds TASO's classic substitutions up to renaming; the
+// biased operator sets' files hold the classic merges with biases, verified.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <sstream>
 
@@ -47,7 +49,7 @@ bool has_rule(const RuleSet& set, const std::string& one, const std::string& oth
   return false;
 }
 
-void check_header(const RuleSet& set) {
+void check_header(const RuleSet& set, const std::string& ops = "taso") {
   ASSERT_EQ(set.header.size(), 2u);
   std::smatch m;
   ASSERT_TRUE(std::regex_search(set.header[1], m, std::regex("written=([0-9]+)")));
@@ -56,7 +58,7 @@ void check_header(const RuleSet& set) {
   EXPECT_EQ(std::stoul(m[1]), set.rules.size());
   for (const Rule& r : set.rules) {
     EXPECT_EQ(r.origin.kind, RuleOrigin::Kind::kGenerated) << r.name;
-    EXPECT_EQ(r.origin.ops, "taso") << r.name;
+    EXPECT_EQ(r.origin.ops, ops) << r.name;
   }
 }
 
@@ -89,6 +91,107 @@ TEST(GeneratedRules, TasoN4ParsesWithMatchingCounts) {
 
 TEST(GeneratedRules, TasoN4HoldsTheClassicSubstitutions) {
   expect_classic_rules(load("substitutions/taso_n4.rules"));
+}
+
+// "concat(2)@0 conv2d(3)+relu split(1)@1": the sorted operators of a side
+// with their argument counts, fused activations and axes.
+std::string signature(const RuleSide& side) {
+  std::vector<std::string> ops;
+  for (const RuleNode& n : side.nodes) {
+    std::string s = std::string(op_name(n.op)) + "(" + std::to_string(n.args.size()) + ")";
+    for (const PatternAttr& a : n.attrs) {
+      if (a.form != PatternAttr::Form::kValue) continue;
+      if (a.key == AttrKey::act && std::get<Act>(a.value) != Act::kNone)
+        s += std::string("+") + act_name(std::get<Act>(a.value));
+      if (a.key == AttrKey::axis) s += "@" + std::to_string(std::get<int64_t>(a.value));
+    }
+    ops.push_back(s);
+  }
+  std::sort(ops.begin(), ops.end());
+  std::string s;
+  for (const std::string& o : ops) s += (s.empty() ? "" : " ") + o;
+  return s;
+}
+
+// A rule with these sides (either way round) for which `also` holds.
+const Rule* find_rule(const RuleSet& set, const std::string& one, const std::string& other,
+                      const std::function<bool(const Rule&)>& also = [](const Rule&) { return true; }) {
+  for (const Rule& r : set.rules) {
+    std::string s = signature(r.source), t = signature(r.target);
+    if (((s == one && t == other) || (s == other && t == one)) && also(r)) return &r;
+  }
+  return nullptr;
+}
+
+// The rule reads a conv weight with a KxK kernel (rank 4, not the 5x5 image).
+std::function<bool(const Rule&)> kernel(int64_t k) {
+  return [k](const Rule& r) {
+    return std::any_of(r.inputs.begin(), r.inputs.end(), [k](const RuleVar& v) {
+      const Shape& s = v.type.shape;
+      return s.rank() == 4 && s[2] == k && s[3] == k && s[2] != 5;
+    });
+  };
+}
+
+// The two-operator side's operators read one input.
+bool merges_one_input(const Rule& r) {
+  const RuleSide& two = r.source.nodes.size() == 2 ? r.source : r.target;
+  return two.nodes.size() == 2 && two.nodes[0].args[0] == two.nodes[1].args[0];
+}
+
+void expect_verified(const Rule* r, const std::string& what) {
+  ASSERT_NE(r, nullptr) << what << ": no such rule";
+  EXPECT_EQ(r->status.kind, RuleStatus::Kind::kVerified) << what << ": " << r->name;
+}
+
+TEST(GeneratedRules, BiasN4ParsesWithMatchingCounts) {
+  RuleSet set = load("substitutions/bias_n4.rules");
+  check_header(set, "bias");
+  EXPECT_NE(set.header[0].find("max-ops: 4"), std::string::npos);
+}
+
+// The merges the optimizer needs on real models, from the biased operator
+// set alone: fused relu, parallel biased convs (through an enlarged 1x1
+// kernel too), and rank-3 projections of one input.
+TEST(GeneratedRules, BiasN4HoldsTheClassicMergesWithBiases) {
+  RuleSet set = load("substitutions/bias_n4.rules");
+  for (int64_t k : {3, 1})
+    expect_verified(find_rule(set, "conv2d(3) relu(1)", "conv2d(3)+relu", kernel(k)),
+                    "conv then relu is fused conv, " + std::to_string(k) + "x" + std::to_string(k));
+  const std::string merged = "concat(2)@0 concat(2)@0 conv2d(3)";
+  expect_verified(find_rule(set, "conv2d(3) conv2d(3)", merged + " split(1)@1", merges_one_input),
+                  "biased convs on one input merge");
+  expect_verified(find_rule(set, "conv2d(3)+relu conv2d(3)+relu", merged + "+relu split(1)@1",
+                            merges_one_input),
+                  "biased convs with relu on one input merge");
+  expect_verified(find_rule(set, "conv2d(3)", "conv2d(3) enlarge(1)", kernel(1)),
+                  "a biased 1x1 conv is the 3x3 conv of its enlarged kernel");
+  expect_verified(find_rule(set, "matmul(2) matmul(2)", "concat(2)@1 matmul(2) split(1)@2",
+                            merges_one_input),
+                  "rank-3 matmuls on one input merge");
+}
+
+TEST(GeneratedRules, LinearBiasN5ParsesWithMatchingCounts) {
+  RuleSet set = load("substitutions/linear_bias_n5.rules");
+  check_header(set, "linear_bias");
+  EXPECT_NE(set.header[0].find("max-ops: 5"), std::string::npos);
+}
+
+// Two biased projections of one input merge into one matmul on concatenated
+// weights plus concatenated biases (composed, BERT's three Q/K/V).
+TEST(GeneratedRules, LinearBiasN5MergesBiasedProjections) {
+  RuleSet set = load("substitutions/linear_bias_n5.rules");
+  expect_verified(find_rule(set, "add(2) add(2) matmul(2) matmul(2)",
+                            "add(2) concat(2)@0 concat(2)@1 matmul(2) split(1)@2",
+                            [](const Rule& r) {
+                              const RuleSide& four =
+                                  r.source.nodes.size() == 4 ? r.source : r.target;
+                              std::vector<RuleRef> x;
+                              for (const RuleNode& n : four.nodes)
+                                if (n.op == Op::Matmul) x.push_back(n.args[0]);
+                              return x.size() == 2 && x[0] == x[1];
+                            }),
+                  "biased projections of one input merge");
 }
 
 }  // namespace
