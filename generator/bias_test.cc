@@ -49,6 +49,10 @@ TEST(BiasOpSet, BiasIsAThirdArgumentOrAVectorAdd) {
   Expected<OpSet> bad = parse_op_set("name t\ninput x : f32[2,2]\nop relu bias\n", "bad.ops");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message, "bad.ops:3: 'bias' applies to conv2d and add only");
+  bad = parse_op_set("name t\nprefix 2x\n", "bad.ops");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message,
+            "bad.ops:2: expected `prefix NAME` (letters, digits, '_'; not a digit first)");
 }
 
 TEST(BiasOpSet, MaxOpsIsBoundedByTheRecord) {
@@ -219,8 +223,8 @@ TEST(BiasRuleWriter, ConvBiasPiecesMatchTheWeight) {
   EXPECT_NE(text.find("sizes=[dim(w1,0), dim(w2,0)]"), std::string::npos) << text;
 }
 
-// At two operators the fused biased conv is found, and rules come out the
-// same whatever the number of threads.
+// At two operators the fused biased conv is found; rules are named after
+// the op set's prefix.
 TEST(BiasGenerate, TwoOperatorsFuseRelu) {
   GenerateOptions o;
   o.max_ops = 2;
@@ -228,6 +232,7 @@ TEST(BiasGenerate, TwoOperatorsFuseRelu) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   bool fused = false;
   for (const Rule& rule : r->rules.rules) {
+    EXPECT_EQ(rule.name.rfind("bias2_", 0), 0u) << rule.name;
     EXPECT_TRUE(instantiate(rule, RuleSideKind::kSource).ok()) << rule.name;
     EXPECT_TRUE(instantiate(rule, RuleSideKind::kTarget).ok()) << rule.name;
     if (rule.source.nodes.size() != 2 || rule.target.nodes.size() != 1) continue;

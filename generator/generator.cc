@@ -45,7 +45,7 @@ uint64_t op_set_hash(const OpSet& set) {
     for (unsigned char c : t) h = hash_mix(h, c);
     return hash_mix(h, t.size());
   };
-  uint64_t h = text(0x0b5e7ull, set.name);
+  uint64_t h = text(text(0x0b5e7ull, set.name), set.rule_prefix);
   for (const GenVar& v : set.vars) {
     h = text(h, v.name);
     h = hash_mix(hash_mix(h, hash_of(v.type.shape)), v.weight);
@@ -266,9 +266,9 @@ Expected<GenerateResult> rules_from(const OpSet& set, Part whole) {
   int index = 0;
   for (size_t i = 0; i < cands.size(); ++i) {
     if (!keep[i]) continue;
-    char name[32];
-    std::snprintf(name, sizeof name, "g%d_%06d", whole.max_ops, index++);
-    res.rules.rules.push_back(make_rule(table, cands[i], name, origin));
+    char suffix[32];
+    std::snprintf(suffix, sizeof suffix, "%d_%06d", whole.max_ops, index++);
+    res.rules.rules.push_back(make_rule(table, cands[i], set.rule_prefix + suffix, origin));
   }
   lap("write");
   return res;

@@ -1,6 +1,8 @@
 // Parser of operator-set files.
 #include "generator/op_set.h"
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -41,6 +43,13 @@ int generator_arity(Op op) {
     case Op::Concat: return 2;
     default: return -1;
   }
+}
+
+bool identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
 }
 
 bool parse_type(std::string_view s, TensorType* out) {
@@ -151,12 +160,17 @@ class Parser {
       if (w[0] == "name") {
         if (w.size() != 2) return error(line, "expected `name NAME`");
         set_.name = w[1];
+      } else if (w[0] == "prefix") {
+        if (w.size() != 2 || !identifier(w[1]))
+          return error(line, "expected `prefix NAME` (letters, digits, '_'; not a digit first)");
+        set_.rule_prefix = w[1];
       } else if (w[0] == "input" || w[0] == "weight") {
         s = vars(line, w, w[0] == "weight");
       } else if (w[0] == "op") {
         s = op(line, w);
       } else {
-        return error(line, "expected `name`, `input`, `weight` or `op`, got '" + w[0] + "'");
+        return error(line,
+                     "expected `name`, `prefix`, `input`, `weight` or `op`, got '" + w[0] + "'");
       }
       if (!s.ok()) return s.error();
     }

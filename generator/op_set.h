@@ -40,6 +40,9 @@ struct OpTemplate {
 
 struct OpSet {
   std::string name;
+  // Rule names are PREFIX<N>_<index> (`prefix` line; "g" by default), so the
+  // rules of different op sets' files never share a name.
+  std::string rule_prefix = "g";
   std::vector<GenVar> vars;
   std::vector<OpTemplate> ops;
 };
