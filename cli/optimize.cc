@@ -173,6 +173,7 @@ int run_optimize(const OptimizeFlags& f) {
   ctx.budget = f.budget;
   ctx.time_limit_s = f.time_limit;
   ctx.tolerance = options.check.tolerance;
+  ctx.rewrite_kinds = opt::count_rewrite_kinds(r->search.applied, rules);
   if (!f.report.empty()) {
     std::string text = report_ext == ".json" ? opt::report_json(*r, ctx)
                                              : opt::report_markdown(*r, ctx);
@@ -189,6 +190,13 @@ int run_optimize(const OptimizeFlags& f) {
   if (r->checked)
     std::printf("check           %d random inputs, max relative error %.3g\n", r->check.runs,
                 r->check.max_relative_error);
+  std::string kinds;
+  for (int k = 0; k < opt::kNumRewriteKinds; ++k)
+    if (ctx.rewrite_kinds[k] > 0)
+      kinds += (kinds.empty() ? "" : ", ") +
+               std::string(opt::rewrite_kind_name(static_cast<opt::RewriteKind>(k))) + " x" +
+               std::to_string(ctx.rewrite_kinds[k]);
+  if (!kinds.empty()) std::printf("rewrites        %s\n", kinds.c_str());
   for (const opt::RuleCount& c : opt::count_rules(sr.applied))
     std::printf("rule            %s x%d\n", c.rule.c_str(), c.count);
   return kExitOk;

@@ -64,7 +64,11 @@ std::string report_markdown(const OptimizeResult& r, const ReportContext& c) {
        ", time limit " + fmt("%g", c.time_limit_s) + " s)\n";
   m += "- weight folding: " + std::to_string(r.fold.folded) + " new weights\n";
   m += "- numerical check: " + check_text(r, c.tolerance) + "\n\n";
-  m += "## Rules applied (" + std::to_string(s.applied.size()) + ")\n\n";
+  m += "## Classic rewrites\n\n| kind | applications |\n| --- | --- |\n";
+  for (int k = 0; k < kNumRewriteKinds; ++k)
+    m += "| " + std::string(rewrite_kind_name(static_cast<RewriteKind>(k))) + " | " +
+         std::to_string(c.rewrite_kinds[k]) + " |\n";
+  m += "\n## Rules applied (" + std::to_string(s.applied.size()) + ")\n\n";
   if (s.applied.empty()) m += "none\n";
   else m += "| rule | count | nodes |\n| --- | --- | --- |\n";
   for (const RuleCount& rc : count_rules(s.applied)) {
@@ -102,6 +106,10 @@ std::string report_json(const OptimizeResult& r, const ReportContext& c) {
                 {"tolerance", c.tolerance},
                 {"runs", r.check.runs},
                 {"max_relative_error", r.check.max_relative_error}};
+  nlohmann::ordered_json kinds = nlohmann::ordered_json::object();
+  for (int k = 0; k < kNumRewriteKinds; ++k)
+    kinds[std::string(rewrite_kind_key(static_cast<RewriteKind>(k)))] = c.rewrite_kinds[k];
+  j["classic_rewrites"] = kinds;
   nlohmann::ordered_json applied = nlohmann::ordered_json::array();
   for (const RuleCount& rc : count_rules(s.applied))
     applied.push_back({{"rule", rc.rule}, {"count", rc.count}, {"nodes", rc.nodes}});

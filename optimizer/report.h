@@ -1,6 +1,6 @@
 // The optimization report, in markdown or JSON: rules applied (name, how
 // many times, on which nodes), operator count and predicted cost before and
-// after, search time, expansions and why the search stopped, weight folding
+// after, the classic rewrites among them, search time, expansions and why the search stopped, weight folding
 // and the numerical check.
 #pragma once
 
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "optimizer/optimize.h"
+#include "optimizer/rewrite_kind.h"
 
 namespace tso::opt {
 
@@ -23,6 +24,8 @@ struct ReportContext {
   int64_t budget = 0;
   double time_limit_s = 0;
   double tolerance = 1e-4;
+  // Applications per RewriteKind (count_rewrite_kinds).
+  std::array<int, kNumRewriteKinds> rewrite_kinds{};
 };
 
 struct RuleCount {

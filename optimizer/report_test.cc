@@ -40,6 +40,8 @@ ReportContext context() {
   c.alpha = 1.05;
   c.budget = 1000;
   c.time_limit_s = 60;
+  c.rewrite_kinds[static_cast<int>(RewriteKind::kFuseActivation)] = 2;
+  c.rewrite_kinds[static_cast<int>(RewriteKind::kMergeConvs)] = 1;
   return c;
 }
 
@@ -64,6 +66,8 @@ TEST(Report, MarkdownShowsCountsCostsAndStopReason) {
             std::string::npos)
       << m;
   EXPECT_NE(m.find("max relative error 3e-07"), std::string::npos) << m;
+  EXPECT_NE(m.find("| fuse activation | 2 |"), std::string::npos) << m;
+  EXPECT_NE(m.find("| merge convolutions | 1 |"), std::string::npos) << m;
 }
 
 TEST(Report, JsonCarriesTheSameFigures) {
@@ -79,6 +83,9 @@ TEST(Report, JsonCarriesTheSameFigures) {
   EXPECT_EQ(j["check"]["runs"], 2);
   EXPECT_EQ(j["rules_reversed"], 2);
   EXPECT_EQ(j["rules_not_reversed"], 1);
+  EXPECT_EQ(j["classic_rewrites"]["fuse_activation"], 2);
+  EXPECT_EQ(j["classic_rewrites"]["merge_convolutions"], 1);
+  EXPECT_EQ(j["classic_rewrites"]["fold_batchnorm"], 0);
 }
 
 }  // namespace

@@ -1,0 +1,65 @@
+#include "optimizer/rewrite_kind.h"
+
+#include <string>
+#include <unordered_map>
+
+namespace tso::opt {
+namespace {
+
+struct OpCounts {
+  int batchnorm = 0, conv = 0, matmul = 0, activation = 0, enlarge = 0;
+};
+
+OpCounts count(const RuleSide& side) {
+  OpCounts c;
+  for (const RuleNode& n : side.nodes) {
+    switch (n.op) {
+      case Op::BatchNorm: ++c.batchnorm; break;
+      case Op::Conv2d: ++c.conv; break;
+      case Op::Matmul:
+      case Op::Gemm: ++c.matmul; break;
+      case Op::Relu:
+      case Op::Sigmoid:
+      case Op::Tanh: ++c.activation; break;
+      case Op::Enlarge: ++c.enlarge; break;
+      default: break;
+    }
+  }
+  return c;
+}
+
+constexpr std::array<std::string_view, kNumRewriteKinds> kNames = {
+    "fold batchnorm", "merge convolutions", "merge matmuls",
+    "fuse activation", "enlarge kernel",    "other"};
+constexpr std::array<std::string_view, kNumRewriteKinds> kKeys = {
+    "fold_batchnorm", "merge_convolutions", "merge_matmuls",
+    "fuse_activation", "enlarge_kernel",    "other"};
+
+}  // namespace
+
+RewriteKind classify_rewrite(const Rule& rule) {
+  const OpCounts s = count(rule.source), t = count(rule.target);
+  if (t.batchnorm < s.batchnorm) return RewriteKind::kFoldBatchnorm;
+  if (t.conv >= 1 && t.conv < s.conv) return RewriteKind::kMergeConvs;
+  if (t.matmul >= 1 && t.matmul < s.matmul) return RewriteKind::kMergeMatmuls;
+  if (t.activation < s.activation && t.conv + t.matmul >= 1) return RewriteKind::kFuseActivation;
+  if (t.enlarge > s.enlarge) return RewriteKind::kEnlargeKernel;
+  return RewriteKind::kOther;
+}
+
+std::array<int, kNumRewriteKinds> count_rewrite_kinds(const std::vector<AppliedRewrite>& applied,
+                                                      const RuleIndex& rules) {
+  std::unordered_map<std::string_view, RewriteKind> kind;
+  for (const CompiledRule& c : rules.rules()) kind.emplace(c.rule->name, classify_rewrite(*c.rule));
+  std::array<int, kNumRewriteKinds> n{};
+  for (const AppliedRewrite& a : applied) {
+    auto it = kind.find(a.rule);
+    ++n[static_cast<int>(it == kind.end() ? RewriteKind::kOther : it->second)];
+  }
+  return n;
+}
+
+std::string_view rewrite_kind_name(RewriteKind k) { return kNames[static_cast<int>(k)]; }
+std::string_view rewrite_kind_key(RewriteKind k) { return kKeys[static_cast<int>(k)]; }
+
+}  // namespace tso::opt
