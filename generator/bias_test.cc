@@ -3,6 +3,7 @@
 // application by kinds, encoding, Mod values, where conditions, and a small
 // enumeration that finds the fused biased conv.
 #include <gtest/gtest.h>
+#include <tbb/global_control.h>
 
 #include <algorithm>
 
@@ -249,6 +250,40 @@ TEST(BiasGenerate, TwoOperatorsFuseRelu) {
                       fused_conv.args.size() == 3 && act(fused_conv) == Act::kRelu);
   }
   EXPECT_TRUE(fused) << print_rules(r->rules);
+}
+
+// With 3-argument templates too, the output does not depend on the thread
+// count, and parts merge into the whole enumeration.
+TEST(BiasGenerate, SameRulesWhateverTheThreadsAndParts) {
+  auto rules = [](int threads) {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, threads);
+    GenerateOptions o;
+    o.max_ops = 3;
+    Expected<GenerateResult> r = generate(bias_set(), o);
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? print_rules(r->rules) : "";
+  };
+  const std::string one = rules(1);
+  EXPECT_NE(one.find("rule bias3_"), std::string::npos);
+  EXPECT_EQ(one, rules(2));
+  EXPECT_EQ(one, rules(4));
+
+  OpSet s = bias_set();
+  GenerateOptions o;
+  o.max_ops = 3;
+  Expected<Part> whole = enumerate_part(s, o);
+  ASSERT_TRUE(whole.ok());
+  std::vector<Part> parts;
+  for (int i = 0; i < 2; ++i) {
+    o.shard = i;
+    o.num_shards = 2;
+    Expected<Part> p = enumerate_part(s, o);
+    ASSERT_TRUE(p.ok());
+    parts.push_back(std::move(*p));
+  }
+  Expected<Part> merged = merge_parts(std::move(parts));
+  ASSERT_TRUE(merged.ok()) << merged.error().message;
+  EXPECT_EQ(merged->records, whole->records);
 }
 
 }  // namespace
