@@ -4,7 +4,8 @@
 // times the best cost found so far and its structural hash is new. Cost and
 // hash of a rewritten graph are computed from the rewrite alone (the nodes
 // it removes and adds); a graph is built only when it is expanded, from its
-// parent, which is kept in a small cache (or rebuilt from the root).
+// parent, which is kept in a small cache (or rebuilt from the root). The
+// search stops when the queue empties, a budget is spent, or it stalls.
 #pragma once
 
 #include <cstdint>
@@ -40,9 +41,9 @@ struct SearchOptions {
   double time_limit_s = 60;
   // The search stops when this many expansions in a row found no graph
   // cheaper than the best so far (0: never). On the shared models every
-  // improvement comes within 2 expansions of the previous one and none after
-  // expansion 133 (optimizer/README.md, "Stopping"), while a 1000-expansion
-  // budget spends 85% to 99% of its time after the last one.
+  // improvement came within 2 expansions of the previous one and none after
+  // expansion 133 of 3000 (optimizer/README.md, "Stopping"): a
+  // 1000-expansion budget spent 87% to 99% of its expansions after the last.
   int64_t stall_expansions = 200;
   // Expanded graphs kept to build their children from; a miss rebuilds a
   // chain of rewrites from a cached ancestor (NASNet: 16 graphs, 7.5
