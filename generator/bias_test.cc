@@ -98,11 +98,11 @@ TEST(BiasKinds, PiecesOfBiasedConvAndBiasAdd) {
                 b2 = var(s, "b2"), x1 = var(s, "x1"), y1 = var(s, "y1"), y2 = var(s, "y2");
   KindTable table(s);
   Program p;
-  p.ops = {{cat0, {w1, w2}},                          // nv
-           {cat0, {b1, b2}},                          // nv + 1
-           {conv, {i1, nv, uint8_t(nv + 1)}},         // nv + 2
-           {cat1, {y1, y2}},                          // nv + 3
-           {mm, {x1, uint8_t(nv + 3)}},               // nv + 4
+  p.ops = {{cat0, {w1, w2}},                             // nv
+           {cat0, {b1, b2}},                             // nv + 1
+           {conv, {i1, nv, uint8_t(nv + 1)}},            // nv + 2
+           {cat1, {y1, y2}},                             // nv + 3
+           {mm, {x1, uint8_t(nv + 3)}},                  // nv + 4
            {addb, {uint8_t(nv + 4), uint8_t(nv + 1)}}};  // nv + 5
   Replayed r = replay(table, p);
   const Kind& merged = table.kind(r.kind[nv + 2]);
@@ -125,8 +125,11 @@ TEST(BiasCode, EncodeDecodeRoundTrip) {
                 relu = tmpl(s, "relu"), cat0 = tmpl(s, "concat axis=0");
   const uint8_t nv = static_cast<uint8_t>(s.vars.size());
   Program p;
-  p.ops = {{cat0, {1, 2}}, {conv, {0, 3, 5}}, {relu, {uint8_t(nv + 1)}},
-           {conv, {uint8_t(nv + 2), 4, 6}}, {relu, {uint8_t(nv + 3)}}};
+  p.ops = {{cat0, {1, 2}},
+           {conv, {0, 3, 5}},
+           {relu, {uint8_t(nv + 1)}},
+           {conv, {uint8_t(nv + 2), 4, 6}},
+           {relu, {uint8_t(nv + 3)}}};
   const Code c = encode(s, p);
   EXPECT_EQ(c[0], 5);
   EXPECT_EQ(std::vector<uint8_t>(c.begin() + 4, c.begin() + 8),
@@ -170,17 +173,19 @@ TEST(BiasValues, FastConvWithBiasEqualsTheReference) {
 TEST(BiasRuleWriter, BiasAddWhereConditions) {
   OpSet s = bias_set();
   KindTable table(s);
-  const uint8_t mm = tmpl(s, "matmul"), addb = tmpl(s, "add bias"),
-                cat0 = tmpl(s, "concat axis=0"), cat1 = tmpl(s, "concat axis=1"),
-                split = tmpl(s, "split axis=2");
+  const uint8_t mm = tmpl(s, "matmul"), addb = tmpl(s, "add bias"), cat0 = tmpl(s, "concat axis=0"),
+                cat1 = tmpl(s, "concat axis=1"), split = tmpl(s, "split axis=2");
   const uint8_t nv = static_cast<uint8_t>(s.vars.size());
   const uint8_t b1 = var(s, "b1"), b2 = var(s, "b2"), x1 = var(s, "x1"), y1 = var(s, "y1"),
                 y2 = var(s, "y2");
   Candidate c;
   c.a.ops = {{mm, {x1, y1}}, {addb, {nv, b1}}, {mm, {x1, y2}}, {addb, {uint8_t(nv + 2), b2}}};
   c.a_out = {nv + 1, nv + 3};
-  c.b.ops = {{cat1, {y1, y2}}, {cat0, {b1, b2}}, {mm, {x1, nv}},
-             {addb, {uint8_t(nv + 2), uint8_t(nv + 1)}}, {split, {uint8_t(nv + 3)}}};
+  c.b.ops = {{cat1, {y1, y2}},
+             {cat0, {b1, b2}},
+             {mm, {x1, nv}},
+             {addb, {uint8_t(nv + 2), uint8_t(nv + 1)}},
+             {split, {uint8_t(nv + 3)}}};
   c.b_out = {nv + 4, nv + 5};
   Rule r = make_rule(table, c, "r", RuleOrigin{});
   const std::string text = print_rule(r);
@@ -211,7 +216,9 @@ TEST(BiasRuleWriter, ConvBiasPiecesMatchTheWeight) {
   const uint8_t i1 = var(s, "i1"), w1 = var(s, "w1"), w2 = var(s, "w2"), b1 = var(s, "b1"),
                 b2 = var(s, "b2");
   Candidate c;
-  c.a.ops = {{cat0, {w1, w2}}, {cat0, {b1, b2}}, {conv, {i1, nv, uint8_t(nv + 1)}},
+  c.a.ops = {{cat0, {w1, w2}},
+             {cat0, {b1, b2}},
+             {conv, {i1, nv, uint8_t(nv + 1)}},
              {split, {uint8_t(nv + 2)}}};
   c.a_out = {nv + 3, nv + 4};
   c.b.ops = {{conv, {i1, w1, b1}}, {conv, {i1, w2, b2}}};

@@ -64,7 +64,8 @@ void check_header(const RuleSet& set, const std::string& ops = "taso") {
 
 void expect_classic_rules(const RuleSet& set) {
   EXPECT_TRUE(has_rule(set, "add matmul matmul", "add matmul")) << "matmul distributes over add";
-  EXPECT_TRUE(has_rule(set, "conv2d conv2d", "concat conv2d split")) << "convs sharing an input merge";
+  EXPECT_TRUE(has_rule(set, "conv2d conv2d", "concat conv2d split"))
+      << "convs sharing an input merge";
   EXPECT_TRUE(has_rule(set, "conv2d relu", "conv2d+relu")) << "conv then relu is fused conv";
   EXPECT_TRUE(has_rule(set, "transpose transpose", "")) << "transpose of transpose";
   EXPECT_TRUE(has_rule(set, "concat split", "")) << "concat then split";
@@ -114,8 +115,9 @@ std::string signature(const RuleSide& side) {
 }
 
 // A rule with these sides (either way round) for which `also` holds.
-const Rule* find_rule(const RuleSet& set, const std::string& one, const std::string& other,
-                      const std::function<bool(const Rule&)>& also = [](const Rule&) { return true; }) {
+const Rule* find_rule(
+    const RuleSet& set, const std::string& one, const std::string& other,
+    const std::function<bool(const Rule&)>& also = [](const Rule&) { return true; }) {
   for (const Rule& r : set.rules) {
     std::string s = signature(r.source), t = signature(r.target);
     if (((s == one && t == other) || (s == other && t == one)) && also(r)) return &r;
@@ -166,9 +168,9 @@ TEST(GeneratedRules, BiasN4HoldsTheClassicMergesWithBiases) {
                   "biased convs with relu on one input merge");
   expect_verified(find_rule(set, "conv2d(3)", "conv2d(3) enlarge(1)", kernel(1)),
                   "a biased 1x1 conv is the 3x3 conv of its enlarged kernel");
-  expect_verified(find_rule(set, "matmul(2) matmul(2)", "concat(2)@1 matmul(2) split(1)@2",
-                            merges_one_input),
-                  "rank-3 matmuls on one input merge");
+  expect_verified(
+      find_rule(set, "matmul(2) matmul(2)", "concat(2)@1 matmul(2) split(1)@2", merges_one_input),
+      "rank-3 matmuls on one input merge");
 }
 
 TEST(GeneratedRules, LinearBiasN5ParsesWithMatchingCounts) {
