@@ -44,7 +44,7 @@ struct SearchOptions {
   // improvement came within 2 expansions of the previous one and none after
   // expansion 133 of 3000 (optimizer/README.md, "Stopping"): a
   // 1000-expansion budget spent 87% to 99% of its expansions after the last.
-  int64_t stall_expansions = 200;
+  int64_t stall_expansions = 100;
   // Expanded graphs kept to build their children from; a miss rebuilds a
   // chain of rewrites from a cached ancestor (NASNet: 16 graphs, 7.5
   // rebuilds per expansion, 20 s for 1000 expansions; 128 graphs, 2.6 s).
