@@ -33,6 +33,7 @@ struct OptimizeFlags {
   std::vector<std::string> rules;
   double alpha = 1.05;
   int64_t budget = 1000;
+  int64_t stall = opt::SearchOptions{}.stall_expansions;
   double time_limit = 60;
   std::string cost = "analytic";
   std::string device;
@@ -140,6 +141,7 @@ int run_optimize(const OptimizeFlags& f) {
   options.search.alpha = f.alpha;
   options.search.max_expansions = f.budget;
   options.search.time_limit_s = f.time_limit;
+  options.search.stall_expansions = f.stall;
   options.check.runs = f.check_runs;
   if (!f.quiet)
     options.search.progress = [](const opt::SearchProgress& p) {
@@ -219,6 +221,9 @@ Command add_optimize(CLI::App& tso) {
       ->check(CLI::Range(1.0, 10.0));
   app->add_option("--budget", flags->budget, "graphs the search may expand")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  app->add_option("--stall", flags->stall,
+                  "stop after this many expansions in a row without a cheaper graph (0: never)")
+      ->check(CLI::NonNegativeNumber);
   app->add_option("--time-limit", flags->time_limit, "search wall time limit, seconds")
       ->check(CLI::PositiveNumber);
   app->add_option("--cost", flags->cost,

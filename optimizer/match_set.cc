@@ -33,6 +33,12 @@ double cost_delta(const MatchContext& g, const Replacement& rep) {
 ScoredMatch score(const MatchContext& g, const Match& m) {
   ScoredMatch s;
   s.match = m;
+  // A rewrite inside the weight-only part of the graph does nothing the
+  // folding after the search does not: it only adds graphs of equal cost
+  // (reassociated concats of weights, ...) that the queue expands before any
+  // graph a little costlier, such as the enlarged kernel a merge needs.
+  if (std::all_of(m.nodes.begin(), m.nodes.end(), [&](int n) { return g.index.constant[n] != 0; }))
+    return s;
   Expected<Replacement> rep = build_replacement(g.graph, m);
   if (!rep) return s;
   s.valid = true;

@@ -1,5 +1,6 @@
 #include "optimizer/rewrite_kind.h"
 
+#include <algorithm>
 #include <string>
 #include <unordered_map>
 
@@ -10,11 +11,21 @@ struct OpCounts {
   int batchnorm = 0, conv = 0, matmul = 0, activation = 0, enlarge = 0;
 };
 
+// Batchnorms count only on data computed by a conv or matmul of the side:
+// a folding target applies batchnorm to weights (to scale them), which is not
+// a batchnorm at run time.
 OpCounts count(const RuleSide& side) {
   OpCounts c;
-  for (const RuleNode& n : side.nodes) {
+  std::vector<char> computed(side.nodes.size(), 0);  // a conv/matmul output, or computed from one
+  auto from_computed = [&](const RuleRef& a) {
+    return a.kind == RuleRef::Kind::kNode && computed[a.index] != 0;
+  };
+  for (size_t i = 0; i < side.nodes.size(); ++i) {
+    const RuleNode& n = side.nodes[i];
+    computed[i] = n.op == Op::Conv2d || n.op == Op::Matmul || n.op == Op::Gemm ||
+                  std::any_of(n.args.begin(), n.args.end(), from_computed);
     switch (n.op) {
-      case Op::BatchNorm: ++c.batchnorm; break;
+      case Op::BatchNorm: c.batchnorm += !n.args.empty() && from_computed(n.args[0]); break;
       case Op::Conv2d: ++c.conv; break;
       case Op::Matmul:
       case Op::Gemm: ++c.matmul; break;

@@ -14,7 +14,7 @@
 namespace tso::opt {
 
 enum class RewriteKind : uint8_t {
-  kFoldBatchnorm,   // fewer batchnorms (folded into the weights before them)
+  kFoldBatchnorm,   // fewer batchnorms on computed data (folded into the weights before them)
   kMergeConvs,      // fewer convolutions, at least one left
   kMergeMatmuls,    // fewer matmuls and gemms, at least one left
   kFuseActivation,  // fewer activation operators, a conv/matmul/gemm in the target

@@ -4,11 +4,21 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "optimizer/reverse_rule.h"
 #include "optimizer/test_rules.h"
 
 namespace tso::opt {
 namespace {
+
+std::string read_rules_text() {
+  std::ifstream in(TSO_SOURCE_DIR "/substitutions/handwritten.rules");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
 
 class RewriteKindTest : public ::testing::Test {
  protected:
@@ -32,6 +42,16 @@ TEST_F(RewriteKindTest, ClassicRulesByTheirSides) {
   EXPECT_EQ(classify_rewrite(rule("t_merge_conv_enlarge")), RewriteKind::kMergeConvs);
   EXPECT_EQ(classify_rewrite(rule("t_merge_matmul3")), RewriteKind::kMergeMatmuls);
   EXPECT_EQ(classify_rewrite(rule("t_concat_of_split")), RewriteKind::kOther);
+}
+
+// Folding targets apply batchnorm to weights: only a batchnorm on a conv's
+// output counts.
+TEST(RewriteKind, BatchnormFoldingCountsBatchnormsOnComputedData) {
+  Expected<RuleSet> s = parse_rules(read_rules_text(), "handwritten.rules");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  for (const Rule& r : s->rules)
+    if (r.name.starts_with("hw_fold_batchnorm"))
+      EXPECT_EQ(classify_rewrite(r), RewriteKind::kFoldBatchnorm) << r.name;
 }
 
 TEST_F(RewriteKindTest, AReverseIsJudgedInItsOwnDirection) {

@@ -49,6 +49,12 @@ Expected<Replacement> build_replacement(const Graph& g, const Match& m) {
     if (static_cast<int>(outs->size()) != tn.outputs)
       return Error{"rule " + rule.name + ": target node " + std::to_string(i) + " gives " +
                    std::to_string(outs->size()) + " results"};
+    // An enlarge to the kernel the weight has is an identity: it costs
+    // nothing, changes the graph's hash and stacks without end (enlarge of
+    // enlarge ...), filling the search's queue with graphs of equal cost.
+    if (n.op == Op::Enlarge && (*outs)[0] == in[0])
+      return Error{"rule " + rule.name + ": target node " + std::to_string(i) +
+                   " enlarges a kernel to its own size"};
     n.outs = std::move(*outs);
     n.name = names[i] >= 0 ? g.node(names[i]).name : root_name + "/" + rule.name;
     r.nodes.push_back(std::move(n));

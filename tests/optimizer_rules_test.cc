@@ -13,6 +13,7 @@
 #include "core/text_format.h"
 #include "optimizer/analytic_cost.h"
 #include "optimizer/optimize.h"
+#include "optimizer/rewrite_kind.h"
 
 namespace tso::opt {
 namespace {
@@ -104,50 +105,6 @@ class CommittedRulesTest : public ::testing::Test {
   std::unique_ptr<AnalyticCost> model_;
 };
 
-// Three projections of one input, as attention's Q, K and V.
-TEST_F(CommittedRulesTest, ThreeMatmulsOnOneInputMergeWithVerifiedRules) {
-  OptimizeResult r = run(R"(graph qkv {
-    input x: f32[128,64]
-    weight q: f32[64,64]
-    weight k: f32[64,64]
-    weight v: f32[64,64]
-    %q = matmul(x, q)
-    %k = matmul(x, k)
-    %v = matmul(x, v)
-    output yq = %q
-    output yk = %k
-    output yv = %v
-  })", verified_);
-  EXPECT_EQ(applied(r, "hw_merge_matmul3"), 1) << applied_rules(r);
-  EXPECT_EQ(count(r.graph, Op::Matmul), 1) << print(r.graph);
-  EXPECT_TRUE(r.checked);
-}
-
-// BERT's form: a batched input, each projection a matmul then a bias add.
-TEST_F(CommittedRulesTest, BertProjectionsWithBiasMergeIntoOneMatmul) {
-  OptimizeResult r = run(R"(graph bert_qkv {
-    input x: f32[1,128,64]
-    weight q: f32[64,64]
-    weight k: f32[64,64]
-    weight v: f32[64,64]
-    weight bq: f32[64]
-    weight bk: f32[64]
-    weight bv: f32[64]
-    %q = matmul(x, q)
-    %qb = add(bq, %q)
-    %k = matmul(x, k)
-    %kb = add(bk, %k)
-    %v = matmul(x, v)
-    %vb = add(bv, %v)
-    %s = add(%qb, %kb)
-    %o = add(%s, %vb)
-    output y = %o
-  })", all_);
-  EXPECT_EQ(applied(r, "hw_merge_matmul3_bias_batched"), 1) << applied_rules(r);
-  EXPECT_EQ(count(r.graph, Op::Matmul), 1) << print(r.graph);
-  EXPECT_TRUE(r.checked);
-}
-
 // NASNet's factorized reduction: two 1x1 convs, concatenated, batch-normed.
 // (With taso_n3's unproved rules too, the search may instead merge the convs
 // into one grouped conv and fold the batchnorm into that.)
@@ -173,13 +130,15 @@ TEST_F(CommittedRulesTest, BatchnormAfterConcatOfConvsFolds) {
 }
 
 // The generated rules alone (verified only, as by default): the generator
-// wrote merges with the merged side as the source, so two convolutions or
-// two matmuls on one input merge through the reverse direction.
+// writes merges with the merged side as the source, so convolutions or
+// matmuls on one input merge through the reverse direction; the biased
+// operator sets (bias_n4, linear_bias_n5) give the forms real models have.
 class GeneratedRulesTest : public CommittedRulesTest {
  protected:
   void SetUp() override {
     CommittedRulesTest::SetUp();
-    for (const char* name : {"/substitutions/taso_n3.rules", "/substitutions/taso_n4.rules"}) {
+    for (const char* name : {"/substitutions/taso_n3.rules", "/substitutions/taso_n4.rules",
+                             "/substitutions/bias_n4.rules", "/substitutions/linear_bias_n5.rules"}) {
       Expected<RuleSet> s = parse_rules(read_text(kSource + name), name);
       ASSERT_TRUE(s.ok()) << s.error().message;
       generated_sets_.push_back(std::move(*s));
@@ -190,6 +149,9 @@ class GeneratedRulesTest : public CommittedRulesTest {
     int n = 0;
     for (const AppliedRewrite& a : r.search.applied) n += a.rule.ends_with(" (reverse)");
     return n;
+  }
+  int kind(const OptimizeResult& r, RewriteKind k) const {
+    return count_rewrite_kinds(r.search.applied, generated_)[static_cast<int>(k)];
   }
   std::vector<RuleSet> generated_sets_;
   RuleIndex generated_;
@@ -222,6 +184,102 @@ TEST_F(GeneratedRulesTest, TwoMatmulsOnOneInputMergeThroughAReverseRule) {
   })", generated_);
   EXPECT_EQ(count(r.graph, Op::Matmul), 1) << print(r.graph);
   EXPECT_GE(reversed_applied(r), 1) << applied_rules(r);
+  EXPECT_TRUE(r.checked);
+}
+
+// A conv with its bias (as ONNX's Conv), then relu: one conv with act=relu.
+TEST_F(GeneratedRulesTest, BiasedConvThenReluFuses) {
+  OptimizeResult r = run(R"(graph conv_relu {
+    input x: f32[1,16,28,28]
+    weight w: f32[32,16,3,3]
+    weight b: f32[32]
+    %c = conv2d(x, w, b, pad=[1,1,1,1])
+    %r = relu(%c)
+    output y = %r
+  })", generated_);
+  EXPECT_EQ(count(r.graph, Op::Relu), 0) << print(r.graph);
+  EXPECT_EQ(kind(r, RewriteKind::kFuseActivation), 1) << applied_rules(r);
+  EXPECT_TRUE(r.checked);
+}
+
+// Inception's branches: three biased 1x1 convs (each then relu) read one
+// input; they fuse and merge into one conv on concatenated weights.
+TEST_F(GeneratedRulesTest, InceptionBranchesMerge) {
+  OptimizeResult r = run(R"(graph branches {
+    input x: f32[1,64,17,17]
+    weight a: f32[32,64,1,1]
+    weight ab: f32[32]
+    weight b: f32[48,64,1,1]
+    weight bb: f32[48]
+    weight c: f32[16,64,1,1]
+    weight cb: f32[16]
+    %a = conv2d(x, a, ab)
+    %ar = relu(%a)
+    %b = conv2d(x, b, bb)
+    %br = relu(%b)
+    %c = conv2d(x, c, cb)
+    %cr = relu(%c)
+    output ya = %ar
+    output yb = %br
+    output yc = %cr
+  })", generated_);
+  EXPECT_EQ(count(r.graph, Op::Conv2d), 1) << print(r.graph);
+  EXPECT_EQ(count(r.graph, Op::Relu), 0) << print(r.graph);
+  EXPECT_EQ(kind(r, RewriteKind::kMergeConvs), 2) << applied_rules(r);
+  EXPECT_TRUE(r.checked);
+}
+
+// SqueezeNet's fire module: expand 1x1 and 3x3 on one input, concatenated.
+// The 1x1 kernel is enlarged to 3x3, the two convs merge, and the split the
+// merge leaves is undone by the concat (hw_concat_of_split).
+TEST_F(GeneratedRulesTest, FireModuleExpandsMergeThroughAnEnlargedKernel) {
+  RuleIndex rules;
+  for (const RuleSet& s : generated_sets_) rules.add(s);
+  rules.add(sets_[0]);
+  OptimizeResult r = run(R"(graph fire {
+    input x: f32[1,16,28,28]
+    weight a: f32[32,16,1,1]
+    weight ab: f32[32]
+    weight b: f32[32,16,3,3]
+    weight bb: f32[32]
+    %a = conv2d(x, a, ab)
+    %ar = relu(%a)
+    %b = conv2d(x, b, bb, pad=[1,1,1,1])
+    %br = relu(%b)
+    %c = concat(%ar, %br, axis=1)
+    output y = %c
+  })", rules);
+  EXPECT_EQ(count(r.graph, Op::Conv2d), 1) << print(r.graph);
+  EXPECT_EQ(count(r.graph, Op::Concat), 0) << print(r.graph);
+  EXPECT_EQ(kind(r, RewriteKind::kMergeConvs), 1) << applied_rules(r);
+  EXPECT_TRUE(r.checked);
+}
+
+// BERT's Q/K/V projections: a batched input, each projection a matmul then
+// a bias add. Two-way merges of the matmuls and of the bias adds compose
+// into one matmul and one add.
+TEST_F(GeneratedRulesTest, BertProjectionsWithBiasMergeIntoOneMatmul) {
+  OptimizeResult r = run(R"(graph bert_qkv {
+    input x: f32[1,128,64]
+    weight q: f32[64,64]
+    weight k: f32[64,64]
+    weight v: f32[64,64]
+    weight bq: f32[64]
+    weight bk: f32[64]
+    weight bv: f32[64]
+    %q = matmul(x, q)
+    %qb = add(bq, %q)
+    %k = matmul(x, k)
+    %kb = add(bk, %k)
+    %v = matmul(x, v)
+    %vb = add(bv, %v)
+    output yq = %qb
+    output yk = %kb
+    output yv = %vb
+  })", generated_);
+  EXPECT_EQ(count(r.graph, Op::Matmul), 1) << print(r.graph);
+  EXPECT_EQ(count(r.graph, Op::Add), 1) << print(r.graph);
+  EXPECT_EQ(kind(r, RewriteKind::kMergeMatmuls), 2) << applied_rules(r);
   EXPECT_TRUE(r.checked);
 }
 
