@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "generator/candidates.h"
+#include "generator/lift.h"
 #include "generator/rule_writer.h"
 
 namespace tso::gen {
@@ -37,7 +38,9 @@ std::string GenerateCounts::text() const {
          " values=" + std::to_string(values) + " renaming=" + std::to_string(renaming) +
          " bindable=" + std::to_string(bindable) +
          " independent=" + std::to_string(independent) + " float=" + std::to_string(float_ok) +
-         " implied=" + std::to_string(implied) + " written=" + std::to_string(implied);
+         " implied=" + std::to_string(implied) +
+         (lifted > 0 ? " lifted=" + std::to_string(lifted) : "") +
+         " written=" + std::to_string(implied + lifted);
 }
 
 uint64_t op_set_hash(const OpSet& set) {
@@ -52,6 +55,7 @@ uint64_t op_set_hash(const OpSet& set) {
     h = hash_mix(h, static_cast<uint64_t>(v.renaming_class));
   }
   for (const OpTemplate& t : set.ops) h = text(h, t.text);
+  for (AttrKey k : set.lift_conv2d) h = hash_mix(h, 0x11f7ull + static_cast<uint64_t>(k));
   return h;
 }
 
@@ -261,7 +265,6 @@ Expected<GenerateResult> rules_from(const OpSet& set, Part whole) {
   res.rules.header.push_back(std::string("generator: tso ") + kGeneratorVersion + ", ops: " +
                              set.name + ", seed: " + std::to_string(whole.seed) +
                              ", max-ops: " + std::to_string(whole.max_ops));
-  res.rules.header.push_back("counts: " + n.text());
   KindTable& table = tables.local();
   int index = 0;
   for (size_t i = 0; i < cands.size(); ++i) {
@@ -269,7 +272,12 @@ Expected<GenerateResult> rules_from(const OpSet& set, Part whole) {
     char suffix[32];
     std::snprintf(suffix, sizeof suffix, "%d_%06d", whole.max_ops, index++);
     res.rules.rules.push_back(make_rule(table, cands[i], set.rule_prefix + suffix, origin));
+    if (std::optional<Rule> l = lift_rule(res.rules.rules.back(), set.lift_conv2d)) {
+      res.rules.rules.push_back(std::move(*l));
+      ++n.lifted;
+    }
   }
+  res.rules.header.push_back("counts: " + n.text());
   lap("write");
   return res;
 }

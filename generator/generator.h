@@ -42,8 +42,11 @@ struct GenerateCounts {
   uint64_t independent = 0;   // after dropping pairs made of independent smaller parts
   uint64_t float_ok = 0;      // after the double re-test
   uint64_t implied = 0;       // after dropping rules implied by a smaller rule
+  uint64_t lifted = 0;        // lifted copies written besides them (`lift`; generator/lift.h)
   std::vector<uint64_t> graphs_by_ops;
-  std::string text() const;   // "not-first-use=... graphs=... ... written=..."
+  // "not-first-use=... graphs=... ... written=..." (" lifted=..." before
+  // written when there are lifted copies; written counts them).
+  std::string text() const;
 };
 
 struct GenerateResult {

@@ -144,6 +144,24 @@ class Parser {
     return Status::Ok();
   }
 
+  Status lift(int line, const std::vector<std::string>& w) {
+    if (w.size() < 3 || w[1] != "conv2d")
+      return error(line, "expected `lift conv2d ATTR...` (stride, pad, dilation, groups)");
+    if (lift_line_ != 0)
+      return error(line, "`lift conv2d` given twice (first on line " + std::to_string(lift_line_) + ")");
+    lift_line_ = line;
+    for (size_t i = 2; i < w.size(); ++i) {
+      AttrKey k;
+      if (!find_attr_key(w[i], &k) ||
+          (k != AttrKey::stride && k != AttrKey::pad && k != AttrKey::dilation && k != AttrKey::groups))
+        return error(line, "cannot lift '" + w[i] + "' (stride, pad, dilation or groups)");
+      if (std::find(set_.lift_conv2d.begin(), set_.lift_conv2d.end(), k) != set_.lift_conv2d.end())
+        return error(line, "'" + w[i] + "' lifted twice");
+      set_.lift_conv2d.push_back(k);
+    }
+    return Status::Ok();
+  }
+
   Expected<OpSet> run(std::string_view text) {
     int line = 0;
     size_t pos = 0;
@@ -168,9 +186,11 @@ class Parser {
         s = vars(line, w, w[0] == "weight");
       } else if (w[0] == "op") {
         s = op(line, w);
+      } else if (w[0] == "lift") {
+        s = lift(line, w);
       } else {
-        return error(line,
-                     "expected `name`, `prefix`, `input`, `weight` or `op`, got '" + w[0] + "'");
+        return error(line, "expected `name`, `prefix`, `input`, `weight`, `op` or `lift`, got '" +
+                               w[0] + "'");
       }
       if (!s.ok()) return s.error();
     }
@@ -184,6 +204,7 @@ class Parser {
   std::string_view file_;
   OpSet set_;
   std::map<std::string, int> classes_;
+  int lift_line_ = 0;
 };
 
 }  // namespace

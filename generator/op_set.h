@@ -45,6 +45,10 @@ struct OpSet {
   std::string rule_prefix = "g";
   std::vector<GenVar> vars;
   std::vector<OpTemplate> ops;
+  // `lift conv2d ATTR...` (stride, pad, dilation, groups): each written rule
+  // whose conv2d nodes agree on one of these attributes also gets a copy
+  // with that attribute a parameter (generator/lift.h). Empty: no copies.
+  std::vector<AttrKey> lift_conv2d;
 };
 
 // Errors read "FILE:LINE: message".

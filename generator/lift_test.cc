@@ -1,0 +1,219 @@
+// Lifted copies: the `lift conv2d` statement and its errors; which conv2d
+// attributes lift_rule turns into parameters (plain values shared by every
+// conv2d node of both sides, not shape expressions); a small generation
+// writes each lifted copy right after its original, and the file parses back.
+#include "generator/lift.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "generator/generator.h"
+
+namespace tso::gen {
+namespace {
+
+std::string op_set_error(const std::string& text) {
+  Expected<OpSet> s = parse_op_set(text, "bad.ops");
+  EXPECT_FALSE(s.ok());
+  return s.ok() ? "" : s.error().message;
+}
+
+Rule parse_one(const std::string& text) {
+  Expected<RuleSet> s = parse_rules("# tso rules v1\n" + text, "t.rules");
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
+  return s.ok() && s->rules.size() == 1 ? s->rules[0] : Rule{};
+}
+
+std::string print_one(const Rule& r) {
+  RuleSet s;
+  s.rules.push_back(r);
+  return print_rules(s);
+}
+
+constexpr const char* kSet = "name t\ninput i1 : f32[1,4,5,5]\nweight w1 : f32[4,4,3,3]\n";
+
+TEST(LiftOpSet, ParsesTheAttributes) {
+  Expected<OpSet> s = parse_op_set(
+      std::string(kSet) + "op conv2d kernel=[3,3] pad=same\nlift conv2d groups stride pad\n", "t.ops");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->lift_conv2d, (std::vector<AttrKey>{AttrKey::groups, AttrKey::stride, AttrKey::pad}));
+  Expected<OpSet> none = parse_op_set(std::string(kSet) + "op relu\n", "t.ops");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->lift_conv2d.empty());
+}
+
+TEST(LiftOpSet, ErrorsNameFileAndLine) {
+  EXPECT_EQ(op_set_error(std::string(kSet) + "lift relu stride\n"),
+            "bad.ops:4: expected `lift conv2d ATTR...` (stride, pad, dilation, groups)");
+  EXPECT_EQ(op_set_error(std::string(kSet) + "lift conv2d\n"),
+            "bad.ops:4: expected `lift conv2d ATTR...` (stride, pad, dilation, groups)");
+  EXPECT_EQ(op_set_error(std::string(kSet) + "lift conv2d act\n"),
+            "bad.ops:4: cannot lift 'act' (stride, pad, dilation or groups)");
+  EXPECT_EQ(op_set_error(std::string(kSet) + "lift conv2d strides\n"),
+            "bad.ops:4: cannot lift 'strides' (stride, pad, dilation or groups)");
+  EXPECT_EQ(op_set_error(std::string(kSet) + "lift conv2d pad pad\n"),
+            "bad.ops:4: 'pad' lifted twice");
+  EXPECT_EQ(op_set_error(std::string(kSet) + "lift conv2d pad\nlift conv2d stride\n"),
+            "bad.ops:5: `lift conv2d` given twice (first on line 4)");
+}
+
+TEST(LiftRule, FusionLiftsEveryAttribute) {
+  Rule r = parse_one(R"(rule g4_000001 {
+  origin generated version=0.2 ops=t seed=1
+  status unverified
+  input i1: f32[1,4,5,5]
+  input w1: f32[4,4,3,3]
+  input b1: f32[4]
+  source {
+    %0 = conv2d(i1, w1, b1, pad=same)
+    %1 = relu(%0)
+    output %1
+  }
+  target {
+    %0 = conv2d(i1, w1, b1, pad=same, act=relu)
+    output %0
+  }
+}
+)");
+  std::optional<Rule> l =
+      lift_rule(r, {AttrKey::stride, AttrKey::pad, AttrKey::dilation, AttrKey::groups});
+  ASSERT_TRUE(l.has_value());
+  EXPECT_EQ(print_one(*l), R"(# tso rules v1
+
+rule g4_000001_lifted {
+  origin generated version=0.2 ops=t seed=1
+  status unverified
+  input i1: f32[1,4,5,5]
+  input w1: f32[4,4,3,3]
+  input b1: f32[4]
+  param ?s = [1,1]
+  param ?p = same
+  param ?d = [1,1]
+  param ?g = 1
+  source {
+    %0 = conv2d(i1, w1, b1, stride=?s, pad=?p, dilation=?d, groups=?g)
+    %1 = relu(%0)
+    output %1
+  }
+  target {
+    %0 = conv2d(i1, w1, b1, stride=?s, pad=?p, dilation=?d, groups=?g, act=relu)
+    output %0
+  }
+}
+)");
+  // Only the listed attributes, in the listed order.
+  std::optional<Rule> p = lift_rule(r, {AttrKey::pad});
+  ASSERT_TRUE(p.has_value());
+  ASSERT_EQ(p->params.size(), 1u);
+  EXPECT_EQ(p->params[0].name, "p");
+  EXPECT_NE(print_one(*p).find("%0 = conv2d(i1, w1, b1, pad=?p, act=relu)"), std::string::npos)
+      << print_one(*p);
+}
+
+TEST(LiftRule, KeepsDerivedGroupsAndDifferingValues) {
+  // A depthwise groups is a shape expression; the two convs' strides differ.
+  Rule r = parse_one(R"(rule g4_000002 {
+  origin generated version=0.2 ops=t seed=1
+  status unverified
+  input i1: f32[1,4,5,5]
+  input d1: f32[4,1,3,3]
+  source {
+    %0 = conv2d(i1, d1, stride=[2,2], pad=same, groups=dim(i1,1))
+    %1 = conv2d(i1, d1, pad=same, groups=dim(i1,1))
+    output %0, %1
+  }
+  target {
+    %0 = conv2d(i1, d1, stride=[2,2], pad=same, groups=dim(i1,1))
+    %1 = conv2d(i1, d1, pad=same, groups=dim(i1,1))
+    output %0, %1
+  }
+}
+)");
+  std::optional<Rule> l =
+      lift_rule(r, {AttrKey::stride, AttrKey::pad, AttrKey::dilation, AttrKey::groups});
+  ASSERT_TRUE(l.has_value());
+  ASSERT_EQ(l->params.size(), 2u);
+  EXPECT_EQ(l->params[0].name, "p");
+  EXPECT_EQ(l->params[1].name, "d");
+  const std::string text = print_one(*l);
+  EXPECT_NE(text.find("%0 = conv2d(i1, d1, stride=[2,2], pad=?p, dilation=?d, groups=dim(i1,1))"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("%1 = conv2d(i1, d1, pad=?p, dilation=?d, groups=dim(i1,1))"),
+            std::string::npos)
+      << text;
+  // Nothing left to lift: no copy.
+  EXPECT_FALSE(lift_rule(r, {AttrKey::stride, AttrKey::groups}).has_value());
+}
+
+TEST(LiftRule, NoCopyWithoutConv) {
+  Rule r = parse_one(R"(rule g4_000003 {
+  origin generated version=0.2 ops=t seed=1
+  status unverified
+  input x1: f32[2,4]
+  source {
+    %0 = relu(x1)
+    %1 = relu(%0)
+    output %1
+  }
+  target {
+    %0 = relu(x1)
+    output %0
+  }
+}
+)");
+  EXPECT_FALSE(lift_rule(r, {AttrKey::stride, AttrKey::pad}).has_value());
+}
+
+// The rule writer on a small set: each lifted copy follows its original, the
+// counts say how many, and the file parses back.
+TEST(LiftGenerate, CopiesFollowTheirOriginals) {
+  Expected<OpSet> s = parse_op_set(
+      std::string(kSet) +
+          "op conv2d kernel=[3,3] pad=same\nop conv2d kernel=[3,3] pad=same act=relu\nop relu\n"
+          "lift conv2d stride pad dilation groups\n",
+      "t.ops");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  GenerateOptions o;
+  o.max_ops = 2;
+  Expected<GenerateResult> r = generate(*s, o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const std::vector<Rule>& rules = r->rules.rules;
+  size_t lifted = 0;
+  bool fusion = false;
+  for (size_t i = 0; i < rules.size(); ++i) {
+    auto has_conv = [](const RuleSide& side) {
+      return std::any_of(side.nodes.begin(), side.nodes.end(),
+                         [](const RuleNode& n) { return n.op == Op::Conv2d; });
+    };
+    const bool conv = has_conv(rules[i].source) || has_conv(rules[i].target);
+    if (rules[i].name.ends_with("_lifted")) {
+      ++lifted;
+      ASSERT_GT(i, 0u);
+      EXPECT_EQ(rules[i].name, rules[i - 1].name + "_lifted");
+      EXPECT_EQ(rules[i].params.size(), 4u);
+      Rule expected = *lift_rule(rules[i - 1], {AttrKey::stride, AttrKey::pad, AttrKey::dilation,
+                                                AttrKey::groups});
+      EXPECT_EQ(rules[i], expected);
+      fusion |= rules[i].source.nodes.size() == 2 && rules[i].target.nodes.size() == 1 &&
+                rules[i].source.nodes[1].op == Op::Relu;
+    } else {
+      EXPECT_EQ(i + 1 < rules.size() && rules[i + 1].name == rules[i].name + "_lifted", conv)
+          << rules[i].name;
+    }
+  }
+  EXPECT_GT(lifted, 0u);
+  EXPECT_TRUE(fusion);
+  EXPECT_EQ(r->counts.lifted, lifted);
+  EXPECT_NE(r->rules.header[1].find(" lifted=" + std::to_string(lifted) + " written=" +
+                                    std::to_string(rules.size())),
+            std::string::npos)
+      << r->rules.header[1];
+  Expected<RuleSet> back = parse_rules(print_rules(r->rules), "t.rules");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(*back, r->rules);
+}
+
+}  // namespace
+}  // namespace tso::gen
