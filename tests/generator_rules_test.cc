@@ -55,7 +55,19 @@ void check_header(const RuleSet& set, const std::string& ops = "taso") {
   ASSERT_TRUE(std::regex_search(set.header[1], m, std::regex("written=([0-9]+)")));
   EXPECT_EQ(std::stoul(m[1]), set.rules.size());
   ASSERT_TRUE(std::regex_search(set.header[1], m, std::regex("implied=([0-9]+)")));
-  EXPECT_EQ(std::stoul(m[1]), set.rules.size());
+  const size_t implied = std::stoul(m[1]);
+  size_t lifted = 0;
+  if (std::regex_search(set.header[1], m, std::regex("lifted=([0-9]+)"))) lifted = std::stoul(m[1]);
+  EXPECT_EQ(implied + lifted, set.rules.size());
+  // Each lifted copy follows its original (generator/lift.h).
+  size_t named = 0;
+  for (size_t i = 0; i < set.rules.size(); ++i)
+    if (set.rules[i].name.ends_with("_lifted")) {
+      ++named;
+      ASSERT_GT(i, 0u);
+      EXPECT_EQ(set.rules[i].name, set.rules[i - 1].name + "_lifted");
+    }
+  EXPECT_EQ(named, lifted);
   for (const Rule& r : set.rules) {
     EXPECT_EQ(r.origin.kind, RuleOrigin::Kind::kGenerated) << r.name;
     EXPECT_EQ(r.origin.ops, ops) << r.name;
