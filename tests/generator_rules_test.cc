@@ -185,6 +185,24 @@ TEST(GeneratedRules, BiasN4HoldsTheClassicMergesWithBiases) {
       "rank-3 matmuls on one input merge");
 }
 
+// The lifted fusion: stride, padding, dilation and groups are parameters,
+// so strided, unpadded and grouped convs of real models fuse too.
+TEST(GeneratedRules, BiasN4HoldsTheLiftedFusion) {
+  RuleSet set = load("substitutions/bias_n4.rules");
+  auto lifted = [](const Rule& r) {
+    std::vector<std::string> names;
+    for (const RuleParam& p : r.params) names.push_back(p.name);
+    std::sort(names.begin(), names.end());
+    return names == std::vector<std::string>{"d", "g", "p", "s"};
+  };
+  for (int64_t k : {3, 1}) {
+    const Rule* r = find_rule(set, "conv2d(3) relu(1)", "conv2d(3)+relu",
+                              [&](const Rule& r) { return kernel(k)(r) && lifted(r); });
+    expect_verified(r, "lifted conv then relu, " + std::to_string(k) + "x" + std::to_string(k));
+    if (r) EXPECT_TRUE(r->name.ends_with("_lifted")) << r->name;
+  }
+}
+
 TEST(GeneratedRules, LinearBiasN5ParsesWithMatchingCounts) {
   RuleSet set = load("substitutions/linear_bias_n5.rules");
   check_header(set, "linear_bias");

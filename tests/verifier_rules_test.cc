@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -76,7 +77,8 @@ TEST(VerifierRules, FalseRulesAreNeverProved) {
 }
 
 // Re-verifies each committed generated rule file (all of it up to 2000 rules,
-// otherwise a fixed seeded sample of 2000) and fails on any status change.
+// otherwise a fixed seeded sample of 2000; timeouts aside) and fails on any
+// status change.
 TEST(VerifierRules, CommittedFilesKeepTheirStatuses) {
   constexpr size_t kMaxRules = 2000;
   int files = 0;
@@ -88,7 +90,14 @@ TEST(VerifierRules, CommittedFilesKeepTheirStatuses) {
     });
     if (!has_statuses) continue;
     ++files;
-    std::vector<Rule> rules = set.rules;
+    // A rule left unknown by a timeout depends on the timeout and the
+    // machine's speed, not on the specs: it is not re-verified (bias_n4's
+    // lifted rules were verified with --timeout-ms 2000; 298 time out).
+    std::vector<Rule> rules;
+    std::copy_if(set.rules.begin(), set.rules.end(), std::back_inserter(rules), [](const Rule& r) {
+      return !(r.status.kind == RuleStatus::Kind::kUnknown &&
+               r.status.detail.starts_with("timeout"));
+    });
     if (rules.size() > kMaxRules) {
       std::mt19937_64 rng(7);
       std::shuffle(rules.begin(), rules.end(), rng);
