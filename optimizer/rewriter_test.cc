@@ -128,6 +128,49 @@ TEST_F(RewriterTest, MergesA1x1AndA3x3ConvThroughEnlargedConcatenatedWeights) {
   expect_same_function(g, out.graph);
 }
 
+// A conv is the conv of its kernel enlarged to 3x3 (true for a 1x1 kernel):
+// on a 3x3 kernel the enlarge would be an identity, and the target is refused.
+TEST(Rewriter, AnEnlargeToTheKernelItHasIsRefused) {
+  Expected<RuleSet> s = parse_rules(R"(# tso rules v1
+rule t_enlarge {
+  origin handwritten
+  status verified specs=test
+  input x: f32[1,4,8,8]
+  input w: f32[4,4,1,1]
+  source {
+    %0 = conv2d(x, w, pad=same)
+    output %0
+  }
+  target {
+    %0 = enlarge(w, kernel=[3,3])
+    %1 = conv2d(x, %0, pad=same)
+    output %1
+  }
+}
+)",
+                                    "enlarge.rules");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  RuleIndex index;
+  index.add(*s, {.reverse_verified = false});
+  for (int k : {1, 3}) {
+    Graph g =
+        parse("graph g {\n  input x: f32[1,4,8,8]\n  weight w: f32[4,4," + std::to_string(k) + "," +
+              std::to_string(k) + "]\n  %c = conv2d(x, w, pad=same)\n  output y = %c\n}\n");
+    GraphIndex gi(g);
+    std::vector<std::string> results;
+    for_each_match(g, gi, index, [&](const Match& m) {
+      Expected<Replacement> r = build_replacement(g, m);
+      results.push_back(r ? "ok" : r.error().message);
+    });
+    ASSERT_EQ(results.size(), 1u) << k;
+    if (k == 1)
+      EXPECT_EQ(results[0], "ok");
+    else
+      EXPECT_NE(results[0].find("enlarges a kernel to its own size"), std::string::npos)
+          << results[0];
+  }
+}
+
 TEST_F(RewriterTest, IncrementalHashEqualsTheRecomputedOneAndIgnoresOrder) {
   Graph g = parse(kInception);
   TensorIds ids(g);

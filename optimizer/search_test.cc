@@ -166,6 +166,29 @@ TEST_F(SearchTest, AGraphNoRuleMatchesComesBackUnchanged) {
   EXPECT_EQ(r.best_cost, r.initial_cost);
 }
 
+// Two matmuls of weights on one weight: t_merge_matmul matches, but inside
+// the weight-only part of the graph, which folding computes anyway, so it is
+// not a candidate.
+TEST_F(SearchTest, RewritesInsideWeightOnlySubgraphsAreNotCandidates) {
+  Graph g = parse(R"(graph g {
+  input x: f32[4,3]
+  input z: f32[4,5]
+  weight a: f32[4,6]
+  weight b: f32[6,3]
+  weight c: f32[6,5]
+  %p = matmul(a, b)
+  %q = matmul(a, c)
+  %y1 = add(x, %p)
+  %y2 = add(z, %q)
+  output y1 = %y1
+  output y2 = %y2
+})");
+  SearchResult r = search(g, index_, *model_);
+  EXPECT_EQ(r.stop, StopReason::kExhausted);
+  EXPECT_EQ(r.candidates, 0);
+  EXPECT_EQ(r.best, g);
+}
+
 TEST_F(SearchTest, ResultsDoNotDependOnTheCacheSize) {
   Graph g = parse(kFire);
   SearchOptions tiny;

@@ -132,6 +132,13 @@ TEST_F(OptimizeCli, MalformedRuleFileNamesFileAndLine) {
   EXPECT_EQ(files, std::vector<std::string>{"bad.rules"});
 }
 
+TEST_F(OptimizeCli, NegativeStallIsRefused) {
+  RunResult r = run({model_, "-o", path("out.tso"), "--stall", "-1", "-q"});
+  EXPECT_EQ(r.exit_code, 2);
+  expect_in(r.err, "--stall");
+  EXPECT_TRUE(written().empty());
+}
+
 TEST_F(OptimizeCli, MissingModelIsAnError) {
   RunResult r = run({path("absent.tso"), "-o", path("out.tso"), "-q"});
   EXPECT_EQ(r.exit_code, 1);
