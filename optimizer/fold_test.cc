@@ -5,44 +5,16 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
-
 #include "core/text_format.h"
 #include "optimizer/analytic_cost.h"
 #include "optimizer/optimize.h"
+#include "optimizer/test_graphs.h"
 #include "optimizer/test_rules.h"
 
 namespace tso::opt {
 namespace {
 
-// `text` parsed, with deterministic data for every weight.
-Graph with_weights(std::string_view text) {
-  Expected<Graph> p = parse_graph(text, "test.tso");
-  EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().message);
-  if (!p) return Graph{};
-  GraphBuilder b(p->name());
-  uint32_t state = 12345;
-  for (const Node& n : p->nodes()) {
-    Node copy = n;
-    if (n.op == Op::Weight) {
-      auto w = std::make_shared<WeightData>();
-      w->type = n.outs[0];
-      std::vector<float> v(n.outs[0].shape.numel());
-      for (float& x : v) {
-        state = state * 1664525u + 1013904223u;
-        x = static_cast<float>(state >> 8) / float(1 << 24) - 0.5f;
-      }
-      w->bytes.resize(v.size() * 4);
-      std::memcpy(w->bytes.data(), v.data(), w->bytes.size());
-      copy.data = w;
-    }
-    b.add_node(std::move(copy));
-  }
-  for (const GraphOutput& o : p->outputs()) b.output(o.name, o.ref);
-  Expected<Graph> g = b.finish();
-  EXPECT_TRUE(g.ok());
-  return g.ok() ? std::move(*g) : Graph{};
-}
+Graph with_weights(std::string_view text) { return testing::with_weights(text, -0.5f, 0.5f); }
 
 TEST(Fold, WeightOnlyOperatorsBecomeWeightsAndUnusedWeightsGo) {
   Graph g = with_weights(R"(graph g {

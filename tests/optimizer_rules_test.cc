@@ -6,14 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <cstring>
-#include <random>
 #include <string>
 
 #include "core/text_format.h"
 #include "optimizer/analytic_cost.h"
 #include "optimizer/optimize.h"
 #include "optimizer/rewrite_kind.h"
+#include "optimizer/test_graphs.h"
 
 namespace tso::opt {
 namespace {
@@ -49,33 +48,8 @@ class CommittedRulesTest : public ::testing::Test {
     model_ = std::make_unique<AnalyticCost>(*d);
   }
 
-  // `text` with seeded data in [0.5, 1.5) for every weight (positive, so
-  // batchnorm variances are valid), as folding needs weight values.
-  static Graph with_weights(const char* text) {
-    Expected<Graph> p = parse_graph(text, "test.tso");
-    EXPECT_TRUE(p.ok()) << p.error().message;
-    if (!p) return Graph{};
-    GraphBuilder b(p->name());
-    std::mt19937 rng(7);
-    std::uniform_real_distribution<float> dist(0.5f, 1.5f);
-    for (const Node& n : p->nodes()) {
-      Node copy = n;
-      if (n.op == Op::Weight) {
-        auto w = std::make_shared<WeightData>();
-        w->type = n.outs[0];
-        std::vector<float> v(n.outs[0].shape.numel());
-        for (float& x : v) x = dist(rng);
-        w->bytes.resize(v.size() * sizeof(float));
-        std::memcpy(w->bytes.data(), v.data(), w->bytes.size());
-        copy.data = std::move(w);
-      }
-      b.add_node(std::move(copy));
-    }
-    for (const GraphOutput& o : p->outputs()) b.output(o.name, o.ref);
-    Expected<Graph> g = b.finish();
-    EXPECT_TRUE(g.ok()) << g.error().message;
-    return g.ok() ? std::move(*g) : Graph{};
-  }
+  // Weights in [0.5, 1.5): positive, so batchnorm variances are valid.
+  static Graph with_weights(const char* text) { return testing::with_weights(text, 0.5f, 1.5f); }
 
   OptimizeResult run(const char* text, const RuleIndex& rules) {
     Graph g = with_weights(text);
@@ -123,7 +97,8 @@ TEST_F(CommittedRulesTest, BatchnormAfterConcatOfConvsFolds) {
     %c = concat(%a, %b, axis=1)
     %n = batchnorm(%c, scale, bias, mean, var, epsilon=0.001)
     output y = %n
-  })", handwritten_);
+  })",
+                         handwritten_);
   EXPECT_EQ(applied(r, "hw_fold_batchnorm_concat_conv"), 1) << applied_rules(r);
   EXPECT_EQ(count(r.graph, Op::BatchNorm), 0) << print(r.graph);
   EXPECT_TRUE(r.checked);
@@ -137,8 +112,9 @@ class GeneratedRulesTest : public CommittedRulesTest {
  protected:
   void SetUp() override {
     CommittedRulesTest::SetUp();
-    for (const char* name : {"/substitutions/taso_n3.rules", "/substitutions/taso_n4.rules",
-                             "/substitutions/bias_n4.rules", "/substitutions/linear_bias_n5.rules"}) {
+    for (const char* name :
+         {"/substitutions/taso_n3.rules", "/substitutions/taso_n4.rules",
+          "/substitutions/bias_n4.rules", "/substitutions/linear_bias_n5.rules"}) {
       Expected<RuleSet> s = parse_rules(read_text(kSource + name), name);
       ASSERT_TRUE(s.ok()) << s.error().message;
       generated_sets_.push_back(std::move(*s));
@@ -166,7 +142,8 @@ TEST_F(GeneratedRulesTest, TwoConvsOnOneInputMergeThroughAReverseRule) {
     %b = conv2d(x, b, pad=[1,1,1,1])
     output ya = %a
     output yb = %b
-  })", generated_);
+  })",
+                         generated_);
   EXPECT_EQ(count(r.graph, Op::Conv2d), 1) << print(r.graph);
   EXPECT_GE(reversed_applied(r), 1) << applied_rules(r);
   EXPECT_TRUE(r.checked);
@@ -181,7 +158,8 @@ TEST_F(GeneratedRulesTest, TwoMatmulsOnOneInputMergeThroughAReverseRule) {
     %b = matmul(x, b)
     output ya = %a
     output yb = %b
-  })", generated_);
+  })",
+                         generated_);
   EXPECT_EQ(count(r.graph, Op::Matmul), 1) << print(r.graph);
   EXPECT_GE(reversed_applied(r), 1) << applied_rules(r);
   EXPECT_TRUE(r.checked);
@@ -196,7 +174,8 @@ TEST_F(GeneratedRulesTest, BiasedConvThenReluFuses) {
     %c = conv2d(x, w, b, pad=[1,1,1,1])
     %r = relu(%c)
     output y = %r
-  })", generated_);
+  })",
+                         generated_);
   EXPECT_EQ(count(r.graph, Op::Relu), 0) << print(r.graph);
   EXPECT_EQ(kind(r, RewriteKind::kFuseActivation), 1) << applied_rules(r);
   EXPECT_TRUE(r.checked);
@@ -222,7 +201,8 @@ TEST_F(GeneratedRulesTest, InceptionBranchesMerge) {
     output ya = %ar
     output yb = %br
     output yc = %cr
-  })", generated_);
+  })",
+                         generated_);
   EXPECT_EQ(count(r.graph, Op::Conv2d), 1) << print(r.graph);
   EXPECT_EQ(count(r.graph, Op::Relu), 0) << print(r.graph);
   EXPECT_EQ(kind(r, RewriteKind::kMergeConvs), 2) << applied_rules(r);
@@ -248,7 +228,8 @@ TEST_F(GeneratedRulesTest, FireModuleExpandsMergeThroughAnEnlargedKernel) {
     %br = relu(%b)
     %c = concat(%ar, %br, axis=1)
     output y = %c
-  })", rules);
+  })",
+                         rules);
   EXPECT_EQ(count(r.graph, Op::Conv2d), 1) << print(r.graph);
   EXPECT_EQ(count(r.graph, Op::Concat), 0) << print(r.graph);
   EXPECT_EQ(kind(r, RewriteKind::kMergeConvs), 1) << applied_rules(r);
@@ -276,7 +257,8 @@ TEST_F(GeneratedRulesTest, BertProjectionsWithBiasMergeIntoOneMatmul) {
     output yq = %qb
     output yk = %kb
     output yv = %vb
-  })", generated_);
+  })",
+                         generated_);
   EXPECT_EQ(count(r.graph, Op::Matmul), 1) << print(r.graph);
   EXPECT_EQ(count(r.graph, Op::Add), 1) << print(r.graph);
   EXPECT_EQ(kind(r, RewriteKind::kMergeMatmuls), 2) << applied_rules(r);
