@@ -1,0 +1,438 @@
+#!/usr/bin/env python3
+"""ONNX Runtime and tso's CPU runtime on the same ONNX files, by the protocol
+of ../shared/MEASURING.md. Called by experiments/cpu_bench.sh (which picks the
+venv's Python); see `cpu_bench.sh --help` and experiments/README.md.
+
+Per model: graph-only files are filled once with seeded random weights
+(fill_weights.py, cached), then one untimed warm-up process per configuration,
+then R rounds alternating ORT, tso, ORT, tso, ... each a fresh process doing W
+warm-up and K timed runs. Per configuration: the minimum of the rounds'
+minimums and the median of the rounds' medians; ratio = tso / ORT.
+"""
+import argparse
+import datetime
+import importlib.metadata
+import math
+import os
+import platform
+import re
+import shlex
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.join(ROOT, "experiments")
+FILL = os.path.join(HERE, "fill_weights.py")
+ORT_TIME = os.path.join(HERE, "ort_time.py")
+# Smallest first; models not named here follow alphabetically.
+ORDER = ["squeezenet1_1", "resnet50", "resnext50_32x4d", "inception_v3", "bert_base_seq128",
+         "nasnetalarge"]
+HEAVY = {"nasnetalarge", "bert_base_seq128"}  # fewer timed runs (--heavy-runs)
+TSO_LATENCY = re.compile(r"^latency\s+median\s+([0-9.]+)\s*ms\s*\(min\s+([0-9.]+)", re.M)
+ORT_LINE = re.compile(r"^ort min_ms=([0-9.]+) median_ms=([0-9.]+) runs=\d+\s*$", re.M)
+ERR_WIDTH = 160
+
+T0 = time.monotonic()
+
+
+def progress(msg):
+    print(f"[{time.monotonic() - T0:7.1f}s] {msg}", file=sys.stderr, flush=True)
+
+
+def first_line(text):
+    """The line that says what went wrong: the first that is not a warning, or a
+    Python traceback's last."""
+    lines = [l.strip() for l in text.splitlines() if l.strip()]
+    if not lines:
+        return ""
+    if lines[0].startswith("Traceback"):
+        return lines[-1][:ERR_WIDTH]
+    errors = [l for l in lines if not l.lower().startswith(("warning", "tso: warning"))]
+    return (errors or lines)[0][:ERR_WIDTH]
+
+
+# ---------------------------------------------------------------- the setting
+def cpu_model():
+    name, flags, logical, cores, sockets = "unknown", set(), 0, None, set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                key, value = key.strip(), value.strip()
+                if key == "model name":
+                    name = value
+                    logical += 1
+                elif key == "flags":
+                    flags = set(value.split())
+                elif key == "cpu cores":
+                    cores = int(value)
+                elif key == "physical id":
+                    sockets.add(value)
+    except OSError:
+        pass
+    isa = [f for f in ("avx2", "fma", "avx512f") if f in flags]
+    return name, logical, (cores * max(len(sockets), 1) if cores else None), isa
+
+
+def loadavg():
+    try:
+        with open("/proc/loadavg") as f:
+            return [float(x) for x in f.read().split()[:3]]
+    except OSError:
+        return None
+
+
+def version(pkg):
+    try:
+        return importlib.metadata.version(pkg)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def git_head():
+    try:
+        r = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"],
+                           capture_output=True, text=True, timeout=10)
+        return r.stdout.strip() or "?"
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+
+
+def setting_lines(a, models, n_cpus):
+    name, logical, physical, isa = cpu_model()
+    load = loadavg()
+    tso_desc = a.tso
+    if os.path.isfile(a.tso):
+        built = datetime.datetime.fromtimestamp(os.path.getmtime(a.tso)).strftime("%Y-%m-%d %H:%M")
+        tso_desc += f" (built {built}; source tree {git_head()})"
+    else:
+        tso_desc += " (missing: its rows will read failed)"
+    heavy = ", ".join(sorted(HEAVY & set(m for m, _ in models)))
+    runs = f"{a.warmup} warm-up + {a.runs} timed runs"
+    if heavy:
+        runs += f" ({heavy}: {a.heavy_runs})"
+    env = " ".join(f"{k}={v}" for k, v in sorted(os.environ.items())
+                   if k.startswith(("OMP_", "GOMP_", "KMP_", "DNNL_", "ONEDNN_", "ORT_", "MKL_")))
+    lines = [
+        ("date", datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")),
+        ("cpu", f"{name}; {logical} logical cores"
+                + (f", {physical} physical" if physical else "")
+                + f", {n_cpus} usable; {' '.join(isa) or 'no avx2'}"),
+        ("threads", f"{a.threads} (ORT intra_op_num_threads, tso --threads)"),
+        ("ort", f"onnxruntime {version('onnxruntime')}: CPUExecutionProvider, ORT_ENABLE_ALL, "
+                "inter_op_num_threads 1, sequential"),
+        ("tso", f"{tso_desc}: run FILE --device cpu --iters K --threads {a.threads}"
+                + (f" {a.tso_flags}" if a.tso_flags else "")),
+        ("python", f"{platform.python_version()}, numpy {version('numpy')}, onnx {version('onnx')}"),
+        ("load", " ".join(f"{x:.2f}" for x in load) if load else "unknown"),
+        ("protocol", f"per model 1 untimed warm-up process per runtime, then {a.rounds} rounds "
+                     f"ORT, tso, ORT, tso, ...; each process {runs}"),
+        ("weights", f"graph-only models filled by fill_weights.py --seed {a.seed} "
+                    f"(cache {os.path.relpath(a.cache, ROOT)})"),
+        ("command", " ".join(shlex.quote(x) for x in ["experiments/cpu_bench.sh"] + sys.argv[1:])),
+    ]
+    if env:
+        lines.append(("env", env))
+    if load and load[0] > 0.5:
+        lines.append(("warning", f"load average {load[0]:.2f} at start: something else is running; "
+                                 "MEASURING.md asks for an idle machine"))
+    return lines
+
+
+# ------------------------------------------------------------------- models
+def find_models(models_dir):
+    """{stem: path}: a full model wins over the graph-only file of the same stem."""
+    found = {}
+    for f in sorted(os.listdir(models_dir)):
+        if not f.endswith(".onnx"):
+            continue
+        graph_only = f.endswith(".graph.onnx")
+        stem = f[: -len(".graph.onnx")] if graph_only else f[: -len(".onnx")]
+        if stem in found and graph_only:
+            continue  # the full file of this stem is already chosen
+        found[stem] = (os.path.join(models_dir, f), graph_only)
+    order = {s: k for k, s in enumerate(ORDER)}
+    return sorted(found.items(), key=lambda kv: (order.get(kv[0], len(ORDER)), kv[0]))
+
+
+def prepared(stem, src, graph_only, a):
+    """The file both runtimes run: src itself, or its filled copy in the cache."""
+    if not graph_only:
+        return src, None
+    os.makedirs(a.cache, exist_ok=True)
+    out = os.path.join(a.cache, f"{stem}.seed{a.seed}.onnx")
+    newest_input = max(os.path.getmtime(src), os.path.getmtime(FILL))
+    if os.path.isfile(out) and os.path.getmtime(out) > newest_input:
+        return out, None
+    progress(f"{stem}: filling {os.path.basename(src)} with seeded weights -> {os.path.relpath(out, ROOT)}")
+    # Written under its final name in a scratch folder, then moved: an
+    # interrupted fill never leaves a file that looks newer than its source.
+    scratch = os.path.join(a.cache, ".filling")
+    os.makedirs(scratch, exist_ok=True)
+    tmp = os.path.join(scratch, os.path.basename(out))
+    r = subprocess.run([sys.executable, FILL, src, tmp, "--seed", str(a.seed)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        for p in (tmp, tmp + ".data"):
+            if os.path.exists(p):
+                os.remove(p)
+        return None, "fill_weights.py failed: " + first_line(r.stderr or r.stdout)
+    if os.path.exists(tmp + ".data"):  # over 2 GB: the weights lie beside it under this name
+        os.replace(tmp + ".data", out + ".data")
+    os.replace(tmp, out)
+    try:
+        os.rmdir(scratch)
+    except OSError:
+        pass
+    return out, None
+
+
+# ------------------------------------------------------------------ timing
+def run_process(cmd, timeout):
+    """(stdout, error or None)."""
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "", f"timed out after {timeout} s"
+    except OSError as e:
+        return "", f"cannot start {cmd[0]}: {e.strerror}"
+    if r.returncode != 0:
+        err = first_line(r.stderr) or first_line(r.stdout) or "(no output)"
+        if r.returncode < 0:
+            try:
+                how = "killed by " + signal.Signals(-r.returncode).name
+            except ValueError:
+                how = f"killed by signal {-r.returncode}"
+        else:
+            how = f"exit {r.returncode}"
+        return r.stdout, f"{how}: {err}"
+    return r.stdout, None
+
+
+def time_ort(path, runs, warmup, a):
+    cmd = [sys.executable, ORT_TIME, path, "--threads", str(a.threads), "--runs", str(runs),
+           "--warmup", str(warmup), "--seed", str(a.seed)]
+    out, err = run_process(cmd, a.timeout)
+    if err:
+        return None, err
+    m = ORT_LINE.search(out)
+    if not m:
+        return None, "no 'ort min_ms=' line: " + (first_line(out) or "(no output)")
+    return (float(m.group(1)), float(m.group(2))), None
+
+
+def time_tso(path, runs, warmup, a):
+    # The agreed contract has no warm-up flag: tso run warms up on its own.
+    if not os.path.isfile(a.tso):
+        return None, f"no tso binary at {a.tso} (build the tso target)"
+    cmd = [a.tso, "run", path, "--device", "cpu", "--iters", str(runs), "--threads", str(a.threads)]
+    cmd += shlex.split(a.tso_flags)
+    out, err = run_process(cmd, a.timeout)
+    if err:
+        return None, err
+    m = TSO_LATENCY.search(out)
+    if not m:
+        return None, "no 'latency median' line: " + (first_line(out) or "(no output)")
+    return (float(m.group(2)), float(m.group(1))), None  # (min, median)
+
+
+CONFIGS = [("ort", time_ort), ("tso", time_tso)]
+
+
+def bench_model(stem, path, a):
+    """{config: (min, median)} or {config: 'error'}."""
+    runs = a.heavy_runs if stem in HEAVY else a.runs
+    mins = {c: [] for c, _ in CONFIGS}
+    medians = {c: [] for c, _ in CONFIGS}
+    error = {}
+    for c, fn in CONFIGS:  # the untimed warm-up process of each
+        _, err = fn(path, min(runs, 3), a.warmup, a)
+        if err:
+            error[c] = err
+        progress(f"{stem}: warm-up {c}: {'failed: ' + err if err else 'ok'}")
+    for r in range(1, a.rounds + 1):
+        if len(error) == len(CONFIGS):
+            progress(f"{stem}: no rounds: both runtimes failed")
+            break
+        said = []
+        for c, fn in CONFIGS:
+            if c in error:  # failed once: not retried every round
+                continue
+            res, err = fn(path, runs, a.warmup, a)
+            if err:
+                error[c] = f"(round {r}) {err}"
+                said.append(f"{c} failed: {err}")
+                continue
+            mins[c].append(res[0])
+            medians[c].append(res[1])
+            said.append(f"{c} min {res[0]:.2f} median {res[1]:.2f} ms")
+        progress(f"{stem}: round {r}/{a.rounds}: " + ", ".join(said))
+    return {c: error[c] if c in error else (min(mins[c]), statistics.median(medians[c]))
+            for c, _ in CONFIGS}
+
+
+# ------------------------------------------------------------------- table
+COLS = ["ORT min", "ORT median", "tso min", "tso median", "ratio min", "ratio median"]
+
+
+def row_cells(res):
+    """(cells, error): six cells (ms, ms, ms, ms, ratio, ratio) with blanks where failed."""
+    o, t = res["ort"], res["tso"]
+    cells = [""] * 6
+    errs = []
+    if isinstance(o, tuple):
+        cells[0], cells[1] = f"{o[0]:.2f}", f"{o[1]:.2f}"
+    else:
+        errs.append("ORT failed: " + o)
+    if isinstance(t, tuple):
+        cells[2], cells[3] = f"{t[0]:.2f}", f"{t[1]:.2f}"
+    else:
+        errs.append(("tso " if errs else "") + "failed: " + t)
+    if isinstance(o, tuple) and isinstance(t, tuple):
+        cells[4], cells[5] = f"{t[0] / o[0]:.2f}", f"{t[1] / o[1]:.2f}"
+    return cells, "; ".join(errs)
+
+
+def text_row(stem, cells, err, w):
+    if err and not any(cells[2:]):  # tso's side failed: the message takes its columns
+        return f"{stem:<{w}}  " + "  ".join(f"{c:>10}" for c in cells[:2]) + f"  {err}"
+    line = f"{stem:<{w}}  " + "  ".join(f"{c:>10}" for c in cells[:4]) + "  " + \
+           "  ".join(f"{c:>12}" for c in cells[4:])
+    return line + (f"  {err}" if err else "")
+
+
+def text_header(w):
+    return (f"{'model':<{w}}  " + "  ".join(f"{c:>10}" for c in COLS[:4]) + "  "
+            + "  ".join(f"{c:>12}" for c in COLS[4:]) + "\n"
+            + f"{'':<{w}}  " + "  ".join(f"{'(ms)':>10}" for _ in range(4)) + "  "
+            + "  ".join(f"{'(tso/ORT)':>12}" for _ in range(2)))
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def summary_lines(results):
+    both = [(s, r["ort"], r["tso"]) for s, r in results
+            if isinstance(r["ort"], tuple) and isinstance(r["tso"], tuple)]
+    lines = []
+    if both:
+        gmin = geomean([t[0] / o[0] for _, o, t in both])
+        gmed = geomean([t[1] / o[1] for _, o, t in both])
+        lines.append(f"geomean ratio (min) {gmin:.2f}, (median) {gmed:.2f}; "
+                     "target: every model <= 1.00, geomean <= 0.90")
+        over = [s for s, o, t in both if t[0] / o[0] > 1.0]
+        lines.append(f"{len(both)} of {len(results)} models timed on both; ratio (min) over 1.00: "
+                     + (", ".join(over) if over else "none"))
+    else:
+        lines.append("geomean ratio: no model timed on both runtimes; "
+                     "target: every model <= 1.00, geomean <= 0.90")
+    failed = [s for s, r in results if not (isinstance(r["ort"], tuple) and isinstance(r["tso"], tuple))]
+    if failed:
+        lines.append("failed: " + ", ".join(failed))
+    return lines
+
+
+def write_markdown(path, setting, results, end_lines):
+    md = ["# tso CPU runtime vs ONNX Runtime", "", "```"]
+    md += [f"{k:<9} {v}" for k, v in setting]
+    md += ["```", "",
+           "| model | ORT min (ms) | ORT median (ms) | tso min (ms) | tso median (ms) "
+           "| ratio min (tso/ORT) | ratio median (tso/ORT) |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for stem, res in results:
+        cells, err = row_cells(res)
+        if err and not any(cells[2:]):
+            cells[2] = err.replace("|", "\\|")
+        elif err:
+            cells[5] += " " + err.replace("|", "\\|")
+        md.append(f"| {stem} | " + " | ".join(cells) + " |")
+    md += [""] + [l + "  " for l in end_lines]
+    with open(path, "w") as f:
+        f.write("\n".join(md) + "\n")
+
+
+# -------------------------------------------------------------------- main
+def main():
+    n_cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    ap = argparse.ArgumentParser(prog="cpu_bench.sh",
+                                 description="ONNX Runtime vs tso's CPU runtime on the same ONNX "
+                                             "files, alternating rounds (../shared/MEASURING.md).")
+    ap.add_argument("--threads", type=int, default=n_cpus, help=f"threads for both (default {n_cpus})")
+    ap.add_argument("--rounds", type=int, default=5, help="alternating rounds (default 5)")
+    ap.add_argument("--runs", type=int, default=20, help="timed runs per process (default 20)")
+    ap.add_argument("--heavy-runs", type=int, default=10,
+                    help=f"timed runs per process for {', '.join(sorted(HEAVY))} (default 10)")
+    ap.add_argument("--warmup", type=int, default=5, help="ORT's untimed runs per process (default 5)")
+    ap.add_argument("--models", default="", help="comma-separated stems, e.g. resnet50,squeezenet1_1")
+    ap.add_argument("--models-dir", default=os.path.join(ROOT, "..", "shared", "models"),
+                    help="default ../shared/models (from the repository root)")
+    ap.add_argument("--tso", default=os.path.join(ROOT, "build", "tso"), help="default build/tso")
+    ap.add_argument("--tso-flags", default="", help="extra flags for tso run, one string")
+    ap.add_argument("--out", help="also write the setting and table as markdown")
+    ap.add_argument("--cache", default=os.path.join(ROOT, "build", "bench_models"),
+                    help="filled graph-only models (default build/bench_models)")
+    ap.add_argument("--seed", type=int, default=0, help="weights and inputs (default 0)")
+    ap.add_argument("--timeout", type=int, default=1200, help="seconds per process (default 1200)")
+    a = ap.parse_args()
+    if a.threads < 1 or a.rounds < 1 or a.runs < 1 or a.heavy_runs < 1 or a.warmup < 0:
+        ap.error("--threads, --rounds, --runs, --heavy-runs >= 1; --warmup >= 0")
+    a.tso = os.path.abspath(a.tso)
+    a.cache = os.path.abspath(a.cache)
+    a.models_dir = os.path.abspath(a.models_dir)
+    if not os.path.isdir(a.models_dir):
+        ap.error(f"no models directory {a.models_dir}")
+
+    models = find_models(a.models_dir)
+    if a.models:
+        want = [m.strip() for m in a.models.split(",") if m.strip()]
+        known = dict(models)
+        unknown = [m for m in want if m not in known]
+        if unknown:
+            ap.error(f"unknown model(s) {', '.join(unknown)}; {a.models_dir} has "
+                     + ", ".join(s for s, _ in models))
+        models = [(m, known[m]) for m in want]
+    if not models:
+        ap.error(f"no .onnx models in {a.models_dir}")
+
+    setting = setting_lines(a, models, n_cpus)
+    for k, v in setting:
+        print(f"{k:<9} {v}", flush=True)
+    print(flush=True)
+
+    # Fill every graph-only model first, so no filling runs between timings.
+    files = []
+    for stem, (src, graph_only) in models:
+        path, err = prepared(stem, src, graph_only, a)
+        files.append((stem, path, err))
+
+    w = max(len("model"), max(len(s) for s, _, _ in files))
+    print(text_header(w), flush=True)
+    results = []
+    for stem, path, err in files:
+        if err:
+            res = {"ort": err, "tso": err}
+        else:
+            progress(f"{stem}: {os.path.relpath(path, ROOT) if path.startswith(ROOT) else path}")
+            res = bench_model(stem, path, a)
+        results.append((stem, res))
+        cells, rerr = row_cells(res)
+        print(text_row(stem, cells, rerr, w), flush=True)
+
+    end = loadavg()
+    end_lines = summary_lines(results)
+    end_lines.append("load average at the end: " + (" ".join(f"{x:.2f}" for x in end) if end else "unknown")
+                     + f"; {time.monotonic() - T0:.0f} s in all")
+    print()
+    for l in end_lines:
+        print(l)
+    if a.out:
+        write_markdown(a.out, setting, results, end_lines)
+        print(f"wrote {a.out}")
+
+
+if __name__ == "__main__":
+    main()

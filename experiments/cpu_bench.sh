@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# ONNX Runtime's CPU provider and tso's CPU runtime on the same ONNX files, by
+# the protocol of ../shared/MEASURING.md: each configuration in its own
+# process, one untimed warm-up process each, then alternating rounds
+# (ORT, tso, ORT, tso, ...); per configuration the minimum of the rounds'
+# minimums and the median of their medians, the ratio tso / ORT per model and
+# the geometric mean of the ratios.
+#
+#   experiments/cpu_bench.sh [--threads T] [--rounds R] [--runs K] [--warmup W]
+#       [--heavy-runs K] [--models a,b] [--models-dir DIR] [--tso BINARY]
+#       [--tso-flags "..."] [--out FILE.md] [--cache DIR] [--seed S] [--timeout S]
+#
+# Defaults: T = usable cores, R = 5, K = 20 (10 for nasnetalarge and
+# bert_base_seq128), W = 5, models ../shared/models, tso build/tso (never
+# built here), graph-only models filled once into build/bench_models by
+# experiments/fill_weights.py. The setting and table go to stdout, progress
+# to stderr. A model that fails on one runtime keeps its row (`failed: ...`).
+# Run it on an idle machine: no build or other benchmark at the same time.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+python="$root/.venv/bin/python"
+if [[ ! -x "$python" ]]; then
+  echo "cpu_bench.sh: no $python; run ./setup.sh first" >&2
+  exit 1
+fi
+exec "$python" "$root/experiments/cpu_bench.py" "$@"
