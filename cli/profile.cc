@@ -1,12 +1,12 @@
 // `tso profile MODEL -o COSTS.json`: times every operator signature of a
 // model on the GPU with the CUDA runtime's kernels and writes the cost table
-// the optimizer's measured cost model reads (runtime/cuda/cost_table.h).
+// the optimizer's measured cost model reads (runtime/common/cost_table.h).
 #include <cstdio>
 
 #include "cli/commands.h"
 #include "cli/model_file.h"
 #ifdef TSO_HAVE_CUDA_RUNTIME
-#include "runtime/cuda/cost_table.h"
+#include "runtime/common/cost_table.h"
 #include "runtime/cuda/profiler.h"
 #endif
 
@@ -32,13 +32,13 @@ int profile(const ProfileFlags& f) {
     std::fprintf(stderr, "\r[%d/%d] %.100s\033[K", done, total, sig.c_str());
     if (done == total) std::fprintf(stderr, "\n");
   };
-  Expected<cuda::CostTable> table = cuda::profile_graph(m->graph, f.model.file, o);
+  Expected<rt::CostTable> table = cuda::profile_graph(m->graph, f.model.file, o);
   if (!table) {
     std::fprintf(stderr, "tso profile: %s: %s\n", f.model.file.c_str(),
                  table.error().message.c_str());
     return kExitBadInput;
   }
-  Status s = cuda::write_cost_table(*table, f.output);
+  Status s = rt::write_cost_table(*table, f.output);
   if (!s.ok()) {
     std::fprintf(stderr, "tso profile: %s\n", s.error().message.c_str());
     return kExitIoError;

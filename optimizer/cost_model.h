@@ -22,12 +22,6 @@ class CostModel {
   virtual std::string describe() const = 0;
 };
 
-// The key of the measured cost table, the same text runtime/cuda's
-// op_signature writes (optimizer/README.md): the operator's name, its input
-// types, and the attributes that differ from their default, e.g.
-//   conv2d(f32[1,3,224,224],f32[64,3,7,7],f32[64];stride=[2,2],pad=[3,3,3,3],act=relu)
-std::string op_signature(const Node& n, std::span<const TensorType> inputs);
-
 // The cost of node `i` of `g` (0 for sources and weight-only nodes).
 double node_cost(const Graph& g, const GraphIndex& index, const CostModel& model, int i);
 // The sum over the graph's nodes.

@@ -1,6 +1,5 @@
 // Cost models: the analytic roofline against the shipped H100 description,
-// views and weight-only nodes free, the measured table with its fallback,
-// and the signature format shared with runtime/cuda.
+// views and weight-only nodes free, the measured table with its fallback.
 #include <gtest/gtest.h>
 
 #include "core/text_format.h"
@@ -44,7 +43,7 @@ TEST(AnalyticCost, RooflinePerKernelWithViewsAndWeightsFree) {
   // toy device: 1 MFLOP/s and 1 MB/s, so 1 FLOP = 1 us and 1 byte = 1 us.
   // conv: 2*96*2 = 384 FLOPs; bytes 128 + 48 + 384 = 560: memory-bound.
   // relu: 96 FLOPs, 768 bytes. concat: weight-only, free. split, reshape: views.
-  EXPECT_DOUBLE_EQ(node_cost(g, gi, m, 3), 0);       // concat of weights
+  EXPECT_DOUBLE_EQ(node_cost(g, gi, m, 3), 0);  // concat of weights
   EXPECT_DOUBLE_EQ(node_cost(g, gi, m, 4), 5 + 560);
   EXPECT_DOUBLE_EQ(node_cost(g, gi, m, 5), 5 + 768);
   EXPECT_DOUBLE_EQ(node_cost(g, gi, m, 6), 0);
@@ -72,27 +71,6 @@ TEST(AnalyticCost, BadDescriptionsAreErrorsNamingTheFile) {
   EXPECT_EQ(c.error().message, "/nonexistent/d.json: cannot open");
 }
 
-TEST(OpSignature, MatchesTheCostTableFormat) {
-  Graph g = parse(R"(graph g {
-  input x: f32[1,3,224,224]
-  weight w: f32[64,3,7,7]
-  weight b: f32[64]
-  %a = conv2d(x, w, b, stride=[2,2], pad=[3,3,3,3], act=relu)
-  %r = relu(%a)
-  %s, %t = split(%r, axis=1, sizes=[32,32])
-  output s = %s
-  output t = %t
-})");
-  std::vector<TensorType> in{g.type(g.node(3).args[0]), g.type(g.node(3).args[1]),
-                             g.type(g.node(3).args[2])};
-  EXPECT_EQ(op_signature(g.node(3), in),
-            "conv2d(f32[1,3,224,224],f32[64,3,7,7],f32[64];stride=[2,2],pad=[3,3,3,3],act=relu)");
-  std::vector<TensorType> r{g.type(g.node(4).args[0])};
-  EXPECT_EQ(op_signature(g.node(4), r), "relu(f32[1,64,112,112])");
-  std::vector<TensorType> s{g.type(g.node(5).args[0])};
-  EXPECT_EQ(op_signature(g.node(5), s), "split(f32[1,64,112,112];axis=1,sizes=[32,32])");
-}
-
 TEST(MeasuredCost, ReadsTheTableAndFallsBackForMissingEntries) {
   Graph g = parse(kGraph);
   GraphIndex gi(g);
@@ -104,8 +82,8 @@ TEST(MeasuredCost, ReadsTheTableAndFallsBackForMissingEntries) {
                                                  "t.json", &fallback);
   ASSERT_TRUE(m.ok()) << m.error().message;
   EXPECT_EQ(m->entries(), 1);
-  EXPECT_DOUBLE_EQ(node_cost(g, gi, *m, 5), 2.0);         // measured: 0.002 ms
-  EXPECT_DOUBLE_EQ(node_cost(g, gi, *m, 4), 5 + 560);    // conv: from the fallback
+  EXPECT_DOUBLE_EQ(node_cost(g, gi, *m, 5), 2.0);      // measured: 0.002 ms
+  EXPECT_DOUBLE_EQ(node_cost(g, gi, *m, 4), 5 + 560);  // conv: from the fallback
   EXPECT_EQ(m->hits(), 1);
   EXPECT_EQ(m->misses(), 1);
   EXPECT_NE(m->describe().find("t.json"), std::string::npos);

@@ -1,7 +1,7 @@
-// The measured cost model: per-node times from a cost table that `tso
-// profile` measured on a GPU (runtime/cuda/cost_table.h writes it; format in
-// optimizer/README.md), keyed by op_signature. Nodes whose signature the
-// table lacks fall back to another model, and are counted.
+// The measured cost model: per-node times from a cost table that a runtime
+// measured (`tso profile`; format in runtime/common/cost_table.h), keyed by
+// op_signature (core/signature.h). Nodes whose signature the table lacks
+// fall back to another model, and are counted.
 #pragma once
 
 #include <string>
@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "optimizer/cost_model.h"
+#include "runtime/common/cost_table.h"
 
 namespace tso::opt {
 
@@ -18,6 +19,8 @@ class MeasuredCost : public CostModel {
   static Expected<MeasuredCost> parse(const std::string& json, const std::string& source,
                                       const CostModel* fallback);
   static Expected<MeasuredCost> load(const std::string& path, const CostModel* fallback);
+  // A table already in memory; `source` names it in describe().
+  MeasuredCost(const rt::CostTable& table, const std::string& source, const CostModel* fallback);
 
   double node_us(const Node& n, std::span<const TensorType> inputs) const override;
   std::string describe() const override;

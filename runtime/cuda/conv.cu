@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "runtime/cuda/geometry.h"
+#include "runtime/common/geometry.h"
 #include "runtime/cuda/kernels.cuh"
 #include "runtime/cuda/runner.cuh"
 
@@ -30,9 +30,10 @@ class ConvRunner : public StepRunner {
     const Shape& xs = sc.in_type(0).shape;
     const Shape& ws = sc.in_type(1).shape;
     const Shape& ys = sc.out_type().shape;
-    Expected<std::vector<WindowAxis>> win = resolve_window(xs, ws[2], ws[3], n.attrs, false);
+    Expected<std::vector<rt::WindowAxis>> win =
+        rt::resolve_window(xs, ws[2], ws[3], n.attrs, false);
     if (!win) return win.error();
-    const WindowAxis &h = (*win)[0], &v = (*win)[1];
+    const rt::WindowAxis &h = (*win)[0], &v = (*win)[1];
     x_ptr_ = sc.in(0);
     w_ptr_ = sc.in(1);
     bias_ = sc.step->inputs.size() > 2 ? sc.in(2) : nullptr;
@@ -44,8 +45,8 @@ class ConvRunner : public StepRunner {
       padded_ = sc.scratch(0);
       conv_in = Shape{xs[0], xs[1], h.in + h.pad_lo + h.pad_hi, v.in + v.pad_lo + v.pad_hi};
       padded_bytes_ = conv_in.numel() * 4;
-      const std::vector<int64_t> dst = strides_of(conv_in);
-      pad_copy_ = make_strided(xs, strides_of(xs), dst);
+      const std::vector<int64_t> dst = rt::strides_of(conv_in);
+      pad_copy_ = make_strided(xs, rt::strides_of(xs), dst);
       pad_origin_ = h.pad_lo * dst[2] + v.pad_lo;
       pad_h = pad_w = 0;
     }
@@ -68,17 +69,17 @@ class ConvRunner : public StepRunner {
     int on, oc, oh, ow;
     TSO_CUDNN(cudnnGetConvolution2dForwardOutputDim(conv_, x_, w_, &on, &oc, &oh, &ow));
     if (Shape{on, oc, oh, ow} != ys)
-      return Error{"cuDNN computes output " + to_string(Shape{on, oc, oh, ow}) + ", the graph says " +
-                   to_string(ys)};
+      return Error{"cuDNN computes output " + to_string(Shape{on, oc, oh, ow}) +
+                   ", the graph says " + to_string(ys)};
 
     fused_ = bias_ != nullptr && act_kind_ == Act::kRelu;
     if (fused_) {
       TSO_CUDNN(cudnnCreateTensorDescriptor(&b_));
-      TSO_CUDNN(cudnnSetTensor4dDescriptor(b_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, int(ys[1]),
-                                           1, 1));
+      TSO_CUDNN(
+          cudnnSetTensor4dDescriptor(b_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, int(ys[1]), 1, 1));
       TSO_CUDNN(cudnnCreateActivationDescriptor(&act_));
-      TSO_CUDNN(cudnnSetActivationDescriptor(act_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN,
-                                             0.0));
+      TSO_CUDNN(
+          cudnnSetActivationDescriptor(act_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
     }
     ConvSignature sig;
     sig.x = conv_in;
@@ -93,14 +94,14 @@ class ConvRunner : public StepRunner {
     sig.groups = groups;
     sig.tf32 = dc.tf32;
     sig.fused = fused_;
-    Expected<ConvAlgoResult> algo = dc.algos->choose(sig, [&](const ConvSignature&) {
-      return measure(dc);
-    });
+    Expected<ConvAlgoResult> algo =
+        dc.algos->choose(sig, [&](const ConvSignature&) { return measure(dc); });
     if (!algo) return algo.error();
     algo_ = static_cast<cudnnConvolutionFwdAlgo_t>(algo->algo);
     TSO_CUDNN(cudnnSetConvolutionMathType(conv_, static_cast<cudnnMathType_t>(algo->math)));
     size_t ws_bytes = 0;
-    TSO_CUDNN(cudnnGetConvolutionForwardWorkspaceSize(dc.cudnn, x_, w_, conv_, y_, algo_, &ws_bytes));
+    TSO_CUDNN(
+        cudnnGetConvolutionForwardWorkspaceSize(dc.cudnn, x_, w_, conv_, y_, algo_, &ws_bytes));
     workspace_ = std::max<size_t>(ws_bytes, static_cast<size_t>(algo->workspace_bytes));
     channels_ = ys[1];
     inner_ = ys[2] * ys[3];

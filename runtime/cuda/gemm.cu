@@ -6,7 +6,7 @@
 // compute type CUBLAS_COMPUTE_32F_FAST_TF32.
 #include <vector>
 
-#include "runtime/cuda/geometry.h"
+#include "runtime/common/geometry.h"
 #include "runtime/cuda/kernels.cuh"
 #include "runtime/cuda/runner.cuh"
 
@@ -47,7 +47,7 @@ class MatmulRunner : public StepRunner {
       nn = bs[tb ? 0 : 1];
       alpha_ = static_cast<float>(n.attrs.f(AttrKey::alpha));
     } else {
-      Expected<MatmulGeometry> g = matmul_geometry(as, bs);
+      Expected<rt::MatmulGeometry> g = rt::matmul_geometry(as, bs);
       if (!g) return g.error();
       m = g->m, nn = g->n, k = g->k, batch = g->batch;
       stride_a = g->stride_a, stride_b = g->stride_b;
@@ -57,7 +57,7 @@ class MatmulRunner : public StepRunner {
         full.push_back(rows);
         full.push_back(cols);
         Expansion e{src, sc.scratch(scratch++), {}};
-        e.st = make_strided(full, broadcast_strides(s, full), strides_of(full));
+        e.st = make_strided(full, rt::broadcast_strides(s, full), rt::strides_of(full));
         expansions_.push_back(e);
         return e.dst;
       };
@@ -72,21 +72,24 @@ class MatmulRunner : public StepRunner {
     if (gemm && sc.step->inputs.size() > 2) {
       const Shape& cs = sc.in_type(2).shape;
       const float beta = static_cast<float>(n.attrs.f(AttrKey::beta));
-      const bool row_vector = cs.numel() == nn && (cs.rank() == 1 || (cs.rank() == 2 && cs[0] == 1));
+      const bool row_vector =
+          cs.numel() == nn && (cs.rank() == 1 || (cs.rank() == 2 && cs[0] == 1));
       if (row_vector && beta == 1.0f) {
         bias_epilogue = true;
         bias_ = sc.in(2);
       } else {
         const Shape out{m, nn};
-        c_copy_ = make_strided(out, broadcast_strides(cs, out), strides_of(out));
+        c_copy_ = make_strided(out, rt::broadcast_strides(cs, out), rt::strides_of(out));
         c_src_ = sc.in(2);
         c_scale_ = beta;
         beta_ = 1.0f;
       }
     }
     cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
-    if (act == Act::kRelu) epilogue = bias_epilogue ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
-    else if (bias_epilogue) epilogue = CUBLASLT_EPILOGUE_BIAS;
+    if (act == Act::kRelu)
+      epilogue = bias_epilogue ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+    else if (bias_epilogue)
+      epilogue = CUBLASLT_EPILOGUE_BIAS;
     if (act == Act::kSigmoid) post_ = UnaryFn::kSigmoid, has_post_ = true;
     if (act == Act::kTanh) post_ = UnaryFn::kTanh, has_post_ = true;
 
@@ -95,11 +98,15 @@ class MatmulRunner : public StepRunner {
     // cuBLASLt's A is our B and its B our A (column-major transposes).
     const cublasOperation_t op_lt_a = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cublasOperation_t op_lt_b = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
-    TSO_CUBLAS(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &op_lt_a, sizeof op_lt_a));
-    TSO_CUBLAS(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &op_lt_b, sizeof op_lt_b));
-    TSO_CUBLAS(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue));
+    TSO_CUBLAS(
+        cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &op_lt_a, sizeof op_lt_a));
+    TSO_CUBLAS(
+        cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &op_lt_b, sizeof op_lt_b));
+    TSO_CUBLAS(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                              sizeof epilogue));
     if (bias_epilogue)
-      TSO_CUBLAS(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_, sizeof bias_));
+      TSO_CUBLAS(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_,
+                                                sizeof bias_));
     // Stored (pre-op) shapes in column-major terms.
     TSO_CUBLAS(tb ? cublasLtMatrixLayoutCreate(&a_, CUDA_R_32F, k, nn, k)
                   : cublasLtMatrixLayoutCreate(&a_, CUDA_R_32F, nn, k, nn));
@@ -118,7 +125,8 @@ class MatmulRunner : public StepRunner {
     TSO_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                     &limit, sizeof limit));
     int found = 0;
-    TSO_CUBLAS(cublasLtMatmulAlgoGetHeuristic(dc.lt, op_, a_, b_, d_, d_, pref_, 1, &heuristic_, &found));
+    TSO_CUBLAS(
+        cublasLtMatmulAlgoGetHeuristic(dc.lt, op_, a_, b_, d_, d_, pref_, 1, &heuristic_, &found));
     if (found == 0)
       return Error{"cublasLtMatmulAlgoGetHeuristic: no algorithm for [" + std::to_string(m) + "," +
                    std::to_string(k) + "] x [" + std::to_string(k) + "," + std::to_string(nn) +
@@ -141,9 +149,10 @@ class MatmulRunner : public StepRunner {
 
  private:
   static Status set_batch(cublasLtMatrixLayout_t l, int32_t count, int64_t stride) {
-    TSO_CUBLAS(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count));
-    TSO_CUBLAS(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
-                                                sizeof stride));
+    TSO_CUBLAS(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                                                sizeof count));
+    TSO_CUBLAS(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                &stride, sizeof stride));
     return Status::Ok();
   }
 
@@ -163,8 +172,7 @@ class MatmulRunner : public StepRunner {
 
 }  // namespace
 
-Expected<std::unique_ptr<StepRunner>> make_matmul_runner(const StepContext& sc,
-                                                         DeviceContext& dc) {
+Expected<std::unique_ptr<StepRunner>> make_matmul_runner(const StepContext& sc, DeviceContext& dc) {
   auto r = std::make_unique<MatmulRunner>();
   TSO_RETURN_IF_ERROR(r->prepare(sc, dc));
   return std::unique_ptr<StepRunner>(std::move(r));

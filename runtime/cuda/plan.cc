@@ -2,14 +2,11 @@
 
 #include <algorithm>
 
-#include "runtime/cuda/geometry.h"
+#include "runtime/common/geometry.h"
+#include "runtime/common/memory.h"
 
 namespace tso::cuda {
 namespace {
-
-int64_t align_up(int64_t n) { return (n + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
-
-int64_t bytes_of(const TensorType& t) { return t.shape.numel() * dtype_bytes(t.dtype); }
 
 // Product of the dimensions before `axis`: 1 means the slices along `axis`
 // are consecutive byte ranges.
@@ -20,8 +17,8 @@ int64_t outer_extent(const Shape& s, int64_t axis) {
 }
 
 bool computes(Kernel k) {
-  return k != Kernel::kSource && k != Kernel::kView && k != Kernel::kCopy &&
-         k != Kernel::kPad && k != Kernel::kConcat;
+  return k != Kernel::kSource && k != Kernel::kView && k != Kernel::kCopy && k != Kernel::kPad &&
+         k != Kernel::kConcat;
 }
 
 Status check_dtypes(const Graph& g, int i, Kernel k) {
@@ -56,17 +53,17 @@ std::vector<int64_t> scratch_for(const Graph& g, int i) {
     case Op::Conv2d: {
       const Shape& x = g.type(n.args[0]).shape;
       const Shape& w = g.type(n.args[1]).shape;
-      Expected<std::vector<WindowAxis>> win = resolve_window(x, w[2], w[3], n.attrs, false);
+      Expected<std::vector<rt::WindowAxis>> win = rt::resolve_window(x, w[2], w[3], n.attrs, false);
       if (win && (!(*win)[0].symmetric() || !(*win)[1].symmetric())) {
-        const WindowAxis &h = (*win)[0], &v = (*win)[1];
+        const rt::WindowAxis &h = (*win)[0], &v = (*win)[1];
         out.push_back(x[0] * x[1] * (h.in + h.pad_lo + h.pad_hi) * (v.in + v.pad_lo + v.pad_hi) *
                       4);
       }
       break;
     }
     case Op::Matmul: {
-      Expected<MatmulGeometry> m =
-          matmul_geometry(g.type(n.args[0]).shape, g.type(n.args[1]).shape);
+      Expected<rt::MatmulGeometry> m =
+          rt::matmul_geometry(g.type(n.args[0]).shape, g.type(n.args[1]).shape);
       if (m && m->expand_a) out.push_back(m->batch * m->m * m->k * 4);
       if (m && m->expand_b) out.push_back(m->batch * m->k * m->n * 4);
       break;
@@ -79,7 +76,8 @@ std::vector<int64_t> scratch_for(const Graph& g, int i) {
         if (g.type(n.args[p]).shape.numel() != trailing) out.push_back(trailing * 4);
       break;
     }
-    default: break;
+    default:
+      break;
   }
   return out;
 }
@@ -94,7 +92,10 @@ Expected<Plan> make_plan(const Graph& g, const PlanOptions& options) {
       TensorPlan t;
       t.ref = {i, o};
       t.type = g.node(i).outs[o];
-      t.bytes = bytes_of(t.type);
+      Expected<int64_t> bytes =
+          rt::checked_bytes(t.type, "output " + std::to_string(o) + " of " + describe_node(g, i));
+      if (!bytes) return bytes.error();
+      t.bytes = *bytes;
       plan.tensors.push_back(t);
     }
   }
@@ -164,7 +165,7 @@ Expected<Plan> make_plan(const Graph& g, const PlanOptions& options) {
     TensorPlan& t = plan.tensors[plan.first_tensor[i]];
     t.storage = Storage::kStatic;
     t.offset = plan.static_bytes;
-    plan.static_bytes += align_up(t.bytes);
+    plan.static_bytes += rt::align_up(t.bytes, kDeviceAlignment);
   }
 
   // Lifetimes of the arena roots: from the first write of any tensor stored
@@ -172,9 +173,10 @@ Expected<Plan> make_plan(const Graph& g, const PlanOptions& options) {
   const int ntensors = static_cast<int>(plan.tensors.size());
   std::vector<int> root(ntensors);
   std::vector<int64_t> root_offset(ntensors);
-  for (int t = 0; t < ntensors; ++t) std::tie(root[t], root_offset[t]) = resolve_root(plan.tensors, t);
+  for (int t = 0; t < ntensors; ++t)
+    std::tie(root[t], root_offset[t]) = resolve_root(plan.tensors, t);
   std::vector<int> buffer_of(ntensors, -1);
-  std::vector<Lifetime> buffers;
+  std::vector<rt::Lifetime> buffers;
   auto touch = [&](int t, int time) {
     const int r = root[t];
     if (plan.tensors[r].storage == Storage::kStatic) return;
@@ -182,7 +184,7 @@ Expected<Plan> make_plan(const Graph& g, const PlanOptions& options) {
       buffer_of[r] = static_cast<int>(buffers.size());
       buffers.push_back({plan.tensors[r].bytes, time, time});
     }
-    Lifetime& l = buffers[buffer_of[r]];
+    rt::Lifetime& l = buffers[buffer_of[r]];
     l.first = std::min(l.first, time);
     l.last = std::max(l.last, time);
   };
@@ -200,7 +202,7 @@ Expected<Plan> make_plan(const Graph& g, const PlanOptions& options) {
       scratch_ids.push_back({static_cast<int>(s), static_cast<int>(buffers.size())});
       buffers.push_back({b, plan.steps[s].node, plan.steps[s].node});
     }
-  plan.arena = plan_arena(buffers);
+  plan.arena = rt::plan_arena(buffers, kDeviceAlignment);
   for (auto [s, b] : scratch_ids) plan.steps[s].scratch_offsets.push_back(plan.arena.offsets[b]);
 
   for (int t = 0; t < ntensors; ++t) {
@@ -214,8 +216,8 @@ Expected<Plan> make_plan(const Graph& g, const PlanOptions& options) {
       tp.storage = Storage::kArena;
       // A tensor nobody reads or writes (dead split pieces) still gets a
       // valid address: its root's, or 0.
-      tp.offset = (buffer_of[root[t]] >= 0 ? plan.arena.offsets[buffer_of[root[t]]] : 0) +
-                  root_offset[t];
+      tp.offset =
+          (buffer_of[root[t]] >= 0 ? plan.arena.offsets[buffer_of[root[t]]] : 0) + root_offset[t];
     }
   }
   return plan;

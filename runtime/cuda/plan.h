@@ -5,7 +5,8 @@
 //
 // Memory. Graph inputs, weights and constants live in one static block,
 // uploaded once. Every other tensor lives in one arena, placed by lifetime
-// (arena.h). Some tensors are views that own no memory:
+// (runtime/common/arena.h). Offsets in both are multiples of kDeviceAlignment.
+// Some tensors are views that own no memory:
 //   - reshape, flatten, squeeze and unsqueeze alias their input;
 //   - split outputs alias consecutive byte ranges of the input when every
 //     dimension before the split axis is 1;
@@ -25,10 +26,13 @@
 
 #include "core/error.h"
 #include "core/graph.h"
-#include "runtime/cuda/arena.h"
+#include "runtime/common/arena.h"
 #include "runtime/cuda/dispatch.h"
 
 namespace tso::cuda {
+
+// cuDNN and cuBLASLt want 256-byte aligned operands for their fastest paths.
+constexpr int64_t kDeviceAlignment = 256;
 
 struct PlanOptions {
   bool concat_views = true;  // place concat inputs in the output (else copy them)
@@ -41,7 +45,7 @@ struct TensorPlan {
   TensorRef ref;
   TensorType type;
   int64_t bytes = 0;
-  int parent = -1;         // the tensor this one is a view of, or -1 when it owns memory
+  int parent = -1;          // the tensor this one is a view of, or -1 when it owns memory
   int64_t view_offset = 0;  // byte offset into the parent
   // Resolved location: the block and the byte offset in it.
   Storage storage = Storage::kArena;
@@ -51,9 +55,9 @@ struct TensorPlan {
 struct StepPlan {
   int node = -1;
   Kernel kernel = Kernel::kSource;
-  std::vector<int> inputs;     // tensor ids, in argument order
-  std::vector<int> outputs;    // tensor ids
-  std::vector<bool> in_place;  // concat: input i is already in the output
+  std::vector<int> inputs;               // tensor ids, in argument order
+  std::vector<int> outputs;              // tensor ids
+  std::vector<bool> in_place;            // concat: input i is already in the output
   std::vector<int64_t> scratch_offsets;  // arena offsets of this node's scratch buffers
   std::vector<int64_t> scratch_bytes;
 };
@@ -64,7 +68,7 @@ struct Plan {
   std::vector<StepPlan> steps;    // the nodes that launch work, in graph order
   std::vector<int> sources;       // input, weight and constant nodes
   int64_t static_bytes = 0;       // inputs, weights and constants
-  ArenaLayout arena;              // arena.peak_bytes is the arena's size
+  rt::ArenaLayout arena;          // arena.peak_bytes is the arena's size
   int views = 0;                  // tensors that own no memory
   int concat_inputs_in_place = 0;
 

@@ -196,5 +196,18 @@ TEST(Plan, OpaqueAndNonFloatComputationAreErrorsNamingTheNode) {
   EXPECT_TRUE(make_plan(moves).ok()) << "data movement takes any dtype";
 }
 
+TEST(Plan, ATensorWhoseBytesOverflowIsAnErrorNamingIt) {
+  Graph g = parse(R"(graph g {
+  input x: f32[2147483648,2147483648]
+  %r = relu(x)
+  output y = %r
+})");
+  Expected<Plan> p = make_plan(g);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.error().message,
+            "tensor output 0 of node 'x' (input): f32[2147483648,2147483648] does not fit in "
+            "memory: its size in bytes overflows int64");
+}
+
 }  // namespace
 }  // namespace tso::cuda

@@ -2,10 +2,10 @@
 
 #include <map>
 
+#include "core/signature.h"
 #include "runtime/cuda/device.h"
 #include "runtime/cuda/dispatch.h"
 #include "runtime/cuda/executor.h"
-#include "runtime/cuda/signature.h"
 
 namespace tso::cuda {
 
@@ -22,8 +22,8 @@ Expected<Graph> single_node_graph(const Graph& g, int index) {
   return b.finish();
 }
 
-Expected<CostTable> profile_graph(const Graph& g, const std::string& model_name,
-                                  const ProfileOptions& options) {
+Expected<rt::CostTable> profile_graph(const Graph& g, const std::string& model_name,
+                                      const ProfileOptions& options) {
   GpuStatus gpu = gpu_status();
   if (!gpu.usable) return Error{describe(gpu)};
   std::map<std::string, int> first_node, occurrences;
@@ -35,7 +35,7 @@ Expected<CostTable> profile_graph(const Graph& g, const std::string& model_name,
     first_node.emplace(sig, i);
     ++occurrences[sig];
   }
-  CostTable table;
+  rt::CostTable table;
   table.device = describe(gpu);
   table.tf32 = options.tf32;
   table.model = model_name;
@@ -48,7 +48,7 @@ Expected<CostTable> profile_graph(const Graph& g, const std::string& model_name,
     if (!one) return Error{describe_node(g, node) + ": " + one.error().message};
     Expected<std::unique_ptr<Executor>> ex = Executor::create(*one, eo);
     if (!ex) return Error{describe_node(g, node) + ": " + ex.error().message};
-    CostEntry e;
+    rt::CostEntry e;
     e.signature = sig;
     e.op = std::string(op_name(g.node(node).op));
     const bool runs = !(*ex)->plan().steps.empty();

@@ -1,6 +1,6 @@
-// `tso profile`: times every operator signature (signature.h) of a graph on
-// the GPU with the kernels the plan runs, and returns the cost table
-// (cost_table.h) the optimizer's measured cost model reads. Each distinct
+// `tso profile`: times every operator signature (core/signature.h) of a graph
+// on the GPU with the kernels the plan runs, and returns the cost table
+// (runtime/common/cost_table.h) the optimizer's measured cost model reads. Each distinct
 // signature is run as a one-node graph (its arguments as graph inputs, filled
 // with seeded random values), planned and prepared like any graph, captured
 // in a CUDA graph and replayed; the entry is the median replay time. Views
@@ -12,7 +12,7 @@
 
 #include "core/error.h"
 #include "core/graph.h"
-#include "runtime/cuda/cost_table.h"
+#include "runtime/common/cost_table.h"
 
 namespace tso::cuda {
 
@@ -25,8 +25,8 @@ struct ProfileOptions {
   std::function<void(int, int, const std::string&)> progress;
 };
 
-Expected<CostTable> profile_graph(const Graph& g, const std::string& model_name,
-                                  const ProfileOptions& options);
+Expected<rt::CostTable> profile_graph(const Graph& g, const std::string& model_name,
+                                      const ProfileOptions& options);
 
 // The one-node graph that times node `index` of `g`: its arguments become
 // inputs in0, in1, ...; its outputs out0, out1, ... Plain C++ (tested

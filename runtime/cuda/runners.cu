@@ -5,7 +5,7 @@
 #include <functional>
 #include <vector>
 
-#include "runtime/cuda/geometry.h"
+#include "runtime/common/geometry.h"
 #include "runtime/cuda/kernels.cuh"
 #include "runtime/cuda/runner.cuh"
 
@@ -28,26 +28,40 @@ class LaunchList : public StepRunner {
 
 UnaryFn unary_fn(Op op) {
   switch (op) {
-    case Op::Sigmoid: return UnaryFn::kSigmoid;
-    case Op::Tanh: return UnaryFn::kTanh;
-    case Op::Erf: return UnaryFn::kErf;
-    case Op::Gelu: return UnaryFn::kGelu;
-    case Op::Sqrt: return UnaryFn::kSqrt;
-    case Op::Neg: return UnaryFn::kNeg;
-    case Op::Exp: return UnaryFn::kExp;
-    case Op::Clip: return UnaryFn::kClip;
-    default: return UnaryFn::kRelu;
+    case Op::Sigmoid:
+      return UnaryFn::kSigmoid;
+    case Op::Tanh:
+      return UnaryFn::kTanh;
+    case Op::Erf:
+      return UnaryFn::kErf;
+    case Op::Gelu:
+      return UnaryFn::kGelu;
+    case Op::Sqrt:
+      return UnaryFn::kSqrt;
+    case Op::Neg:
+      return UnaryFn::kNeg;
+    case Op::Exp:
+      return UnaryFn::kExp;
+    case Op::Clip:
+      return UnaryFn::kClip;
+    default:
+      return UnaryFn::kRelu;
   }
 }
 
 BinaryFn binary_fn(Op op) {
   switch (op) {
     case Op::Mul:
-    case Op::ScalarMul: return BinaryFn::kMul;
-    case Op::Sub: return BinaryFn::kSub;
-    case Op::Div: return BinaryFn::kDiv;
-    case Op::Pow: return BinaryFn::kPow;
-    default: return BinaryFn::kAdd;
+    case Op::ScalarMul:
+      return BinaryFn::kMul;
+    case Op::Sub:
+      return BinaryFn::kSub;
+    case Op::Div:
+      return BinaryFn::kDiv;
+    case Op::Pow:
+      return BinaryFn::kPow;
+    default:
+      return BinaryFn::kAdd;
   }
 }
 
@@ -79,14 +93,14 @@ Status plan_movement(const StepContext& sc, LaunchList& l) {
   const Node& n = sc.node();
   const Shape& xs = sc.in_type(0).shape;
   const int elem = static_cast<int>(dtype_bytes(sc.in_type(0).dtype));
-  const std::vector<int64_t> in_st = strides_of(xs);
+  const std::vector<int64_t> in_st = rt::strides_of(xs);
   switch (n.op) {
     case Op::Transpose: {
       const Shape& ys = sc.out_type().shape;
       const std::vector<int64_t>& perm = n.attrs.ints(AttrKey::perm);
       std::vector<int64_t> src(ys.rank());
       for (int d = 0; d < ys.rank(); ++d) src[d] = in_st[perm[d]];
-      l.add(copy_launch(sc.in(0), sc.out(), 0, elem, ys, src, strides_of(ys)));
+      l.add(copy_launch(sc.in(0), sc.out(), 0, elem, ys, src, rt::strides_of(ys)));
       return Status::Ok();
     }
     case Op::Slice: {
@@ -99,12 +113,12 @@ Status plan_movement(const StepContext& sc, LaunchList& l) {
         src[axes[i]] *= n.attrs.ints(AttrKey::steps)[i];
       }
       if (ys.numel() > 0)
-        l.add(copy_launch(sc.in(0), sc.out(), 0, elem, ys, src, strides_of(ys), origin));
+        l.add(copy_launch(sc.in(0), sc.out(), 0, elem, ys, src, rt::strides_of(ys), origin));
       return Status::Ok();
     }
     case Op::Enlarge: {
       const Shape& ys = sc.out_type().shape;
-      const std::vector<int64_t> out_st = strides_of(ys);
+      const std::vector<int64_t> out_st = rt::strides_of(ys);
       const int64_t origin = (ys[2] - xs[2]) / 2 * out_st[2] + (ys[3] - xs[3]) / 2;
       l.add(zero_launch(sc.out(), ys.numel() * elem));
       l.add(copy_launch(sc.in(0), sc.out(), origin, elem, xs, in_st, out_st));
@@ -116,28 +130,28 @@ Status plan_movement(const StepContext& sc, LaunchList& l) {
       for (size_t o = 0; o < sc.step->outputs.size(); ++o) {
         const Shape& ys = sc.out_type(static_cast<int>(o)).shape;
         l.add(copy_launch(sc.in(0), sc.out(static_cast<int>(o)), 0, elem, ys, in_st,
-                          strides_of(ys), at * in_st[axis]));
+                          rt::strides_of(ys), at * in_st[axis]));
         at += ys[static_cast<int>(axis)];
       }
       return Status::Ok();
     }
     case Op::Concat: {
       const Shape& ys = sc.out_type().shape;
-      const std::vector<int64_t> out_st = strides_of(ys);
+      const std::vector<int64_t> out_st = rt::strides_of(ys);
       const int64_t axis = n.attrs.i(AttrKey::axis);
       int64_t at = 0;
       for (size_t i = 0; i < sc.step->inputs.size(); ++i) {
         const Shape& is = sc.in_type(static_cast<int>(i)).shape;
         if (!sc.step->in_place[i])
           l.add(copy_launch(sc.in(static_cast<int>(i)), sc.out(), at * out_st[axis], elem, is,
-                            strides_of(is), out_st));
+                            rt::strides_of(is), out_st));
         at += is[static_cast<int>(axis)];
       }
       return Status::Ok();
     }
     case Op::Pad: {
       const Shape& ys = sc.out_type().shape;
-      const std::vector<int64_t> out_st = strides_of(ys);
+      const std::vector<int64_t> out_st = rt::strides_of(ys);
       const std::vector<int64_t>& pads = n.attrs.ints(AttrKey::pads);
       const float value = static_cast<float>(n.attrs.f(AttrKey::value));
       if (value == 0.0f) {
@@ -155,7 +169,8 @@ Status plan_movement(const StepContext& sc, LaunchList& l) {
       l.add(copy_launch(sc.in(0), sc.out(), origin, elem, xs, in_st, out_st));
       return Status::Ok();
     }
-    default: return Error{"not a data-movement operator"};
+    default:
+      return Error{"not a data-movement operator"};
   }
 }
 
@@ -178,8 +193,8 @@ Status plan_compute(const StepContext& sc, LaunchList& l) {
     }
     case Kernel::kBinary: {
       const Shape& ys = sc.out_type().shape;
-      const Strided st = make_strided(ys, broadcast_strides(xs, ys),
-                                      broadcast_strides(sc.in_type(1).shape, ys));
+      const Strided st = make_strided(ys, rt::broadcast_strides(xs, ys),
+                                      rt::broadcast_strides(sc.in_type(1).shape, ys));
       const BinaryFn f = binary_fn(n.op);
       const float* b = sc.in(1);
       l.add([=](cudaStream_t s) { return binary(s, f, x, b, y, count, st); });
@@ -196,7 +211,8 @@ Status plan_compute(const StepContext& sc, LaunchList& l) {
     }
     case Kernel::kSoftmax: {
       const int axis = static_cast<int>(n.attrs.i(AttrKey::axis));
-      const int64_t outer = extent(xs, 0, axis), len = xs[axis], inner = extent(xs, axis + 1, xs.rank());
+      const int64_t outer = extent(xs, 0, axis), len = xs[axis],
+                    inner = extent(xs, axis + 1, xs.rank());
       l.add([=](cudaStream_t s) { return softmax(s, x, y, outer, len, inner); });
       return Status::Ok();
     }
@@ -210,8 +226,8 @@ Status plan_compute(const StepContext& sc, LaunchList& l) {
         const Shape& ps = sc.in_type(p + 1).shape;
         if (ps.numel() == len) continue;
         float* dst = sc.scratch(scratch++);
-        l.add(copy_launch(params[p], dst, 0, 4, trailing, broadcast_strides(ps, trailing),
-                          strides_of(trailing)));
+        l.add(copy_launch(params[p], dst, 0, 4, trailing, rt::broadcast_strides(ps, trailing),
+                          rt::strides_of(trailing)));
         params[p] = dst;
       }
       const float eps = static_cast<float>(n.attrs.f(AttrKey::epsilon));
@@ -226,7 +242,7 @@ Status plan_compute(const StepContext& sc, LaunchList& l) {
       } else {
         for (int64_t a : n.attrs.ints(AttrKey::axes)) reduced[a] = true;
       }
-      const std::vector<int64_t> st = strides_of(xs);
+      const std::vector<int64_t> st = rt::strides_of(xs);
       Shape kd, rd;
       std::vector<int64_t> ks, rs;
       for (int d = 0; d < xs.rank(); ++d) {
@@ -240,10 +256,10 @@ Status plan_compute(const StepContext& sc, LaunchList& l) {
     }
     case Kernel::kPool: {
       const std::vector<int64_t>& k = n.attrs.ints(AttrKey::kernel);
-      Expected<std::vector<WindowAxis>> win =
-          resolve_window(xs, k[0], k[1], n.attrs, n.attrs.i(AttrKey::ceil_mode) != 0);
+      Expected<std::vector<rt::WindowAxis>> win =
+          rt::resolve_window(xs, k[0], k[1], n.attrs, n.attrs.i(AttrKey::ceil_mode) != 0);
       if (!win) return win.error();
-      const WindowAxis &h = (*win)[0], &w = (*win)[1];
+      const rt::WindowAxis &h = (*win)[0], &w = (*win)[1];
       PoolArgs p;
       p.planes = xs[0] * xs[1];
       p.h = xs[2], p.w = xs[3], p.oh = h.out, p.ow = w.out;
@@ -254,7 +270,8 @@ Status plan_compute(const StepContext& sc, LaunchList& l) {
       l.add([=](cudaStream_t s) { return pool(s, x, y, p); });
       return Status::Ok();
     }
-    default: return plan_movement(sc, l);
+    default:
+      return plan_movement(sc, l);
   }
 }
 
@@ -279,9 +296,11 @@ std::string cuda_message(const char* call, cudaError_t e) {
 Expected<std::unique_ptr<StepRunner>> make_runner(const StepContext& sc, DeviceContext& dc) {
   Expected<std::unique_ptr<StepRunner>> r = [&]() -> Expected<std::unique_ptr<StepRunner>> {
     switch (sc.step->kernel) {
-      case Kernel::kConv: return make_conv_runner(sc, dc);
+      case Kernel::kConv:
+        return make_conv_runner(sc, dc);
       case Kernel::kMatmul:
-      case Kernel::kGemm: return make_matmul_runner(sc, dc);
+      case Kernel::kGemm:
+        return make_matmul_runner(sc, dc);
       case Kernel::kSource:
       case Kernel::kView:
       case Kernel::kUnsupported:

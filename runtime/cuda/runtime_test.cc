@@ -27,7 +27,7 @@ TEST(Executor, WithoutAGpuCreationSaysWhy) {
   Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
   ASSERT_FALSE(ex.ok());
   EXPECT_EQ(ex.error().message, describe(s));
-  Expected<CostTable> t = profile_graph(g, "m", {});
+  Expected<rt::CostTable> t = profile_graph(g, "m", {});
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.error().message, describe(s));
   Expected<RunReport> r = run_model(g, {});

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <random>
 
+#include "runtime/common/memory.h"
+
 namespace tso::cuda {
 namespace {
 
@@ -42,6 +44,8 @@ std::vector<float> random_values(const TensorType& type, const std::string& name
 
 Expected<std::vector<std::byte>> static_image(const Graph& g, const Plan& plan,
                                               const SourceOptions& options) {
+  TSO_RETURN_IF_ERROR(
+      rt::check_allocation(plan.static_bytes, "the host image of the weights and inputs"));
   std::vector<std::byte> image(static_cast<size_t>(plan.static_bytes));
   for (int i : plan.sources) {
     const Node& n = g.node(i);
@@ -59,8 +63,7 @@ Expected<std::vector<std::byte>> static_image(const Graph& g, const Plan& plan,
                      "' has no stored data (ask for random weights to run it anyway)"};
       if (t.type.dtype != DType::kF32) {
         if (n.op == Op::Weight)
-          return Error{describe_node(g, i) + ": cannot make random values of " +
-                       to_string(t.type)};
+          return Error{describe_node(g, i) + ": cannot make random values of " + to_string(t.type)};
         continue;  // a non-f32 input starts zeroed; it is fed before a run
       }
       if (!options.random_seed) continue;

@@ -39,6 +39,23 @@ TEST(StaticImage, ConstantsAndStoredWeightsLandAtTheirOffsets) {
   EXPECT_EQ(floats_at(*image, p->tensor(e).offset, 4), (std::vector<float>{1, 0, 0, 1}));
 }
 
+TEST(StaticImage, MoreThanTheMachineHasIsAnErrorBeforeAllocating) {
+  Graph g = testing::parse(R"(graph g {
+  input x: f32[1099511627776]
+  %r = relu(x)
+  output y = %r
+})");
+  Expected<Plan> p = make_plan(g);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  Expected<std::vector<std::byte>> image = static_image(g, *p, {});
+  ASSERT_FALSE(image.ok());
+  EXPECT_EQ(
+      image.error().message.rfind(
+          "needs 4.0 TiB for the host image of the weights and inputs but the machine has ", 0),
+      0u)
+      << image.error().message;
+}
+
 TEST(StaticImage, WeightWithoutDataNeedsTheRandomOption) {
   Graph g = testing::parse(R"(graph g {
   input x: f32[2,3]

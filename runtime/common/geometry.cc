@@ -1,15 +1,14 @@
-#include "runtime/cuda/geometry.h"
+#include "runtime/common/geometry.h"
 
 #include <algorithm>
 #include <string>
 
-namespace tso::cuda {
+namespace tso::rt {
 namespace {
 
 Expected<WindowAxis> resolve_axis(const Padding& p, int d, int64_t in, int64_t k, int64_t stride,
                                   int64_t dil, bool ceil_mode) {
-  if (k < 1 || stride < 1 || dil < 1)
-    return Error{"kernel, stride and dilation must be positive"};
+  if (k < 1 || stride < 1 || dil < 1) return Error{"kernel, stride and dilation must be positive"};
   WindowAxis a{in, k, stride, dil, 0, 0, 0};
   const int64_t span = (k - 1) * dil + 1;
   if (p.mode == Padding::kSame) {
@@ -105,4 +104,4 @@ Expected<MatmulGeometry> matmul_geometry(const Shape& a_in, const Shape& b_in) {
   return g;
 }
 
-}  // namespace tso::cuda
+}  // namespace tso::rt

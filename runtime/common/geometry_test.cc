@@ -1,19 +1,21 @@
-#include "runtime/cuda/geometry.h"
+#include "runtime/common/geometry.h"
 
 #include <gtest/gtest.h>
 
-namespace tso::cuda {
+namespace tso::rt {
 namespace {
 
 Attrs window_attrs(std::vector<int64_t> stride, Padding pad) {
   Attrs a;
-  a.set(AttrKey::stride, stride).set(AttrKey::pad, pad).set(AttrKey::dilation,
-                                                           std::vector<int64_t>{1, 1});
+  a.set(AttrKey::stride, stride)
+      .set(AttrKey::pad, pad)
+      .set(AttrKey::dilation, std::vector<int64_t>{1, 1});
   return a;
 }
 
 TEST(Window, SamePaddingPutsTheOddElementAtTheEnd) {
-  auto w = resolve_window(Shape{1, 3, 224, 224}, 2, 2, window_attrs({2, 2}, {Padding::kSame}), false);
+  auto w =
+      resolve_window(Shape{1, 3, 224, 224}, 2, 2, window_attrs({2, 2}, {Padding::kSame}), false);
   ASSERT_TRUE(w.ok()) << w.error().message;
   EXPECT_EQ((*w)[0].out, 112);
   EXPECT_EQ((*w)[0].pad_lo, 0);
@@ -88,4 +90,4 @@ TEST(Strides, BroadcastStridesAreZeroWhereADimensionStretches) {
 }
 
 }  // namespace
-}  // namespace tso::cuda
+}  // namespace tso::rt

@@ -1,7 +1,7 @@
 // Operator signatures: the key of the measured cost table (`tso profile`
-// writes it, the optimizer's measured cost model reads it). Two nodes with
-// the same signature run the same kernel on the same shapes, so they cost
-// the same.
+// writes it, the optimizer's measured cost model reads it, each runtime
+// times it). Two nodes with the same signature run the same kernel on the
+// same shapes, so they cost the same.
 //
 // Format: the operator's text-format name, its input types in order, then
 // the attributes whose value differs from the default, in ops.def order,
@@ -11,12 +11,17 @@
 // Input names and weight values are not part of it.
 #pragma once
 
+#include <span>
 #include <string>
 
 #include "core/graph.h"
 
-namespace tso::cuda {
+namespace tso {
 
+// The signature of `n` applied to arguments of types `inputs` (the search
+// asks before the node is part of a graph).
+std::string op_signature(const Node& n, std::span<const TensorType> inputs);
+// The signature of node `node` of `g`.
 std::string op_signature(const Graph& g, int node);
 
-}  // namespace tso::cuda
+}  // namespace tso

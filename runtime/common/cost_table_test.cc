@@ -1,4 +1,4 @@
-#include "runtime/cuda/cost_table.h"
+#include "runtime/common/cost_table.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-namespace tso::cuda {
+namespace tso::rt {
 namespace {
 
 CostTable sample() {
@@ -49,6 +49,31 @@ TEST(CostTable, MalformedTablesAreErrorsNamingTheSource) {
             std::string::npos);
 }
 
+// The format is fixed at version 1: a table written before runtime/common
+// existed still parses.
+TEST(CostTable, AVersion1TableParses) {
+  Expected<CostTable> t = parse_cost_table(R"json({"format": "tso-cost-table", "version": 1,
+    "device": "NVIDIA H100 80GB HBM3, 79.1 GiB, sm_90", "tf32": true, "model": "resnet50.onnx",
+    "entries": [{"signature": "relu(f32[1,64,112,112])", "op": "relu", "kernel": "unary",
+                 "median_ms": 0.0061, "min_ms": 0.0059, "samples": 200, "occurrences": 1}]})json",
+                                           "old.json");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->model, "resnet50.onnx");
+  ASSERT_EQ(t->entries.size(), 1u);
+  EXPECT_EQ(t->entries[0].kernel, "unary");
+  EXPECT_EQ(t->entries[0].samples, 200);
+}
+
+TEST(CostTable, NegativeTimesAreRefused) {
+  std::string json = cost_table_json(sample());
+  const std::string relu_median = "\"median_ms\": 0.004";
+  ASSERT_NE(json.find(relu_median), std::string::npos) << json;
+  json.replace(json.find(relu_median), relu_median.size(), "\"median_ms\": -0.004");
+  Expected<CostTable> t = parse_cost_table(json, "c.json");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().message, "c.json: entry relu(f32[4]) has a negative time");
+}
+
 TEST(CostTable, WriteIsAtomicAndReadable) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "tso_cost_table_test";
   std::filesystem::create_directories(dir);
@@ -66,4 +91,4 @@ TEST(CostTable, WriteIsAtomicAndReadable) {
 }
 
 }  // namespace
-}  // namespace tso::cuda
+}  // namespace tso::rt

@@ -1,4 +1,4 @@
-#include "runtime/cuda/cost_table.h"
+#include "runtime/common/cost_table.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-namespace tso::cuda {
+namespace tso::rt {
 
 std::string cost_table_json(const CostTable& table) {
   std::vector<CostEntry> entries = table.entries;
@@ -49,6 +49,8 @@ Expected<CostTable> parse_cost_table(const std::string& text, const std::string&
       c.op = e.at("op").get<std::string>();
       c.kernel = e.at("kernel").get<std::string>();
       c.median_ms = e.at("median_ms").get<double>();
+      if (!(c.median_ms >= 0))
+        return Error{source + ": entry " + c.signature + " has a negative time"};
       c.min_ms = e.at("min_ms").get<double>();
       c.samples = e.at("samples").get<int>();
       c.occurrences = e.at("occurrences").get<int>();
@@ -87,4 +89,4 @@ Expected<CostTable> read_cost_table(const std::string& path) {
   return parse_cost_table(ss.str(), path);
 }
 
-}  // namespace tso::cuda
+}  // namespace tso::rt

@@ -1,8 +1,9 @@
-// Index arithmetic the GPU kernels are launched with, worked out on the host
-// once per node: sliding windows (conv2d and pooling, with tso's padding
-// modes and ceil mode), matrix-product shapes and batch strides, broadcast
-// strides. Plain C++ so that the planner's tests check it without a GPU; the
-// rules follow core/ops.h and agree with runtime/reference.
+// Index arithmetic a runtime's kernels are launched with, worked out once per
+// node when the plan is made: sliding windows (conv2d and pooling, with
+// tso's padding modes and ceil mode), matrix-product shapes and batch
+// strides, broadcast strides. Shared by runtime/cuda and runtime/cpu so that
+// both read core/ops.h's rules the same way; plain C++, tested without a
+// GPU; the rules agree with runtime/reference.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +13,7 @@
 #include "core/error.h"
 #include "core/types.h"
 
-namespace tso::cuda {
+namespace tso::rt {
 
 // One spatial dimension of a window: the input extent, kernel, stride,
 // dilation, resolved leading and trailing padding, and the output extent.
@@ -27,12 +28,12 @@ struct WindowAxis {
 Expected<std::vector<WindowAxis>> resolve_window(const Shape& x, int64_t kh, int64_t kw,
                                                  const Attrs& attrs, bool ceil_mode);
 
-// A matrix product as cuBLASLt sees it: `batch` row-major [m,k] x [k,n]
-// products, operand batch strides in elements (0 when an operand is shared by
-// every batch). When batch shapes broadcast in a way one stride cannot
-// express, `expand_a` / `expand_b` says the operand must first be
-// materialized to the full batch shape `batch_shape` (then its stride is the
-// full matrix).
+// A matrix product as a strided-batch library call sees it (cuBLASLt,
+// oneDNN's matmul): `batch` row-major [m,k] x [k,n] products, operand batch
+// strides in elements (0 when an operand is shared by every batch). When
+// batch shapes broadcast in a way one stride cannot express, `expand_a` /
+// `expand_b` says the operand must first be materialized to the full batch
+// shape `batch_shape` (then its stride is the full matrix).
 struct MatmulGeometry {
   int64_t m = 0, n = 0, k = 0, batch = 1;
   int64_t stride_a = 0, stride_b = 0;
@@ -52,4 +53,4 @@ std::vector<int64_t> strides_of(const Shape& s);
 // dimensions). `s` must broadcast to `out`.
 std::vector<int64_t> broadcast_strides(const Shape& s, const Shape& out);
 
-}  // namespace tso::cuda
+}  // namespace tso::rt

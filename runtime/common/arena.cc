@@ -1,12 +1,13 @@
-#include "runtime/cuda/arena.h"
+#include "runtime/common/arena.h"
 
 #include <algorithm>
 #include <numeric>
+#include <string>
 
-namespace tso::cuda {
+#include "core/error.h"
+
+namespace tso::rt {
 namespace {
-
-int64_t align_up(int64_t n) { return (n + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
 
 bool overlap_in_time(const Lifetime& a, const Lifetime& b) {
   return a.first <= b.last && b.first <= a.last;
@@ -14,7 +15,12 @@ bool overlap_in_time(const Lifetime& a, const Lifetime& b) {
 
 }  // namespace
 
-ArenaLayout plan_arena(const std::vector<Lifetime>& buffers) {
+int64_t align_up(int64_t n, int64_t alignment) {
+  TSO_CHECK(alignment > 0, "alignment " + std::to_string(alignment));
+  return (n + alignment - 1) / alignment * alignment;
+}
+
+ArenaLayout plan_arena(const std::vector<Lifetime>& buffers, int64_t alignment) {
   const size_t n = buffers.size();
   ArenaLayout out;
   out.offsets.assign(n, 0);
@@ -31,12 +37,13 @@ ArenaLayout plan_arena(const std::vector<Lifetime>& buffers) {
   std::vector<size_t> placed;
   std::vector<Block> conflicts;
   for (size_t i : order) {
-    const int64_t size = align_up(buffers[i].bytes);
+    const int64_t size = align_up(buffers[i].bytes, alignment);
     out.total_bytes += size;
     conflicts.clear();
     for (size_t j : placed)
       if (overlap_in_time(buffers[i], buffers[j]))
-        conflicts.push_back({out.offsets[j], out.offsets[j] + align_up(buffers[j].bytes)});
+        conflicts.push_back(
+            {out.offsets[j], out.offsets[j] + align_up(buffers[j].bytes, alignment)});
     std::sort(conflicts.begin(), conflicts.end(),
               [](const Block& a, const Block& b) { return a.begin < b.begin; });
     int64_t offset = 0;
@@ -51,4 +58,4 @@ ArenaLayout plan_arena(const std::vector<Lifetime>& buffers) {
   return out;
 }
 
-}  // namespace tso::cuda
+}  // namespace tso::rt

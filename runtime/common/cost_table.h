@@ -1,6 +1,9 @@
-// The measured cost table: what `tso profile` writes and the optimizer's
-// measured cost model reads. JSON, one entry per operator signature
-// (signature.h), with the median time of the kernel the CUDA plan runs for it.
+// The measured cost table: what a runtime (runtime/cuda, runtime/cpu)
+// measures and the optimizer's measured cost model reads. JSON, one entry
+// per operator signature (core/signature.h), with the median time of what
+// that runtime's plan runs for it; `device` names the machine it was
+// measured on, `tf32` whether conv and matmul used TF32 (false where the
+// device has no such mode).
 //
 //   {
 //     "format": "tso-cost-table", "version": 1,
@@ -14,7 +17,8 @@
 //   }
 //
 // Entries are sorted by signature, so a table is deterministic up to the
-// measured times. Plain C++ (nlohmann-json), tested without a GPU.
+// measured times. Every field is required; a table of another format or
+// version is refused.
 #pragma once
 
 #include <string>
@@ -22,12 +26,12 @@
 
 #include "core/error.h"
 
-namespace tso::cuda {
+namespace tso::rt {
 
 struct CostEntry {
   std::string signature;
   std::string op;
-  std::string kernel;   // the kernel family (dispatch.h kernel_name)
+  std::string kernel;  // what runs it, in the runtime's words (runtime/cuda: kernel_name)
   double median_ms = 0;
   double min_ms = 0;
   int samples = 0;      // timed repetitions behind the median
@@ -52,4 +56,4 @@ Expected<CostTable> parse_cost_table(const std::string& text, const std::string&
 Status write_cost_table(const CostTable& table, const std::string& path);
 Expected<CostTable> read_cost_table(const std::string& path);
 
-}  // namespace tso::cuda
+}  // namespace tso::rt
