@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/model_file.h"
 #include "frontend/tensor_file.h"
+#include "runtime/cpu/run_model.h"
 #include "runtime/reference/executor.h"
 #ifdef TSO_HAVE_CUDA_RUNTIME
 #include "runtime/cuda/run_model.h"
@@ -27,7 +28,9 @@ struct RunOptions {
   std::string device = "cpu";
   std::string inputs_dir, outputs_dir;
   uint64_t input_seed = 0;
-  int iters = 200;          // --device cuda: timed replays
+  int iters = 0;            // timed runs; 0: the device's default
+  int threads = 0;          // --device cpu: OpenMP threads, 0: all cores
+  int profile = 0;          // --device cpu: runs that time every step
   std::string tf32 = "on";  // --device cuda
 };
 
@@ -36,7 +39,8 @@ struct RunOptions {
 using DeviceRun = Expected<std::vector<WeightData>> (*)(const Graph&,
                                                         const std::vector<WeightData>&);
 
-Expected<std::vector<WeightData>> run_cpu(const Graph& g, const std::vector<WeightData>& inputs) {
+Expected<std::vector<WeightData>> run_reference(const Graph& g,
+                                                const std::vector<WeightData>& inputs) {
   std::map<std::string, ref::Tensor<float>> feeds;
   size_t k = 0;
   for (int i : g.input_nodes()) {
@@ -64,7 +68,7 @@ struct Device {
   const char* name;
   DeviceRun run;
 };
-const Device kDevices[] = {{"cpu", run_cpu}};
+const Device kDevices[] = {{"reference", run_reference}};
 
 WeightData random_input(const TensorType& type, uint64_t seed) {
   WeightData w;
@@ -113,12 +117,48 @@ void print_output(const std::string& name, const WeightData& w) {
               n ? lo : 0.0, n ? hi : 0.0, n ? sum / n : 0.0);
 }
 
+Status write_outputs(const RunOptions& opts, const Graph& g, const std::vector<WeightData>& outs) {
+  if (opts.outputs_dir.empty()) return {};
+  std::error_code ec;
+  std::filesystem::create_directories(opts.outputs_dir, ec);
+  const auto& go = g.outputs();
+  for (size_t k = 0; k < go.size(); ++k) {
+    std::string path =
+        (std::filesystem::path(opts.outputs_dir) / ("output_" + std::to_string(k) + ".pb")).string();
+    TSO_RETURN_IF_ERROR(write_tensor_file(path, {go[k].name, outs[k]}));
+  }
+  return {};
+}
+
+// --device cpu: the oneDNN runtime runs the inputs once, then times many
+// runs (runtime/cpu/run_model.h).
+int run_cpu(const RunOptions& opts, const Graph& g, std::vector<WeightData> inputs) {
+  cpu::RunOptions o;
+  o.iters = opts.iters > 0 ? opts.iters : 50;
+  o.threads = opts.threads;
+  o.profile_iters = opts.profile;
+  o.inputs = std::move(inputs);
+  Expected<cpu::RunReport> r = cpu::run_model(g, o);
+  if (!r) {
+    std::fprintf(stderr, "%s: %s\n", opts.model.file.c_str(), r.error().message.c_str());
+    return kExitBadInput;
+  }
+  std::printf("ran %s on cpu\n%soutputs\n", opts.model.file.c_str(),
+              cpu::format_run_report(*r).c_str());
+  for (size_t k = 0; k < g.outputs().size(); ++k) print_output(g.outputs()[k].name, r->outputs[k]);
+  if (Status s = write_outputs(opts, g, r->outputs); !s) {
+    std::fprintf(stderr, "tso run: %s\n", s.error().message.c_str());
+    return kExitIoError;
+  }
+  return kExitOk;
+}
+
 #ifdef TSO_HAVE_CUDA_RUNTIME
 // --device cuda: the CUDA runtime runs the inputs once, then replays the
 // captured run to measure its latency (runtime/cuda/run_model.h).
 int run_cuda(const RunOptions& opts, const Graph& g, std::vector<WeightData> inputs) {
   cuda::RunOptions o;
-  o.iters = opts.iters;
+  o.iters = opts.iters > 0 ? opts.iters : 200;
   o.tf32 = opts.tf32 == "on";
   o.seed = opts.model.random_weights_seed.value_or(1);
   o.inputs = std::move(inputs);
@@ -134,61 +174,60 @@ int run_cuda(const RunOptions& opts, const Graph& g, std::vector<WeightData> inp
 }
 #endif
 
-int run_model(const RunOptions& opts) {
-  const Device* device = nullptr;
-  for (const Device& d : kDevices)
-    if (opts.device == d.name) device = &d;
-#ifdef TSO_HAVE_CUDA_RUNTIME
-  if (opts.device == "cuda") {
-    int code = kExitOk;
-    std::optional<ModelFile> m = load_model_file(opts.model, "run", &code);
-    if (!m) return code;
-    Expected<std::vector<WeightData>> inputs = make_inputs(m->graph, opts);
-    if (!inputs) {
-      std::fprintf(stderr, "tso run: %s\n", inputs.error().message.c_str());
-      return kExitBadInput;
-    }
-    return run_cuda(opts, m->graph, std::move(*inputs));
-  }
-#endif
-  if (!device) {
-    std::fprintf(stderr, "tso run: unknown device '%s'\n", opts.device.c_str());
-    return kExitBadInput;
-  }
-  int code = kExitOk;
-  auto load_start = std::chrono::steady_clock::now();
-  std::optional<ModelFile> m = load_model_file(opts.model, "run", &code);
-  if (!m) return code;
-  double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                             load_start).count();
+// Loads the model and its inputs; nullopt (with `*code` set) on failure.
+std::optional<std::pair<ModelFile, std::vector<WeightData>>> load(const RunOptions& opts, int* code) {
+  std::optional<ModelFile> m = load_model_file(opts.model, "run", code);
+  if (!m) return std::nullopt;
   Expected<std::vector<WeightData>> inputs = make_inputs(m->graph, opts);
   if (!inputs) {
     std::fprintf(stderr, "tso run: %s\n", inputs.error().message.c_str());
+    *code = kExitBadInput;
+    return std::nullopt;
+  }
+  return std::make_pair(std::move(*m), std::move(*inputs));
+}
+
+int run_model(const RunOptions& opts) {
+  int code = kExitOk;
+  if (opts.device == "cpu") {
+    auto loaded = load(opts, &code);
+    return loaded ? run_cpu(opts, loaded->first.graph, std::move(loaded->second)) : code;
+  }
+#ifdef TSO_HAVE_CUDA_RUNTIME
+  if (opts.device == "cuda") {
+    auto loaded = load(opts, &code);
+    return loaded ? run_cuda(opts, loaded->first.graph, std::move(loaded->second)) : code;
+  }
+#endif
+  const Device* device = nullptr;
+  for (const Device& d : kDevices)
+    if (opts.device == d.name) device = &d;
+  if (!device) {
+    std::fprintf(stderr, "tso run: device '%s' is not in this build (no CUDA compiler was found)\n",
+                 opts.device.c_str());
     return kExitBadInput;
   }
+  auto load_start = std::chrono::steady_clock::now();
+  auto loaded = load(opts, &code);
+  if (!loaded) return code;
+  const Graph& g = loaded->first.graph;
+  double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                             load_start).count();
   auto start = std::chrono::steady_clock::now();
-  Expected<std::vector<WeightData>> outs = device->run(m->graph, *inputs);
+  Expected<std::vector<WeightData>> outs = device->run(g, loaded->second);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!outs) {
     std::fprintf(stderr, "%s: %s\n", opts.model.file.c_str(), outs.error().message.c_str());
     return kExitBadInput;
   }
   std::printf("loaded %s in %.1f ms (%d operators)\n", opts.model.file.c_str(), load_ms,
-              m->graph.num_operators());
+              g.num_operators());
   std::printf("ran it on %s in %.1f ms\noutputs\n", device->name, ms);
-  const auto& go = m->graph.outputs();
+  const auto& go = g.outputs();
   for (size_t k = 0; k < go.size(); ++k) print_output(go[k].name, (*outs)[k]);
-  if (!opts.outputs_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(opts.outputs_dir, ec);
-    for (size_t k = 0; k < go.size(); ++k) {
-      std::string path = (std::filesystem::path(opts.outputs_dir) / ("output_" + std::to_string(k) + ".pb")).string();
-      Status s = write_tensor_file(path, {go[k].name, (*outs)[k]});
-      if (!s) {
-        std::fprintf(stderr, "tso run: %s\n", s.error().message.c_str());
-        return kExitIoError;
-      }
-    }
+  if (Status s = write_outputs(opts, g, *outs); !s) {
+    std::fprintf(stderr, "tso run: %s\n", s.error().message.c_str());
+    return kExitIoError;
   }
   return kExitOk;
 }
@@ -202,11 +241,19 @@ Command add_run(CLI::App& tso) {
       ->required();
   add_model_file_options(app, &opts->model);
   app->add_option("--device", opts->device,
-                  "where to run: cpu (the reference executor) or cuda (the GPU runtime)")
-      ->capture_default_str();
-  app->add_option("--iters", opts->iters, "--device cuda: timed replays of the captured run")
+                  "where to run: cpu (the oneDNN runtime), reference (the reference executor) "
+                  "or cuda (the GPU runtime)")
       ->capture_default_str()
+      ->check(CLI::IsMember({"cpu", "reference", "cuda"}));
+  app->add_option("--iters", opts->iters,
+                  "timed runs (cpu, default 50) or replays of the captured run (cuda, default 200)")
       ->check(CLI::PositiveNumber);
+  app->add_option("--threads", opts->threads, "--device cpu: threads (0: all cores)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app->add_option("--profile", opts->profile,
+                  "--device cpu: also time every step over N runs and list them, slowest first")
+      ->check(CLI::NonNegativeNumber);
   app->add_option("--tf32", opts->tf32, "--device cuda: TF32 tensor cores for conv and matmul")
       ->capture_default_str()
       ->check(CLI::IsMember({"on", "off"}));

@@ -1,0 +1,93 @@
+// The plan builder shared by plan.cc and the lowering files: tensors, the
+// value each graph tensor currently has, layout changes, and steps. Internal
+// to runtime/cpu.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runtime/cpu/plan.h"
+
+namespace tso::cpu {
+
+// One argument of a primitive step: a tensor, seen through `md` when set
+// (a reshaped or re-ranked view of the same bytes).
+struct Arg {
+  int key = 0;  // DNNL_ARG_*
+  int tensor = -1;
+  memory::desc md{};
+};
+
+class Builder {
+ public:
+  Builder(const Graph& g, const ExecutorOptions& options, const dnnl::engine& engine);
+
+  const Graph& graph() const { return g_; }
+  const ExecutorOptions& options() const { return options_; }
+  const dnnl::engine& engine() const { return engine_; }
+  Plan& plan() { return plan_; }
+  const PlanTensor& tensor(int t) const { return plan_.tensors[t]; }
+
+  // The tensor that holds graph value `r` now.
+  int value(TensorRef r) const { return value_[r.node][r.output]; }
+  void set_value(TensorRef r, int t) { value_[r.node][r.output] = t; }
+
+  // A tensor is constant when its bytes are the same on every run: stored
+  // weights, constants, and outputs of prologue steps (views of them too).
+  bool is_const(int t) const;
+  bool all_const(const std::vector<int>& ts) const;
+
+  // A new tensor written by a step reading `reads`: static when they are
+  // all constant, else in the arena.
+  int output_tensor(const TensorType& type, const memory::desc& md, const std::vector<int>& reads);
+  int input_tensor(const TensorType& type);
+  int host_tensor(const TensorType& type, std::shared_ptr<const void> keep, const std::byte* bytes);
+  // A host tensor holding `values` (f32), e.g. a batchnorm's folded scale.
+  int host_floats(std::vector<float> values, const Shape& shape);
+  // A tensor sharing `parent`'s bytes from `offset` on (parent row-major).
+  int view(int parent, const TensorType& type, int64_t offset = 0);
+
+  // `t` in layout `want`: `t` itself, or a reorder of it (made once).
+  int as_layout(int t, const memory::desc& want);
+  // `t` in row-major layout.
+  int as_plain(int t);
+
+  // A primitive with the shared scratchpad (its size is recorded).
+  dnnl::primitive_attr attr() const;
+  void note_scratchpad(const dnnl::primitive_desc_base& pd);
+  // A step executing `prim` on `args` (DNNL_ARG_DST* are written, the rest read).
+  void add_primitive(std::string what, std::string nodes, dnnl::primitive prim,
+                     std::vector<Arg> args);
+  // A step running own code; `bind` gets the bindings and returns the run.
+  void add_kernel(std::string what, std::string nodes, std::vector<int> reads,
+                  std::vector<int> writes, Bind bind);
+
+  // "node 'conv1' (conv2d)" for messages.
+  std::string describe(int node) const { return describe_node(g_, node); }
+
+ private:
+  void add_step(PlanStep s);
+
+  const Graph& g_;
+  const ExecutorOptions& options_;
+  const dnnl::engine& engine_;
+  Plan plan_;
+  std::vector<std::vector<int>> value_;
+  struct Reorder {
+    int from = -1;
+    memory::desc md;
+    int to = -1;
+  };
+  std::vector<Reorder> reorders_;
+};
+
+// Lowering of one group or node; each appends steps and sets the values of
+// the nodes it computes. Errors name the node.
+Status lower_linear(Builder& b, const FusionGroup& group);    // conv2d, matmul, gemm
+Status lower_compute(Builder& b, int node);                   // oneDNN primitives
+Status lower_movement(Builder& b, int node);                  // views and own kernels
+bool is_movement(const Graph& g, int node);
+// `t` (row-major) stretched to `shape` by a copy, numpy broadcasting.
+int broadcast_to(Builder& b, int node, int t, const Shape& shape);
+
+}  // namespace tso::cpu

@@ -1,0 +1,39 @@
+#include "runtime/cpu/dnnl_util.h"
+
+namespace tso::cpu {
+
+Dims dims_of(const Shape& s) {
+  if (s.rank() == 0) return {1};
+  return Dims(s.begin(), s.end());
+}
+
+memory::data_type dnnl_type(DType t) {
+  switch (t) {
+    case DType::kF32: return memory::data_type::f32;
+    case DType::kF16: return memory::data_type::f16;
+    case DType::kI32: return memory::data_type::s32;
+    default: return memory::data_type::undef;
+  }
+}
+
+memory::desc plain_desc(const Dims& dims, memory::data_type dt) {
+  Dims strides(dims.size(), 1);
+  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * std::max<memory::dim>(dims[i + 1], 1);
+  return memory::desc(dims, dt, strides);
+}
+
+memory::desc plain_desc(const TensorType& type) {
+  return plain_desc(dims_of(type.shape), dnnl_type(type.dtype));
+}
+
+bool is_plain(const memory::desc& md) {
+  if (md.get_inner_nblks() != 0) return false;
+  return md == plain_desc(md.get_dims(), md.get_data_type());
+}
+
+std::string impl_name(const char* kind, const dnnl::primitive_desc_base& pd) {
+  return std::string(kind) + " " + pd.impl_info_str();
+}
+
+}  // namespace tso::cpu

@@ -1,0 +1,291 @@
+#include "runtime/cpu/executor.h"
+
+#include <omp.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include "runtime/common/arena.h"
+#include "runtime/common/memory.h"
+#include "runtime/cpu/plan.h"
+
+namespace tso::cpu {
+
+namespace {
+
+constexpr int64_t kAlignment = 64;
+
+struct FreeDeleter {
+  void operator()(std::byte* p) const { std::free(p); }
+};
+using Block = std::unique_ptr<std::byte[], FreeDeleter>;
+
+Block allocate(int64_t bytes) {
+  const int64_t size = rt::align_up(std::max<int64_t>(bytes, 1), kAlignment);
+  return Block(static_cast<std::byte*>(std::aligned_alloc(kAlignment, size)));
+}
+
+// Every tensor type of the graph must have a byte count that fits.
+Status check_sizes(const Graph& g) {
+  for (int i = 0; i < g.size(); ++i)
+    for (const TensorType& t : g.node(i).outs) {
+      Expected<int64_t> bytes = rt::checked_bytes(t, describe_node(g, i));
+      if (!bytes) return bytes.error();
+    }
+  return {};
+}
+
+}  // namespace
+
+struct Executor::Impl : Bindings {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  mutable dnnl::stream strm{engine};
+  Plan plan;
+  Block static_block, arena, scratch;
+  memory scratch_mem;
+  std::vector<Run> runs;
+  std::vector<int> run_steps;  // plan step of each run
+  ExecutorStats stats;
+  int threads = 1;
+
+  std::byte* data(int t) const override {
+    const PlanTensor& p = plan.tensors[t];
+    switch (p.storage) {
+      case Storage::kHost: return const_cast<std::byte*>(p.host_bytes);
+      case Storage::kInput: case Storage::kStatic: return static_block.get() + p.offset;
+      case Storage::kArena: return arena.get() + p.offset;
+      case Storage::kView: return data(p.parent) + p.view_offset;
+    }
+    return nullptr;
+  }
+  memory mem(int t) const override { return memory(plan.tensors[t].md, engine, data(t)); }
+  memory mem(int t, const memory::desc& md) const override { return memory(md, engine, data(t)); }
+  memory scratchpad() const override { return scratch_mem; }
+  dnnl::stream& stream() const override { return strm; }
+
+  int root(int t) const {
+    while (plan.tensors[t].storage == Storage::kView) t = plan.tensors[t].parent;
+    return t;
+  }
+
+  // Static block by bump allocation; the arena by lifetime over run steps.
+  Status place() {
+    int64_t static_bytes = 0;
+    for (PlanTensor& t : plan.tensors)
+      if (t.storage == Storage::kInput || t.storage == Storage::kStatic) {
+        t.offset = static_bytes;
+        static_bytes += rt::align_up(t.bytes, kAlignment);
+      }
+    std::vector<int> index(plan.tensors.size(), -1);
+    std::vector<rt::Lifetime> lives;
+    int step = 0;
+    auto touch = [&](int t, int at) {
+      t = root(t);
+      if (plan.tensors[t].storage != Storage::kArena) return;
+      if (index[t] < 0) {
+        index[t] = static_cast<int>(lives.size());
+        lives.push_back({plan.tensors[t].bytes, at, at});
+      }
+      rt::Lifetime& l = lives[index[t]];
+      l.first = std::min(l.first, at);
+      l.last = std::max(l.last, at);
+    };
+    for (const PlanStep& s : plan.steps) {
+      if (s.prologue) continue;
+      for (int t : s.writes) touch(t, step);
+      for (int t : s.reads) touch(t, step);
+      ++step;
+    }
+    for (int t : plan.outputs) touch(t, step);
+    const rt::ArenaLayout layout = rt::plan_arena(lives, kAlignment);
+    for (size_t t = 0; t < plan.tensors.size(); ++t)
+      if (index[t] >= 0) plan.tensors[t].offset = layout.offsets[index[t]];
+    stats.arena_bytes = layout.peak_bytes;
+    stats.static_bytes = static_bytes;
+    stats.scratchpad_bytes = plan.scratchpad_bytes;
+    for (const PlanTensor& t : plan.tensors)
+      if (t.storage == Storage::kHost) stats.static_bytes += t.bytes;
+    TSO_RETURN_IF_ERROR(rt::check_allocation(
+        layout.peak_bytes + static_bytes + plan.scratchpad_bytes,
+        "the CPU plan (arena " + rt::format_bytes(layout.peak_bytes) + ", static " +
+            rt::format_bytes(static_bytes) + ", scratchpad " +
+            rt::format_bytes(plan.scratchpad_bytes) + ")"));
+    static_block = allocate(static_bytes);
+    arena = allocate(layout.peak_bytes);
+    scratch = allocate(plan.scratchpad_bytes);
+    if (!static_block || !arena || !scratch)
+      return Error{"out of memory allocating the CPU plan's " +
+                   rt::format_bytes(layout.peak_bytes + static_bytes) + " of buffers"};
+    std::memset(static_block.get(), 0, static_bytes);
+    scratch_mem = memory(memory::desc({std::max<int64_t>(plan.scratchpad_bytes, 1)},
+                                      memory::data_type::u8, memory::format_tag::a),
+                         engine, scratch.get());
+    return {};
+  }
+
+  // Binds every step; runs the prologue once and keeps the run steps.
+  Status bind() {
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      PlanStep& s = plan.steps[i];
+      Status st = guarded(s, [&] {
+        Run r = s.bind(*this);
+        if (s.prologue) {
+          r();
+          strm.wait();
+        } else {
+          runs.push_back(std::move(r));
+          run_steps.push_back(static_cast<int>(i));
+        }
+      });
+      if (!st) return st;
+    }
+    // Stored weights read only by the prologue (reordered into the static
+    // block) are not held any longer.
+    std::vector<bool> read_at_run(plan.tensors.size(), false);
+    for (int i : run_steps)
+      for (int t : plan.steps[i].reads) read_at_run[root(t)] = true;
+    for (int t : plan.outputs) read_at_run[root(t)] = true;
+    for (size_t t = 0; t < plan.tensors.size(); ++t) {
+      PlanTensor& p = plan.tensors[t];
+      if (p.storage == Storage::kHost && !read_at_run[t]) {
+        stats.static_bytes -= p.bytes;
+        p.host.reset();
+        p.host_bytes = nullptr;
+      }
+    }
+    return {};
+  }
+
+  template <class F>
+  static Status guarded(const PlanStep& s, F&& f) {
+    try {
+      f();
+      return {};
+    } catch (const dnnl::error& e) {
+      return Error{s.nodes + ": " + s.what + ": oneDNN " + e.what() + " (status " +
+                   std::to_string(int(e.status)) + ")"};
+    }
+  }
+
+  Status run_all() {
+    omp_set_num_threads(threads);
+    for (size_t i = 0; i < runs.size(); ++i) {
+      try {
+        runs[i]();
+      } catch (const dnnl::error& e) {
+        const PlanStep& s = plan.steps[run_steps[i]];
+        return Error{s.nodes + ": " + s.what + ": oneDNN " + e.what()};
+      }
+    }
+    strm.wait();
+    return {};
+  }
+};
+
+Executor::Executor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Executor::~Executor() = default;
+
+Expected<std::unique_ptr<Executor>> Executor::create(const Graph& g,
+                                                     const ExecutorOptions& options) {
+  TSO_RETURN_IF_ERROR(check_sizes(g));
+  auto impl = std::make_unique<Impl>();
+  impl->threads = options.threads > 0 ? options.threads : omp_get_num_procs();
+  omp_set_num_threads(impl->threads);
+  Expected<Plan> plan = build_plan(g, options, impl->engine);
+  if (!plan) return plan.error();
+  impl->plan = std::move(*plan);
+  TSO_RETURN_IF_ERROR(impl->place());
+  TSO_RETURN_IF_ERROR(impl->bind());
+  ExecutorStats& s = impl->stats;
+  s.steps = static_cast<int>(impl->runs.size());
+  s.fused_nodes = impl->plan.fused_nodes;
+  s.reorders = impl->plan.reorders;
+  s.views = impl->plan.views;
+  s.threads = impl->threads;
+  return std::unique_ptr<Executor>(new Executor(std::move(impl)));
+}
+
+Status Executor::set_input(const std::string& name, std::span<const std::byte> bytes) {
+  auto it = impl_->plan.inputs.find(name);
+  if (it == impl_->plan.inputs.end()) return Error{"the graph has no input '" + name + "'"};
+  const PlanTensor& t = impl_->plan.tensors[it->second];
+  if (static_cast<int64_t>(bytes.size()) != t.bytes)
+    return Error{"input '" + name + "' is " + to_string(t.type) + " (" + std::to_string(t.bytes) +
+                 " bytes), given " + std::to_string(bytes.size()) + " bytes"};
+  std::memcpy(impl_->data(it->second), bytes.data(), bytes.size());
+  return {};
+}
+
+Status Executor::set_input(const std::string& name, std::span<const float> values) {
+  return set_input(name, std::as_bytes(values));
+}
+
+Status Executor::run() { return impl_->run_all(); }
+
+Expected<std::vector<std::byte>> Executor::output_bytes(int index) const {
+  if (index < 0 || index >= static_cast<int>(impl_->plan.outputs.size()))
+    return Error{"no output " + std::to_string(index)};
+  const int t = impl_->plan.outputs[index];
+  const std::byte* p = impl_->data(t);
+  const int64_t n = impl_->plan.tensors[t].type.shape.numel() *
+                    dtype_bytes(impl_->plan.tensors[t].type.dtype);
+  return std::vector<std::byte>(p, p + n);
+}
+
+Expected<std::vector<float>> Executor::output(int index) const {
+  Expected<std::vector<std::byte>> bytes = output_bytes(index);
+  if (!bytes) return bytes.error();
+  const TensorType& type = impl_->plan.tensors[impl_->plan.outputs[index]].type;
+  if (type.dtype != DType::kF32) return Error{"output " + std::to_string(index) + " is " + to_string(type)};
+  std::vector<float> v(bytes->size() / sizeof(float));
+  std::memcpy(v.data(), bytes->data(), bytes->size());
+  return v;
+}
+
+Expected<std::vector<double>> Executor::time_runs(int iters, int warmup) {
+  for (int i = 0; i < warmup; ++i) TSO_RETURN_IF_ERROR(run());
+  std::vector<double> ms;
+  for (int i = 0; i < iters; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    TSO_RETURN_IF_ERROR(run());
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return ms;
+}
+
+Expected<std::vector<StepTime>> Executor::profile_steps(int iters) {
+  std::vector<StepTime> times;
+  for (int i : impl_->run_steps) times.push_back({impl_->plan.steps[i].what, impl_->plan.steps[i].nodes, 0});
+  omp_set_num_threads(impl_->threads);
+  for (int it = 0; it < iters; ++it)
+    for (size_t k = 0; k < impl_->runs.size(); ++k) {
+      const auto t0 = std::chrono::steady_clock::now();
+      try {
+        impl_->runs[k]();
+      } catch (const dnnl::error& e) {
+        return Error{times[k].nodes + ": " + times[k].what + ": oneDNN " + e.what()};
+      }
+      impl_->strm.wait();
+      times[k].ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    }
+  return times;
+}
+
+ExecutorStats Executor::stats() const { return impl_->stats; }
+
+std::string Executor::library_info() {
+  const dnnl_version_t* v = dnnl_version();
+  std::string isa;
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::avx2: isa = "avx2"; break;
+    case dnnl::cpu_isa::avx512_core: isa = "avx512_core"; break;
+    case dnnl::cpu_isa::sse41: isa = "sse41"; break;
+    default: isa = "isa " + std::to_string(static_cast<int>(dnnl::get_effective_cpu_isa())); break;
+  }
+  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+         std::to_string(v->patch) + ", " + isa;
+}
+
+}  // namespace tso::cpu

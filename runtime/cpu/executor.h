@@ -1,0 +1,88 @@
+// The CPU executor: compiles a graph once into a plan of oneDNN primitives
+// and own kernels (plan.h), places every intermediate tensor in one arena by
+// lifetime, reorders weights once, and runs the plan many times on one
+// OpenMP thread team. Plain C++ header: no oneDNN types.
+//
+// Errors, never crashes: an opaque node, a tensor whose byte count
+// overflows, a plan that needs more memory than the machine has (checked
+// before anything is allocated), or any failing oneDNN call is an Error
+// that names the primitive and the node.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/graph.h"
+
+namespace tso::cpu {
+
+struct ExecutorOptions {
+  int threads = 0;  // OpenMP threads for every primitive and kernel; 0: all cores
+  // Fuse bias, activations and residual adds into convolutions and matrix
+  // products as oneDNN post-ops (off: each runs as its own step; tests
+  // compare both against the reference).
+  bool fuse = true;
+  // Matrix products: time each candidate implementation per shape at plan
+  // time and keep the fastest (off: the first candidate that is supported).
+  bool measure_matmul = true;
+};
+
+struct ExecutorStats {
+  int64_t arena_bytes = 0;       // intermediate tensors, placed by lifetime
+  int64_t static_bytes = 0;      // inputs, weights (in the primitives' layouts), constants
+  int64_t scratchpad_bytes = 0;  // the one scratchpad every primitive shares
+  int steps = 0;                 // steps a run executes
+  int fused_nodes = 0;           // nodes folded into another step as post-ops
+  int reorders = 0;              // layout changes between steps (weights excluded)
+  int views = 0;                 // tensors that own no memory
+  int threads = 0;
+  int64_t peak_bytes() const { return arena_bytes + static_bytes + scratchpad_bytes; }
+};
+
+// One step's share of a profiled run.
+struct StepTime {
+  std::string what;   // primitive or kernel, e.g. "conv brgconv:avx2"
+  std::string nodes;  // the graph nodes it computes, e.g. "node 'conv1' (conv2d) + relu"
+  double ms = 0;      // summed over the profiled runs
+};
+
+class Executor {
+ public:
+  static Expected<std::unique_ptr<Executor>> create(const Graph& g,
+                                                    const ExecutorOptions& options = {});
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // Copies a graph input (by name, f32 or any dtype as raw bytes); the byte
+  // count must match its type.
+  Status set_input(const std::string& name, std::span<const std::byte> bytes);
+  Status set_input(const std::string& name, std::span<const float> values);
+  // Runs the graph once.
+  Status run();
+  // Output `index` (graph output order), in plain row-major layout.
+  Expected<std::vector<std::byte>> output_bytes(int index) const;
+  Expected<std::vector<float>> output(int index) const;
+
+  // Runs `iters` times after `warmup` untimed runs; each run's milliseconds.
+  Expected<std::vector<double>> time_runs(int iters, int warmup);
+  // Runs `iters` times timing every step; one entry per step, in plan order.
+  Expected<std::vector<StepTime>> profile_steps(int iters);
+
+  ExecutorStats stats() const;
+  // oneDNN's version and the ISA it dispatches to, e.g. "oneDNN 3.2.0, avx2".
+  static std::string library_info();
+
+  struct Impl;
+
+ private:
+  explicit Executor(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tso::cpu

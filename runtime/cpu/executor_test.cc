@@ -1,0 +1,187 @@
+// The CPU runtime against the reference executor: every operator, at shapes
+// that exercise the layouts and paths the plan chooses between (channel
+// counts not divisible by 8, odd sizes, strides, dilations, groups,
+// asymmetric padding, broadcasting, post-op chains), fused and unfused,
+// within the fp32 tolerance of core/ops.h (1e-4 relative).
+#include "runtime/cpu/executor.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <random>
+#include <set>
+
+#include "core/text_format.h"
+#include "runtime/cpu/op_cases.h"
+#include "runtime/reference/executor.h"
+
+namespace tso::cpu {
+namespace {
+
+using testing::Case;
+
+double relative_error(const std::vector<float>& got, const std::vector<float>& want) {
+  double diff = 0, scale = 1e-6;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (std::isnan(got[i]) != std::isnan(want[i])) return INFINITY;
+    diff = std::max(diff, std::abs(double(got[i]) - want[i]));
+    scale = std::max(scale, std::abs(double(want[i])));
+  }
+  return diff / scale;
+}
+
+void expect_matches_reference(const Case& c, bool fuse) {
+  SCOPED_TRACE(std::string(c.name) + (fuse ? " (fused)" : " (unfused)"));
+  const Graph g = testing::graph_with_weights(c.text, 3);
+  std::map<std::string, ref::Tensor<float>> feeds = testing::random_feeds(g, 5);
+  Expected<std::vector<ref::Tensor<float>>> want = ref::evaluate<float>(g, feeds);
+  ASSERT_TRUE(want.ok()) << want.error().message;
+  ExecutorOptions o;
+  o.fuse = fuse;
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, o);
+  ASSERT_TRUE(ex.ok()) << ex.error().message;
+  for (const auto& [name, t] : feeds) {
+    Status s = (*ex)->set_input(name, std::span<const float>(t.data));
+    ASSERT_TRUE(s.ok()) << s.error().message;
+  }
+  for (int rep = 0; rep < 2; ++rep) {
+    Status s = (*ex)->run();
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    for (size_t k = 0; k < g.outputs().size(); ++k) {
+      Expected<std::vector<float>> got = (*ex)->output(static_cast<int>(k));
+      ASSERT_TRUE(got.ok()) << got.error().message;
+      ASSERT_EQ(got->size(), (*want)[k].data.size());
+      EXPECT_LE(relative_error(*got, (*want)[k].data), 1e-4)
+          << "output " << g.outputs()[k].name << ", run " << rep;
+    }
+  }
+}
+
+TEST(CpuExecutor, MatchesTheReferenceOnEveryCase) {
+  for (const Case& c : testing::kCases) expect_matches_reference(c, true);
+}
+
+TEST(CpuExecutor, MatchesTheReferenceUnfused) {
+  for (const Case& c : testing::kCases) expect_matches_reference(c, false);
+}
+
+TEST(CpuExecutor, CasesCoverEveryOperatorButOpaque) {
+  std::set<Op> seen;
+  for (const Case& c : testing::kCases) {
+    const Graph g = testing::graph_with_weights(c.text, 3);
+    for (const Node& n : g.nodes()) seen.insert(n.op);
+  }
+  for (const OpInfo& info : all_ops()) {
+    if (info.op == Op::Opaque) continue;
+    EXPECT_TRUE(seen.count(info.op)) << info.name << " has no case";
+  }
+}
+
+TEST(CpuExecutor, FusesPostOpsAndKeepsBlockedLayoutsBetweenConvolutions) {
+  const Graph g = testing::graph_with_weights(R"(graph g {
+  input x: f32[1,16,14,14]
+  weight w1: f32[32,16,3,3]
+  weight b1: f32[32]
+  weight w2: f32[32,32,3,3]
+  weight w3: f32[32,32,1,1]
+  %c1 = conv2d(x, w1, b1, pad=same, act=relu)
+  %c2 = conv2d(%c1, w2, pad=same)
+  %a = add(%c2, %c1)
+  %r = relu(%a)
+  %c3 = conv2d(%r, w3)
+  %k = clip(%c3, min=0, max=6)
+  output y = %k
+})", 3);
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
+  ASSERT_TRUE(ex.ok()) << ex.error().message;
+  const ExecutorStats s = (*ex)->stats();
+  EXPECT_EQ(s.fused_nodes, 3);  // add + relu into %c2, clip into %c3
+  // One reorder in (the plain input) and one out (the plain output) at most.
+  EXPECT_LE(s.reorders, 2);
+  EXPECT_EQ(s.steps, 3 + s.reorders);
+}
+
+TEST(CpuExecutor, ConstantSubgraphsRunOnceInThePrologue) {
+  const Graph g = testing::graph_with_weights(R"(graph g {
+  input x: f32[1,4,9,9]
+  weight a: f32[3,4,1,1]
+  weight b: f32[5,4,3,3]
+  %e = enlarge(a, kernel=[3,3])
+  %w = concat(%e, b, axis=0)
+  %c = conv2d(x, %w, pad=same)
+  output y = %c
+})", 3);
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
+  ASSERT_TRUE(ex.ok()) << ex.error().message;
+  EXPECT_LE((*ex)->stats().steps, 3);  // the conv, and reorders at the boundary
+  expect_matches_reference({"prologue", R"(graph g {
+  input x: f32[1,4,9,9]
+  weight a: f32[3,4,1,1]
+  weight b: f32[5,4,3,3]
+  %e = enlarge(a, kernel=[3,3])
+  %w = concat(%e, b, axis=0)
+  %c = conv2d(x, %w, pad=same)
+  output y = %c
+})"}, true);
+}
+
+TEST(CpuExecutor, OpaqueNodesAreAnErrorNamingTheOperator) {
+  Expected<Graph> g = parse_graph(R"(graph g {
+  input x: f32[2,3]
+  %o: i64[2,6] = opaque(x, op_type="NonZero")
+  output y = %o
+})", "<test>");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(*g, {});
+  ASSERT_FALSE(ex.ok());
+  EXPECT_NE(ex.error().message.find("'NonZero'"), std::string::npos) << ex.error().message;
+  EXPECT_NE(ex.error().message.find("%o"), std::string::npos) << ex.error().message;
+}
+
+TEST(CpuExecutor, APlanLargerThanTheMachineIsAnErrorBeforeAllocating) {
+  const Graph g = testing::graph_with_weights(R"(graph g {
+  input x: f32[1,1,1,1]
+  %p = pad(x, pads=[0,0,0,0,0,0,300000,300000])
+  %r = relu(%p)
+  output y = %r
+})", 3);
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
+  ASSERT_FALSE(ex.ok()) << "a 720 GB plan";
+  EXPECT_NE(ex.error().message.find("needs"), std::string::npos) << ex.error().message;
+  EXPECT_NE(ex.error().message.find("available"), std::string::npos) << ex.error().message;
+}
+
+TEST(CpuExecutor, ATensorWhoseSizeOverflowsIsAnErrorNamingTheNode) {
+  const Graph g = testing::graph_with_weights(R"(graph g {
+  input x: f32[4294967296,4294967296,16]
+  %r = relu(x)
+  output y = %r
+})", 3);
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
+  ASSERT_FALSE(ex.ok());
+  EXPECT_NE(ex.error().message.find("'x'"), std::string::npos) << ex.error().message;
+}
+
+TEST(CpuExecutor, ResultsDoNotDependOnTheThreadCount) {
+  const Case& c = testing::kCases[0];
+  const Graph g = testing::graph_with_weights(c.text, 3);
+  std::map<std::string, ref::Tensor<float>> feeds = testing::random_feeds(g, 5);
+  std::vector<std::vector<float>> outs;
+  for (int threads : {1, 2}) {
+    ExecutorOptions o;
+    o.threads = threads;
+    Expected<std::unique_ptr<Executor>> ex = Executor::create(g, o);
+    ASSERT_TRUE(ex.ok()) << ex.error().message;
+    for (const auto& [name, t] : feeds)
+      ASSERT_TRUE((*ex)->set_input(name, std::span<const float>(t.data)).ok());
+    ASSERT_TRUE((*ex)->run().ok());
+    outs.push_back(*(*ex)->output(0));
+    EXPECT_EQ((*ex)->stats().threads, threads);
+  }
+  EXPECT_LE(relative_error(outs[0], outs[1]), 1e-5);
+}
+
+}  // namespace
+}  // namespace tso::cpu

@@ -1,0 +1,104 @@
+#include "runtime/cpu/fusion.h"
+
+#include <algorithm>
+
+namespace tso::cpu {
+
+namespace {
+
+bool is_anchor(Op op) { return op == Op::Conv2d || op == Op::Matmul || op == Op::Gemm; }
+
+bool is_unary_post_op(Op op) {
+  switch (op) {
+    case Op::Relu: case Op::Sigmoid: case Op::Tanh: case Op::Clip: case Op::Gelu:
+    case Op::Exp: case Op::Sqrt: case Op::Neg:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Shapes of a binary post-op's other operand that the anchor's primitive
+// broadcasts efficiently, for an output of shape `out`.
+bool post_op_operand_fits(Op anchor, const Shape& other, const Shape& out) {
+  if (other.rank() > out.rank()) return false;
+  if (other.numel() == 1 || other == out) return true;
+  // Align at the trailing dimension, as numpy broadcasting does.
+  const int lead = out.rank() - other.rank();
+  int stretched_to = -1;  // the one dimension `other` spans
+  for (int d = 0; d < other.rank(); ++d) {
+    if (other[d] == 1) continue;
+    if (other[d] != out[lead + d] || stretched_to >= 0) return false;
+    stretched_to = lead + d;
+  }
+  if (anchor == Op::Conv2d) return stretched_to == 1;      // per channel
+  return stretched_to == out.rank() - 1;                   // per output column
+}
+
+struct Consumers {
+  std::vector<std::vector<int>> of;  // per node output 0: consuming nodes (one per use)
+  std::vector<bool> is_output;
+};
+
+Consumers consumers(const Graph& g) {
+  Consumers c{std::vector<std::vector<int>>(g.size()), std::vector<bool>(g.size(), false)};
+  for (int i = 0; i < g.size(); ++i)
+    for (const TensorRef& a : g.node(i).args)
+      if (a.output == 0) c.of[a.node].push_back(i);
+  for (const GraphOutput& o : g.outputs()) c.is_output[o.ref.node] = true;
+  return c;
+}
+
+bool stored_weight(const Graph& g, TensorRef r) {
+  const Node& n = g.node(r.node);
+  return n.op == Op::Weight && n.data && n.outs[0].dtype == DType::kF32;
+}
+
+// The post-op `next` applied to the chain's value `cur`, when it can be one.
+bool joins(const Graph& g, Op anchor, int cur, int next, PostOpNode* out) {
+  const Node& n = g.node(next);
+  const Shape& shape = g.node(cur).outs[0].shape;
+  if (n.outs.size() != 1 || !(n.outs[0].shape == shape) || n.outs[0].dtype != DType::kF32)
+    return false;
+  out->node = next;
+  if (is_unary_post_op(n.op)) return true;
+  if (n.op == Op::BatchNorm)
+    return anchor == Op::Conv2d && n.args[0].node == cur &&
+           std::all_of(n.args.begin() + 1, n.args.end(),
+                       [&](TensorRef r) { return stored_weight(g, r); });
+  const bool commutative = n.op == Op::Add || n.op == Op::Mul || n.op == Op::ScalarMul;
+  if (!commutative && n.op != Op::Sub && n.op != Op::Div) return false;
+  const bool lhs = n.args[0].node == cur && n.args[0].output == 0;
+  if (!lhs && !commutative) return false;
+  out->other = n.args[lhs ? 1 : 0];
+  if (out->other.node == cur) return false;
+  const TensorType& t = g.type(out->other);
+  return t.dtype == DType::kF32 && post_op_operand_fits(anchor, t.shape, shape);
+}
+
+}  // namespace
+
+Fusion find_fusions(const Graph& g, bool enabled) {
+  Fusion f{{}, std::vector<int>(g.size(), -1)};
+  const Consumers c = consumers(g);
+  for (int i = 0; i < g.size(); ++i) {
+    const Node& n = g.node(i);
+    if (!is_anchor(n.op) || f.group_of[i] >= 0) continue;
+    FusionGroup group{i, {}};
+    int cur = i;
+    while (enabled && !c.is_output[cur] && c.of[cur].size() == 1) {
+      PostOpNode p;
+      const int next = c.of[cur][0];
+      if (f.group_of[next] >= 0 || !joins(g, n.op, cur, next, &p)) break;
+      group.post.push_back(p);
+      cur = p.node;
+    }
+    const int id = static_cast<int>(f.groups.size());
+    f.group_of[i] = id;
+    for (const PostOpNode& p : group.post) f.group_of[p.node] = id;
+    f.groups.push_back(std::move(group));
+  }
+  return f;
+}
+
+}  // namespace tso::cpu

@@ -1,0 +1,151 @@
+#include "runtime/cpu/kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "runtime/common/geometry.h"
+
+namespace tso::cpu {
+
+namespace {
+
+// Merges neighbouring dimensions that are contiguous in both source and
+// destination, so that most copies become long memcpy rows.
+struct Collapsed {
+  std::vector<int64_t> extent, src, dst;
+};
+
+Collapsed collapse(const StridedCopy& c) {
+  Collapsed r;
+  for (size_t d = 0; d < c.extent.size(); ++d) {
+    if (c.extent[d] == 1) continue;
+    if (!r.extent.empty() && r.src.back() == c.src_st[d] * c.extent[d] &&
+        r.dst.back() == c.dst_st[d] * c.extent[d]) {
+      r.extent.back() *= c.extent[d];
+      r.src.back() = c.src_st[d];
+      r.dst.back() = c.dst_st[d];
+      continue;
+    }
+    r.extent.push_back(c.extent[d]);
+    r.src.push_back(c.src_st[d]);
+    r.dst.push_back(c.dst_st[d]);
+  }
+  if (r.extent.empty()) r.extent = {1}, r.src = {1}, r.dst = {1};
+  return r;
+}
+
+template <int kBytes>
+void copy_row(const std::byte* s, int64_t ss, std::byte* d, int64_t ds, int64_t n) {
+  if (ss == 1 && ds == 1) {
+    std::memcpy(d, s, n * kBytes);
+    return;
+  }
+  for (int64_t j = 0; j < n; ++j) std::memcpy(d + j * ds * kBytes, s + j * ss * kBytes, kBytes);
+}
+
+template <int kBytes>
+void copy_rows(const Collapsed& c, int64_t src_off, const std::byte* src, int64_t dst_off,
+               std::byte* dst) {
+  const int r = static_cast<int>(c.extent.size());
+  const int64_t inner = c.extent[r - 1];
+  int64_t rows = 1;
+  for (int d = 0; d + 1 < r; ++d) rows *= c.extent[d];
+#pragma omp parallel for schedule(static) if (rows * inner > 16384)
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t s = src_off, t = dst_off, rest = row;
+    for (int d = r - 2; d >= 0; --d) {
+      const int64_t i = rest % c.extent[d];
+      rest /= c.extent[d];
+      s += i * c.src[d];
+      t += i * c.dst[d];
+    }
+    copy_row<kBytes>(src + s * kBytes, c.src[r - 1], dst + t * kBytes, c.dst[r - 1], inner);
+  }
+}
+
+}  // namespace
+
+void strided_copy(const StridedCopy& c, const std::byte* src, std::byte* dst) {
+  for (int64_t e : c.extent)
+    if (e == 0) return;
+  const Collapsed k = collapse(c);
+  switch (c.elem_bytes) {
+    case 1: return copy_rows<1>(k, c.src_off, src, c.dst_off, dst);
+    case 2: return copy_rows<2>(k, c.src_off, src, c.dst_off, dst);
+    case 4: return copy_rows<4>(k, c.src_off, src, c.dst_off, dst);
+    default: return copy_rows<8>(k, c.src_off, src, c.dst_off, dst);
+  }
+}
+
+void fill(std::byte* dst, int64_t n, int elem_bytes, const void* value) {
+  bool zero = true;
+  for (int b = 0; b < elem_bytes; ++b) zero = zero && static_cast<const char*>(value)[b] == 0;
+  if (zero) {
+    std::memset(dst, 0, n * elem_bytes);
+    return;
+  }
+#pragma omp parallel for schedule(static) if (n > 65536)
+  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * elem_bytes, value, elem_bytes);
+}
+
+void erf(const float* x, float* y, int64_t n) {
+#pragma omp parallel for simd schedule(static) if (n > 16384)
+  for (int64_t i = 0; i < n; ++i) y[i] = std::erf(x[i]);
+}
+
+namespace {
+
+float apply(BinaryFn f, float a, float b) {
+  switch (f) {
+    case BinaryFn::kAdd: return a + b;
+    case BinaryFn::kSub: return a - b;
+    case BinaryFn::kMul: return a * b;
+    case BinaryFn::kDiv: return a / b;
+    case BinaryFn::kPow: return std::pow(a, b);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void broadcast_binary(BinaryFn f, const float* a, const Shape& as, const float* b,
+                      const Shape& bs, float* y, const Shape& out) {
+  const std::vector<int64_t> sa = rt::broadcast_strides(as, out), sb = rt::broadcast_strides(bs, out);
+  const int r = out.rank();
+  const int64_t n = out.numel();
+#pragma omp parallel for schedule(static) if (n > 16384)
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t ia = 0, ib = 0, rest = i;
+    for (int d = r - 1; d >= 0; --d) {
+      const int64_t k = rest % out[d];
+      rest /= out[d];
+      ia += k * sa[d];
+      ib += k * sb[d];
+    }
+    y[i] = apply(f, a[ia], b[ib]);
+  }
+}
+
+void avgpool_include_pad(const AvgPoolGeometry& g, const float* x, float* y) {
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < g.planes; ++p) {
+    const float* plane = x + p * g.in_h * g.in_w;
+    float* o = y + p * g.out_h * g.out_w;
+    for (int64_t oh = 0; oh < g.out_h; ++oh)
+      for (int64_t ow = 0; ow < g.out_w; ++ow) {
+        const int64_t hs = oh * g.s_h - g.pad_top, ws = ow * g.s_w - g.pad_left;
+        const int64_t h0 = std::max<int64_t>(hs, 0), h1 = std::min(hs + g.k_h, g.in_h);
+        const int64_t w0 = std::max<int64_t>(ws, 0), w1 = std::min(ws + g.k_w, g.in_w);
+        const int64_t count = (std::min(hs + g.k_h, g.in_h + g.pad_bottom) - std::max(hs, -g.pad_top)) *
+                              (std::min(ws + g.k_w, g.in_w + g.pad_right) - std::max(ws, -g.pad_left));
+        float sum = 0;
+        for (int64_t i = h0; i < h1; ++i)
+          for (int64_t j = w0; j < w1; ++j) sum += plane[i * g.in_w + j];
+        o[oh * g.out_w + ow] = sum / static_cast<float>(count);
+      }
+  }
+}
+
+}  // namespace tso::cpu

@@ -1,0 +1,50 @@
+// tso's own CPU kernels, for what no library on the machine has: strided
+// copies (transpose, slice, pad, enlarge, split and concat of any dtype),
+// erf, and binaries whose broadcasting oneDNN cannot express (both operands
+// stretched, or the left one; pow). Plain row-major buffers; parallel over
+// the calling OpenMP team. Internal to runtime/cpu.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "core/types.h"
+
+namespace tso::cpu {
+
+// For every index i of `extent` (row-major order), copies one element of
+// `elem_bytes`:
+//   dst[dst_off + sum_d i_d * dst_st[d]] = src[src_off + sum_d i_d * src_st[d]]
+// (offsets and strides in elements; source strides may be negative).
+struct StridedCopy {
+  int elem_bytes = 4;
+  std::span<const int64_t> extent;
+  int64_t src_off = 0;
+  std::span<const int64_t> src_st;
+  int64_t dst_off = 0;
+  std::span<const int64_t> dst_st;
+};
+void strided_copy(const StridedCopy& c, const std::byte* src, std::byte* dst);
+
+// Sets `n` elements of `elem_bytes` each to the element at `value`.
+void fill(std::byte* dst, int64_t n, int elem_bytes, const void* value);
+
+void erf(const float* x, float* y, int64_t n);
+
+enum class BinaryFn : unsigned char { kAdd, kSub, kMul, kDiv, kPow };
+// y = f(a, b) with numpy broadcasting of `a` and `b` to `out`.
+void broadcast_binary(BinaryFn f, const float* a, const Shape& as, const float* b,
+                      const Shape& bs, float* y, const Shape& out);
+
+// Average pooling of an NCHW tensor whose windows are divided by their size
+// clipped to the padded input (count_include_pad = 1 with ceil-mode windows
+// reaching past the padding, which oneDNN's divisor does not express).
+struct AvgPoolGeometry {
+  int64_t planes = 0, in_h = 0, in_w = 0, out_h = 0, out_w = 0;
+  int64_t k_h = 1, k_w = 1, s_h = 1, s_w = 1;
+  int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+};
+void avgpool_include_pad(const AvgPoolGeometry& g, const float* x, float* y);
+
+}  // namespace tso::cpu

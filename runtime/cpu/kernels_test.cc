@@ -1,0 +1,91 @@
+// Own kernels against direct loops: strided copies (transposes, negative
+// strides, dtypes), fills, broadcasting binaries, erf, the include-pad
+// average pool.
+#include "runtime/cpu/kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+namespace tso::cpu {
+namespace {
+
+TEST(StridedCopy, TransposesA3dTensor) {
+  const int64_t d0 = 3, d1 = 70, d2 = 130;  // large enough for the parallel path
+  std::vector<float> x(d0 * d1 * d2), y(x.size());
+  std::iota(x.begin(), x.end(), 0.f);
+  // y[k][i][j] = x[i][j][k] (perm [2,0,1])
+  const std::vector<int64_t> extent = {d2, d0, d1}, src = {1, d1 * d2, d2}, dst = {d0 * d1, d1, 1};
+  strided_copy({4, extent, 0, src, 0, dst}, reinterpret_cast<const std::byte*>(x.data()),
+               reinterpret_cast<std::byte*>(y.data()));
+  for (int64_t i = 0; i < d0; ++i)
+    for (int64_t j = 0; j < d1; ++j)
+      for (int64_t k = 0; k < d2; ++k)
+        ASSERT_EQ(y[(k * d0 + i) * d1 + j], x[(i * d1 + j) * d2 + k]) << i << " " << j << " " << k;
+}
+
+TEST(StridedCopy, WalksBackwardsWithNegativeStrides) {
+  std::vector<int64_t> x = {0, 1, 2, 3, 4, 5, 6, 7}, y(4, -1);
+  const std::vector<int64_t> extent = {4}, src = {-2}, dst = {1};
+  strided_copy({8, extent, 7, src, 0, dst}, reinterpret_cast<const std::byte*>(x.data()),
+               reinterpret_cast<std::byte*>(y.data()));
+  EXPECT_EQ(y, (std::vector<int64_t>{7, 5, 3, 1}));
+}
+
+TEST(StridedCopy, MergesContiguousDimensionsIntoRows) {
+  // A [2,3,4] block copied into the middle of a [2,5,4] tensor (a concat).
+  std::vector<float> x(24), y(40, 0.f);
+  std::iota(x.begin(), x.end(), 1.f);
+  const std::vector<int64_t> extent = {2, 3, 4}, src = {12, 4, 1}, dst = {20, 4, 1};
+  strided_copy({4, extent, 0, src, 4, dst}, reinterpret_cast<const std::byte*>(x.data()),
+               reinterpret_cast<std::byte*>(y.data()));
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 5; ++b)
+      for (int c = 0; c < 4; ++c) {
+        const float want = b >= 1 && b < 4 ? x[a * 12 + (b - 1) * 4 + c] : 0.f;
+        ASSERT_EQ(y[a * 20 + b * 4 + c], want);
+      }
+}
+
+TEST(Fill, SetsEveryElementOfAnyWidth) {
+  std::vector<double> y(100000, 0.0);
+  const double v = -2.5;
+  fill(reinterpret_cast<std::byte*>(y.data()), static_cast<int64_t>(y.size()), 8, &v);
+  for (double e : y) ASSERT_EQ(e, v);
+}
+
+TEST(BroadcastBinary, StretchesBothOperands) {
+  const Shape as{3, 1}, bs{1, 4}, out{3, 4};
+  const std::vector<float> a = {1, 2, 3}, b = {10, 20, 30, 40};
+  std::vector<float> y(12);
+  broadcast_binary(BinaryFn::kSub, a.data(), as, b.data(), bs, y.data(), out);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j) EXPECT_EQ(y[i * 4 + j], a[i] - b[j]);
+  broadcast_binary(BinaryFn::kPow, a.data(), as, b.data(), bs, y.data(), out);
+  EXPECT_FLOAT_EQ(y[2 * 4 + 1], std::pow(3.f, 20.f));
+}
+
+TEST(Erf, MatchesTheStandardLibrary) {
+  std::vector<float> x(50000), y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) x[i] = -4.f + 8.f * i / x.size();
+  erf(x.data(), y.data(), static_cast<int64_t>(x.size()));
+  for (size_t i = 0; i < x.size(); ++i) ASSERT_FLOAT_EQ(y[i], std::erf(x[i]));
+}
+
+TEST(AvgPoolIncludePad, DividesByTheWindowClippedToThePaddedInput) {
+  // 3x3 input, kernel 2, stride 2, pad 1 on top/left only: windows at the
+  // bottom/right edge reach past the input and its (zero) padding.
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  std::vector<float> y(4);
+  avgpool_include_pad({1, 3, 3, 2, 2, 2, 2, 2, 2, 1, 1, 0, 0}, x.data(), y.data());
+  EXPECT_FLOAT_EQ(y[0], 1.f / 4);         // pad, pad, pad, x00: 4 positions
+  EXPECT_FLOAT_EQ(y[1], (2 + 3) / 4.f);   // pad row + x01, x02
+  EXPECT_FLOAT_EQ(y[2], (4 + 7) / 4.f);
+  EXPECT_FLOAT_EQ(y[3], (5 + 6 + 8 + 9) / 4.f);
+}
+
+}  // namespace
+}  // namespace tso::cpu

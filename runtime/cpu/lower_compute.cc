@@ -1,0 +1,323 @@
+// Operators that run as one oneDNN primitive each, in whatever layout their
+// input has: unary functions, broadcasting binaries, batchnorm, layernorm,
+// softmax, pooling, reductions and concat. Erf, pow and binaries whose
+// broadcasting oneDNN cannot express run as own kernels (kernels.h).
+#include "runtime/common/geometry.h"
+#include "runtime/cpu/builder.h"
+#include "runtime/cpu/kernels.h"
+#include "runtime/cpu/post_ops.h"
+
+namespace tso::cpu {
+
+using dnnl::algorithm;
+using dnnl::prop_kind;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+namespace {
+
+const TensorType& out_type(Builder& b, int node) { return b.graph().node(node).outs[0]; }
+
+// A descriptor of `t`'s bytes with `rank` dimensions (leading ones added);
+// `t` must be row-major unless the rank already matches.
+memory::desc ranked(Builder& b, int* t, int rank) {
+  const memory::desc& md = b.tensor(*t).md;
+  if (md.get_ndims() == rank) return md;
+  *t = b.as_plain(*t);
+  Dims d = dims_of(b.tensor(*t).type.shape);
+  if (b.tensor(*t).type.shape.rank() == 0) d.clear();
+  d.insert(d.begin(), rank - d.size(), 1);
+  return plain_desc(d);
+}
+
+Status lower_eltwise(Builder& b, int node, algorithm alg, float alpha, float beta) {
+  const int x = b.value(b.graph().node(node).args[0]);
+  const memory::desc md = b.tensor(x).md;
+  dnnl::eltwise_forward::primitive_desc pd(b.engine(), prop_kind::forward_inference, alg, md, md,
+                                           alpha, beta, b.attr());
+  b.note_scratchpad(pd);
+  const int y = b.output_tensor(out_type(b, node), md, {x});
+  b.add_primitive(impl_name("eltwise", pd), b.describe(node), dnnl::eltwise_forward(pd),
+                  {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}});
+  b.set_value({node, 0}, y);
+  return {};
+}
+
+void own_binary(Builder& b, int node, BinaryFn fn, int x, int z) {
+  x = b.as_plain(x), z = b.as_plain(z);
+  const TensorType& type = out_type(b, node);
+  const int y = b.output_tensor(type, plain_desc(type), {x, z});
+  const Shape xs = b.tensor(x).type.shape, zs = b.tensor(z).type.shape, ys = type.shape;
+  b.add_kernel("binary (own)", b.describe(node), {x, z}, {y}, [=](const Bindings& m) -> Run {
+    const float* px = reinterpret_cast<const float*>(m.data(x));
+    const float* pz = reinterpret_cast<const float*>(m.data(z));
+    float* py = reinterpret_cast<float*>(m.data(y));
+    return [=] { broadcast_binary(fn, px, xs, pz, zs, py, ys); };
+  });
+  b.set_value({node, 0}, y);
+}
+
+// The value of a constant one-element tensor, when it is one.
+bool constant_scalar(Builder& b, int t, float* v) {
+  const PlanTensor& p = b.tensor(t);
+  if (p.storage != Storage::kHost || p.type.shape.numel() != 1 || p.type.dtype != DType::kF32)
+    return false;
+  *v = *reinterpret_cast<const float*>(p.host_bytes);
+  return true;
+}
+
+Status lower_binary(Builder& b, int node) {
+  const Node& n = b.graph().node(node);
+  int x = b.value(n.args[0]), z = b.value(n.args[1]);
+  const Shape& ys = n.outs[0].shape;
+  BinaryFn fn = BinaryFn::kAdd;
+  algorithm alg = algorithm::binary_add;
+  switch (n.op) {
+    case Op::Sub: fn = BinaryFn::kSub, alg = algorithm::binary_sub; break;
+    case Op::Mul: case Op::ScalarMul: fn = BinaryFn::kMul, alg = algorithm::binary_mul; break;
+    case Op::Div: fn = BinaryFn::kDiv, alg = algorithm::binary_div; break;
+    case Op::Pow: fn = BinaryFn::kPow; break;
+    default: break;
+  }
+  if (fn == BinaryFn::kPow) {
+    float e = 0;
+    if (b.tensor(x).type.shape == ys && constant_scalar(b, z, &e))
+      return lower_eltwise(b, node, algorithm::eltwise_pow, 1.f, e);
+    own_binary(b, node, fn, x, z);
+    return {};
+  }
+  const bool commutative = fn == BinaryFn::kAdd || fn == BinaryFn::kMul;
+  if (!(b.tensor(x).type.shape == ys) && commutative && b.tensor(z).type.shape == ys) std::swap(x, z);
+  if (!(b.tensor(x).type.shape == ys)) {
+    own_binary(b, node, fn, x, z);  // the left operand is stretched: oneDNN stretches src1 only
+    return {};
+  }
+  const int rank = static_cast<int>(dims_of(ys).size());
+  const memory::desc x_md = ranked(b, &x, rank);
+  const memory::desc z_md = ranked(b, &z, rank);
+  dnnl::binary::primitive_desc pd(b.engine(), alg, x_md, z_md, x_md, b.attr());
+  b.note_scratchpad(pd);
+  const int y = b.output_tensor(n.outs[0], x_md, {x, z});
+  b.add_primitive(impl_name("binary", pd), b.describe(node), dnnl::binary(pd),
+                  {{DNNL_ARG_SRC_0, x, x_md}, {DNNL_ARG_SRC_1, z, z_md}, {DNNL_ARG_DST, y}});
+  b.set_value({node, 0}, y);
+  return {};
+}
+
+Status lower_erf(Builder& b, int node) {
+  const int x = b.as_plain(b.value(b.graph().node(node).args[0]));
+  const TensorType& type = out_type(b, node);
+  const int y = b.output_tensor(type, plain_desc(type), {x});
+  const int64_t count = type.shape.numel();
+  b.add_kernel("erf (own)", b.describe(node), {x}, {y}, [=](const Bindings& m) -> Run {
+    const float* px = reinterpret_cast<const float*>(m.data(x));
+    float* py = reinterpret_cast<float*>(m.data(y));
+    return [=] { erf(px, py, count); };
+  });
+  b.set_value({node, 0}, y);
+  return {};
+}
+
+Status lower_batchnorm(Builder& b, int node) {
+  const Node& n = b.graph().node(node);
+  const int x = b.value(n.args[0]);
+  const memory::desc md = b.tensor(x).md;
+  const auto flags = dnnl::normalization_flags::use_global_stats |
+                     dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+  dnnl::batch_normalization_forward::primitive_desc pd(
+      b.engine(), prop_kind::forward_inference, md, md,
+      static_cast<float>(n.attrs.f(AttrKey::epsilon)), flags, b.attr());
+  b.note_scratchpad(pd);
+  const memory::desc c_md = plain_desc({md.get_dims()[1]});
+  int p[4];
+  for (int i = 0; i < 4; ++i) p[i] = b.as_plain(b.value(n.args[i + 1]));
+  const int y = b.output_tensor(n.outs[0], md, {x, p[0], p[1], p[2], p[3]});
+  b.add_primitive(impl_name("batchnorm", pd), b.describe(node),
+                  dnnl::batch_normalization_forward(pd),
+                  {{DNNL_ARG_SRC, x}, {DNNL_ARG_SCALE, p[0], c_md}, {DNNL_ARG_SHIFT, p[1], c_md},
+                   {DNNL_ARG_MEAN, p[2], c_md}, {DNNL_ARG_VARIANCE, p[3], c_md},
+                   {DNNL_ARG_DST, y}});
+  b.set_value({node, 0}, y);
+  return {};
+}
+
+Status lower_softmax(Builder& b, int node) {
+  const Node& n = b.graph().node(node);
+  const int x = b.value(n.args[0]);
+  const memory::desc md = b.tensor(x).md;
+  int axis = static_cast<int>(n.attrs.i(AttrKey::axis));
+  if (axis < 0) axis += md.get_ndims();
+  dnnl::softmax_forward::primitive_desc pd(b.engine(), prop_kind::forward_inference,
+                                           algorithm::softmax_accurate, md, md, axis, b.attr());
+  b.note_scratchpad(pd);
+  const int y = b.output_tensor(n.outs[0], md, {x});
+  b.add_primitive(impl_name("softmax", pd), b.describe(node), dnnl::softmax_forward(pd),
+                  {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}});
+  b.set_value({node, 0}, y);
+  return {};
+}
+
+// layernorm over the dimensions from `axis` on, as oneDNN's normalization of
+// the last dimension of a [rows, n] view; scale and bias of other shapes than
+// the normalized one are applied by a binary after it.
+Status lower_layernorm(Builder& b, int node) {
+  const Node& n = b.graph().node(node);
+  const int x = b.as_plain(b.value(n.args[0]));
+  const Shape& xs = n.outs[0].shape;
+  int64_t axis = n.attrs.i(AttrKey::axis);
+  if (axis < 0) axis += xs.rank();
+  int64_t cols = 1;
+  for (int i = static_cast<int>(axis); i < xs.rank(); ++i) cols *= xs[i];
+  const int64_t rows = cols == 0 ? 0 : xs.numel() / cols;
+  const memory::desc md = plain_desc({rows, cols});
+  int scale = b.value(n.args[1]), shift = b.value(n.args[2]);
+  const bool fused = b.tensor(scale).type.shape.numel() == cols &&
+                     b.tensor(shift).type.shape.numel() == cols;
+  auto flags = dnnl::normalization_flags::none;
+  if (fused) flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+  dnnl::layer_normalization_forward::primitive_desc pd(
+      b.engine(), prop_kind::forward_inference, md, md,
+      static_cast<float>(n.attrs.f(AttrKey::epsilon)), flags, b.attr());
+  b.note_scratchpad(pd);
+  std::vector<int> reads = {x};
+  std::vector<Arg> args = {{DNNL_ARG_SRC, x, md}};
+  if (fused) {
+    scale = b.as_plain(scale), shift = b.as_plain(shift);
+    reads.insert(reads.end(), {scale, shift});
+    args.push_back({DNNL_ARG_SCALE, scale, plain_desc({cols})});
+    args.push_back({DNNL_ARG_SHIFT, shift, plain_desc({cols})});
+  }
+  const int y = b.output_tensor(n.outs[0], plain_desc(n.outs[0]), reads);
+  args.push_back({DNNL_ARG_DST, y, md});
+  b.add_primitive(impl_name("layernorm", pd), b.describe(node),
+                  dnnl::layer_normalization_forward(pd), std::move(args));
+  b.set_value({node, 0}, y);
+  if (fused) return {};
+  own_binary(b, node, BinaryFn::kMul, y, scale);
+  own_binary(b, node, BinaryFn::kAdd, b.value({node, 0}), shift);
+  return {};
+}
+
+Status lower_pool(Builder& b, int node) {
+  const Node& n = b.graph().node(node);
+  const int x = b.value(n.args[0]);
+  const Shape& xs = b.tensor(x).type.shape;
+  const std::vector<int64_t>& k = n.attrs.ints(AttrKey::kernel);
+  Expected<std::vector<rt::WindowAxis>> win =
+      rt::resolve_window(xs, k[0], k[1], n.attrs, n.attrs.i(AttrKey::ceil_mode) != 0);
+  if (!win) return Error{b.describe(node) + ": " + win.error().message};
+  const rt::WindowAxis &h = (*win)[0], &w = (*win)[1];
+  // Windows may reach past the declared padding in ceil mode.
+  const int64_t reach_h = (h.out - 1) * h.stride + h.k - h.in - h.pad_lo;
+  const int64_t reach_w = (w.out - 1) * w.stride + w.k - w.in - w.pad_lo;
+  const bool include_pad = n.op == Op::AvgPool && n.attrs.i(AttrKey::count_include_pad);
+  if (include_pad && (reach_h > h.pad_hi || reach_w > w.pad_hi)) {
+    const int xp = b.as_plain(x);
+    const TensorType& type = n.outs[0];
+    const int y = b.output_tensor(type, plain_desc(type), {xp});
+    const AvgPoolGeometry geo{xs[0] * xs[1], h.in, w.in, h.out, w.out, h.k, w.k, h.stride,
+                              w.stride, h.pad_lo, w.pad_lo, h.pad_hi, w.pad_hi};
+    b.add_kernel("avgpool (own)", b.describe(node), {xp}, {y}, [=](const Bindings& m) -> Run {
+      const float* px = reinterpret_cast<const float*>(m.data(xp));
+      float* py = reinterpret_cast<float*>(m.data(y));
+      return [=] { avgpool_include_pad(geo, px, py); };
+    });
+    b.set_value({node, 0}, y);
+    return {};
+  }
+  const algorithm alg = n.op == Op::MaxPool ? algorithm::pooling_max
+                        : include_pad       ? algorithm::pooling_avg_include_padding
+                                            : algorithm::pooling_avg_exclude_padding;
+  const memory::desc dst_any(dims_of(n.outs[0].shape), dt::f32, tag::any);
+  dnnl::pooling_forward::primitive_desc pd(
+      b.engine(), prop_kind::forward_inference, alg, b.tensor(x).md, dst_any, {h.stride, w.stride},
+      {h.k, w.k}, {0, 0}, {h.pad_lo, w.pad_lo}, {std::max(reach_h, h.pad_hi) , std::max(reach_w, w.pad_hi)},
+      b.attr());
+  b.note_scratchpad(pd);
+  const int y = b.output_tensor(n.outs[0], pd.dst_desc(), {x});
+  b.add_primitive(impl_name("pool", pd), b.describe(node), dnnl::pooling_forward(pd),
+                  {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}});
+  b.set_value({node, 0}, y);
+  return {};
+}
+
+// reduce_mean and global_avgpool: oneDNN's mean reduction into a row-major
+// result with the reduced dimensions kept as 1 (the same bytes as without).
+Status lower_reduce_mean(Builder& b, int node) {
+  const Node& n = b.graph().node(node);
+  const int x = b.value(n.args[0]);
+  const Dims xd = b.tensor(x).md.get_dims();
+  Dims dd = xd;
+  if (n.op == Op::GlobalAvgPool) {
+    for (size_t i = 2; i < dd.size(); ++i) dd[i] = 1;
+  } else {
+    const std::vector<int64_t>& axes = n.attrs.ints(AttrKey::axes);
+    for (size_t i = 0; i < dd.size(); ++i)
+      if (axes.empty()) dd[i] = 1;
+    for (int64_t a : axes) dd[a < 0 ? a + dd.size() : a] = 1;
+  }
+  const memory::desc dst = plain_desc(dd);
+  const TensorType& type = n.outs[0];
+  if (dd == xd) {  // nothing reduced: a copy
+    b.set_value({node, 0}, b.view(b.as_plain(x), type));
+    return {};
+  }
+  dnnl::reduction::primitive_desc pd(b.engine(), algorithm::reduction_mean, b.tensor(x).md, dst,
+                                     0.f, 0.f, b.attr());
+  b.note_scratchpad(pd);
+  const int y = b.output_tensor(type, plain_desc(type), {x});
+  b.add_primitive(impl_name("reduce_mean", pd), b.describe(node), dnnl::reduction(pd),
+                  {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y, dst}});
+  b.set_value({node, 0}, y);
+  return {};
+}
+
+Status lower_concat(Builder& b, int node) {
+  const Node& n = b.graph().node(node);
+  int axis = static_cast<int>(n.attrs.i(AttrKey::axis));
+  const TensorType& type = n.outs[0];
+  if (axis < 0) axis += type.shape.rank();
+  std::vector<memory::desc> mds;
+  std::vector<int> reads;
+  std::vector<Arg> args;
+  for (const TensorRef& r : n.args) {
+    const int t = b.value(r);
+    if (b.tensor(t).type.shape.numel() == 0) continue;
+    args.push_back({DNNL_ARG_MULTIPLE_SRC + static_cast<int>(mds.size()), t});
+    mds.push_back(b.tensor(t).md);
+    reads.push_back(t);
+  }
+  const memory::desc dst_any(dims_of(type.shape), dt::f32, tag::any);
+  dnnl::concat::primitive_desc pd(b.engine(), dst_any, axis, mds, b.attr());
+  b.note_scratchpad(pd);
+  const int y = b.output_tensor(type, pd.dst_desc(), reads);
+  args.push_back({DNNL_ARG_DST, y});
+  b.add_primitive(impl_name("concat", pd), b.describe(node), dnnl::concat(pd), std::move(args));
+  b.set_value({node, 0}, y);
+  return {};
+}
+
+}  // namespace
+
+Status lower_compute(Builder& b, int node) {
+  const Node& n = b.graph().node(node);
+  algorithm alg;
+  float alpha, beta;
+  if (eltwise_of(n, &alg, &alpha, &beta)) return lower_eltwise(b, node, alg, alpha, beta);
+  switch (n.op) {
+    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::ScalarMul: case Op::Pow:
+      return lower_binary(b, node);
+    case Op::Erf: return lower_erf(b, node);
+    case Op::BatchNorm: return lower_batchnorm(b, node);
+    case Op::Softmax: return lower_softmax(b, node);
+    case Op::LayerNorm: return lower_layernorm(b, node);
+    case Op::AvgPool: case Op::MaxPool: return lower_pool(b, node);
+    case Op::ReduceMean: case Op::GlobalAvgPool: return lower_reduce_mean(b, node);
+    case Op::Concat: return lower_concat(b, node);
+    default:
+      return Error{b.describe(node) + ": no CPU lowering for operator '" +
+                   std::string(op_name(n.op)) + "'"};
+  }
+}
+
+}  // namespace tso::cpu

@@ -1,0 +1,285 @@
+// Convolutions and matrix products, each with its fusion group's post-ops.
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include "runtime/common/geometry.h"
+#include "runtime/cpu/builder.h"
+#include "runtime/cpu/post_ops.h"
+
+namespace tso::cpu {
+
+using dnnl::algorithm;
+using dnnl::prop_kind;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+namespace {
+
+std::string group_nodes(Builder& b, const FusionGroup& group, const PostOps& post) {
+  return b.describe(group.anchor) + post.nodes;
+}
+
+const TensorType& group_type(Builder& b, const FusionGroup& group) {
+  return b.graph().node(group.tail()).outs[0];
+}
+
+Status lower_conv(Builder& b, const FusionGroup& group) {
+  const Node& n = b.graph().node(group.anchor);
+  const Shape& xs = b.graph().type(n.args[0]).shape;
+  const Shape& ws = b.graph().type(n.args[1]).shape;
+  const int64_t groups = n.attrs.i(AttrKey::groups);
+  Expected<std::vector<rt::WindowAxis>> win = rt::resolve_window(xs, ws[2], ws[3], n.attrs, false);
+  if (!win) return Error{b.describe(group.anchor) + ": " + win.error().message};
+  const rt::WindowAxis &h = (*win)[0], &w = (*win)[1];
+  const Shape& ys = n.outs[0].shape;
+
+  const memory::desc src_any(dims_of(xs), dt::f32, tag::any);
+  const Dims wdims = groups == 1 ? dims_of(ws)
+                                 : Dims{groups, ws[0] / groups, ws[1], ws[2], ws[3]};
+  const memory::desc wei_any(wdims, dt::f32, tag::any);
+  const memory::desc dst_any(dims_of(ys), dt::f32, tag::any);
+  const bool has_bias = n.args.size() == 3;
+  const memory::desc bias_md = has_bias ? plain_desc({ws[0]}) : memory::desc();
+
+  PostOps post;
+  const DstView dst{dims_of(ys), group_type(b, group).shape, true};
+  TSO_RETURN_IF_ERROR(append_post_ops(b, group, dst, &post));
+  dnnl::primitive_attr attr = b.attr();
+  attr.set_post_ops(post.ops);
+  dnnl::convolution_forward::primitive_desc pd(
+      b.engine(), prop_kind::forward_inference, algorithm::convolution_direct, src_any, wei_any,
+      bias_md, dst_any, {h.stride, w.stride}, {h.dil - 1, w.dil - 1}, {h.pad_lo, w.pad_lo},
+      {h.pad_hi, w.pad_hi}, attr);
+  b.note_scratchpad(pd);
+
+  const int x = b.as_layout(b.value(n.args[0]), pd.src_desc());
+  int wt = b.value(n.args[1]);
+  if (groups != 1) wt = b.view(b.as_plain(wt), {DType::kF32, Shape(std::span<const int64_t>(wdims))});
+  wt = b.as_layout(wt, pd.weights_desc());
+  std::vector<Arg> args = {{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, wt}};
+  std::vector<int> reads = {x, wt};
+  if (has_bias) {
+    const int bias = b.as_plain(b.value(n.args[2]));
+    args.push_back({DNNL_ARG_BIAS, bias, bias_md});
+    reads.push_back(bias);
+  }
+  reads.insert(reads.end(), post.reads.begin(), post.reads.end());
+  const int y = b.output_tensor(group_type(b, group), pd.dst_desc(), reads);
+  args.push_back({DNNL_ARG_DST, y});
+  args.insert(args.end(), post.args.begin(), post.args.end());
+  b.add_primitive(impl_name("conv", pd), group_nodes(b, group, post), dnnl::convolution_forward(pd),
+                  std::move(args));
+  b.set_value({group.tail(), 0}, y);
+  return {};
+}
+
+// A product's operands as oneDNN sees them: dims and strides over the
+// tensor's row-major bytes (a transposed operand swaps the last two strides).
+struct Operand {
+  int tensor = -1;
+  memory::desc md;
+};
+
+Operand operand(Builder& b, int t, Dims dims, bool transposed) {
+  Operand o{b.as_plain(t), plain_desc(dims)};
+  if (transposed) {
+    const size_t r = dims.size();
+    std::swap(dims[r - 1], dims[r - 2]);
+    Dims st = plain_desc(dims).get_strides();
+    std::swap(dims[r - 1], dims[r - 2]);
+    std::swap(st[r - 1], st[r - 2]);
+    o.md = memory::desc(dims, dt::f32, st);
+  }
+  return o;
+}
+
+// Times `prim` on scratch memories of its descriptors: best of a few runs.
+double time_primitive(const dnnl::engine& engine, const dnnl::primitive& prim,
+                      const dnnl::primitive_desc_base& pd, const PostOps& post) {
+  dnnl::stream stream(engine);
+  std::unordered_map<int, memory> args;
+  for (int key : {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST, DNNL_ARG_SCRATCHPAD}) {
+    const memory::desc md = pd.query_md(dnnl::query::exec_arg_md, key);
+    if (md.get_ndims() > 0 || md.get_size() > 0) args.emplace(key, memory(md, engine));
+  }
+  for (const Arg& a : post.args) args.emplace(a.key, memory(a.md, engine));
+  for (auto& [key, m] : args) std::memset(m.get_data_handle(), 0, m.get_desc().get_size());
+  double best = 1e30;
+  for (int i = 0; i < 6; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    prim.execute(stream, args);
+    stream.wait();
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (i > 0) best = std::min(best, ms);
+  }
+  return best;
+}
+
+// Chosen implementations by product shape, so that repeated shapes (BERT's
+// twelve layers) are timed once per process.
+std::mutex choice_mutex;
+std::unordered_map<std::string, bool> inner_product_wins;
+
+// rows x K times a constant K x N matrix: oneDNN's inner product or matmul,
+// whichever the measurement says, weights reordered once to its layout.
+Status lower_weights_product(Builder& b, const FusionGroup& group, Operand a, int64_t rows,
+                             int64_t k, int64_t n, int bt, bool b_transposed, PostOps& post) {
+  const memory::desc src_md = plain_desc({rows, k});
+  const memory::desc dst_md = plain_desc({rows, n});
+  dnnl::primitive_attr attr = b.attr();
+  attr.set_post_ops(post.ops);
+  // Inner product weights are [N, K]; matmul weights [K, N].
+  const memory::desc ip_src_w = b_transposed ? plain_desc({n, k})
+                                             : memory::desc({n, k}, dt::f32, Dims{1, n});
+  const memory::desc mm_src_w = b_transposed ? memory::desc({k, n}, dt::f32, Dims{1, k})
+                                             : plain_desc({k, n});
+  dnnl::inner_product_forward::primitive_desc ip(
+      b.engine(), prop_kind::forward_inference, src_md, memory::desc({n, k}, dt::f32, tag::any),
+      memory::desc(), dst_md, attr);
+  dnnl::matmul::primitive_desc mm(b.engine(), src_md, memory::desc({k, n}, dt::f32, tag::any),
+                                  dst_md, attr);
+  bool use_ip = true;
+  if (b.options().measure_matmul) {
+    std::string key = std::to_string(rows) + "x" + std::to_string(k) + "x" + std::to_string(n) +
+                      post.nodes + std::to_string(post.ops.len());
+    std::lock_guard<std::mutex> lock(choice_mutex);
+    auto it = inner_product_wins.find(key);
+    if (it == inner_product_wins.end()) {
+      const double t_ip = time_primitive(b.engine(), dnnl::inner_product_forward(ip), ip, post);
+      const double t_mm = time_primitive(b.engine(), dnnl::matmul(mm), mm, post);
+      it = inner_product_wins.emplace(key, t_ip <= t_mm).first;
+    }
+    use_ip = it->second;
+  }
+  const dnnl::primitive_desc& pd = use_ip ? static_cast<const dnnl::primitive_desc&>(ip) : mm;
+  b.note_scratchpad(pd);
+  const int w_plain = b.as_plain(bt);
+  const int w_view = b.view(w_plain, b.tensor(w_plain).type);
+  b.plan().tensors[w_view].md = use_ip ? ip_src_w : mm_src_w;
+  const int w = b.as_layout(w_view, pd.weights_desc());
+  std::vector<int> reads = {a.tensor, w};
+  reads.insert(reads.end(), post.reads.begin(), post.reads.end());
+  const int y = b.output_tensor(group_type(b, group), plain_desc(group_type(b, group)), reads);
+  std::vector<Arg> args = {{DNNL_ARG_SRC, a.tensor, src_md}, {DNNL_ARG_WEIGHTS, w},
+                           {DNNL_ARG_DST, y, dst_md}};
+  args.insert(args.end(), post.args.begin(), post.args.end());
+  const std::string nodes = group_nodes(b, group, post);
+  if (use_ip)
+    b.add_primitive(impl_name("inner_product", ip), nodes, dnnl::inner_product_forward(ip), std::move(args));
+  else
+    b.add_primitive(impl_name("matmul", mm), nodes, dnnl::matmul(mm), std::move(args));
+  b.set_value({group.tail(), 0}, y);
+  return {};
+}
+
+// The general product: oneDNN matmul on operands of equal rank (batch
+// dimensions broadcast), a constant right operand reordered once.
+Status lower_batched_product(Builder& b, const FusionGroup& group, const Operand& a,
+                             const Operand& bo, bool b_const, PostOps& post) {
+  const Dims ad = a.md.get_dims(), bd = bo.md.get_dims();
+  Dims dd(ad.size());
+  for (size_t i = 0; i + 2 < ad.size(); ++i) dd[i] = std::max(ad[i], bd[i]);
+  dd[dd.size() - 2] = ad[ad.size() - 2];
+  dd[dd.size() - 1] = bd[bd.size() - 1];
+  const memory::desc dst_md = plain_desc(dd);
+  dnnl::primitive_attr attr = b.attr();
+  attr.set_post_ops(post.ops);
+  const memory::desc w_md = b_const ? memory::desc(bd, dt::f32, tag::any) : bo.md;
+  dnnl::matmul::primitive_desc pd(b.engine(), a.md, w_md, dst_md, attr);
+  b.note_scratchpad(pd);
+  int w = bo.tensor;
+  memory::desc w_arg = bo.md;
+  if (b_const) {
+    const int view = b.view(bo.tensor, b.tensor(bo.tensor).type);
+    b.plan().tensors[view].md = bo.md;
+    w = b.as_layout(view, pd.weights_desc());
+    w_arg = {};
+  }
+  std::vector<int> reads = {a.tensor, w};
+  reads.insert(reads.end(), post.reads.begin(), post.reads.end());
+  const int y = b.output_tensor(group_type(b, group), plain_desc(group_type(b, group)), reads);
+  std::vector<Arg> args = {{DNNL_ARG_SRC, a.tensor, a.md}, {DNNL_ARG_WEIGHTS, w, w_arg},
+                           {DNNL_ARG_DST, y, dst_md}};
+  args.insert(args.end(), post.args.begin(), post.args.end());
+  b.add_primitive(impl_name("matmul", pd), group_nodes(b, group, post), dnnl::matmul(pd), std::move(args));
+  b.set_value({group.tail(), 0}, y);
+  return {};
+}
+
+// gemm's alpha * A B + beta * C as post-ops placed before the group's own:
+// linear(alpha / beta), add C, linear(beta) (beta 0 or 1 need fewer).
+void append_gemm_terms(Builder& b, int node, int c, const DstView& dst, PostOps* post) {
+  const Node& n = b.graph().node(node);
+  const float alpha = static_cast<float>(n.attrs.f(AttrKey::alpha));
+  const float beta = c >= 0 ? static_cast<float>(n.attrs.f(AttrKey::beta)) : 0.f;
+  const float pre = beta != 0 && beta != 1 ? alpha / beta : alpha;
+  if (pre != 1) post->ops.append_eltwise(algorithm::eltwise_linear, pre, 0);
+  if (beta == 0) return;
+  // C per row (or any shape a post-op does not broadcast) is stretched first.
+  const Shape& cs = b.tensor(c).type.shape;
+  const bool per_column = cs.rank() >= 1 && cs.numel() == cs.back() && cs.back() == dst.logical.back();
+  if (!(cs.numel() == 1 || cs == dst.logical || per_column))
+    c = broadcast_to(b, node, c, dst.logical);
+  append_binary(b, algorithm::binary_add, c, dst, post);
+  if (beta != 1) post->ops.append_eltwise(algorithm::eltwise_linear, beta, 0);
+}
+
+// matmul and gemm: shapes as dims of equal rank >= 2 (rank-1 operands gain
+// a dimension of 1, as numpy does), then the constant-weights path or the
+// general one.
+Status lower_product(Builder& b, const FusionGroup& group) {
+  const Node& n = b.graph().node(group.anchor);
+  const bool gemm = n.op == Op::Gemm;
+  const bool ta = gemm && n.attrs.i(AttrKey::trans_a), tb = gemm && n.attrs.i(AttrKey::trans_b);
+  Shape as = b.graph().type(n.args[0]).shape, bs = b.graph().type(n.args[1]).shape;
+  if (as.rank() == 1) as = Shape{1, as[0]};
+  if (bs.rank() == 1) bs = Shape{bs[0], 1};
+  Dims ad = dims_of(as), bd = dims_of(bs);
+  const size_t rank = std::max(ad.size(), bd.size());
+  ad.insert(ad.begin(), rank - ad.size(), 1);
+  bd.insert(bd.begin(), rank - bd.size(), 1);
+  const int64_t m = ta ? ad[rank - 1] : ad[rank - 2], k = ta ? ad[rank - 2] : ad[rank - 1];
+  const int64_t nn = tb ? bd[rank - 2] : bd[rank - 1];
+  const int bt = b.value(n.args[1]);
+  bool b_batched = false;
+  for (size_t i = 0; i + 2 < rank; ++i) b_batched = b_batched || bd[i] != 1;
+  const bool weights_path = b.is_const(bt) && !b_batched && !ta;
+
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < rank; ++i) rows *= ad[i];
+  Dims dd = ad;
+  if (weights_path) dd = {rows, nn};
+  else dd[rank - 2] = m, dd[rank - 1] = nn;
+  for (size_t i = 0; i + 2 < rank && !weights_path; ++i) dd[i] = std::max(ad[i], bd[i]);
+
+  PostOps post;
+  const DstView dst{dd, group_type(b, group).shape, false};
+  if (gemm) append_gemm_terms(b, group.anchor, n.args.size() == 3 ? b.value(n.args[2]) : -1, dst, &post);
+  TSO_RETURN_IF_ERROR(append_post_ops(b, group, dst, &post));
+  if (weights_path) {
+    Operand a{b.as_plain(b.value(n.args[0])), {}};
+    return lower_weights_product(b, group, a, rows, k, nn, bt, tb, post);
+  }
+  Dims bdims = bd;
+  if (tb) std::swap(bdims[rank - 1], bdims[rank - 2]);
+  Dims adims = ad;
+  if (ta) std::swap(adims[rank - 1], adims[rank - 2]);
+  const Operand a = operand(b, b.value(n.args[0]), adims, ta);
+  const Operand bo = operand(b, bt, bdims, tb);
+  return lower_batched_product(b, group, a, bo, b.is_const(bt), post);
+}
+
+}  // namespace
+
+Status lower_linear(Builder& b, const FusionGroup& group) {
+  const Node& n = b.graph().node(group.anchor);
+  for (const TensorRef& a : n.args)
+    if (b.graph().type(a).dtype != DType::kF32)
+      return Error{b.describe(group.anchor) + " computes on " + to_string(b.graph().type(a)) +
+                   "; the CPU runtime computes on f32 only"};
+  return n.op == Op::Conv2d ? lower_conv(b, group) : lower_product(b, group);
+}
+
+}  // namespace tso::cpu

@@ -1,0 +1,220 @@
+// Data movement on row-major tensors: views that own no memory (reshape,
+// flatten, squeeze, unsqueeze; split pieces when every dimension before the
+// axis is 1) and strided copies (transpose, slice, pad, enlarge, other
+// splits, concat of non-f32 tensors), any dtype.
+#include <algorithm>
+#include <cstring>
+
+#include "runtime/common/geometry.h"
+#include "runtime/cpu/builder.h"
+#include "runtime/cpu/kernels.h"
+
+namespace tso::cpu {
+
+namespace {
+
+// One strided copy (and an optional fill of the whole output first) as a step.
+struct CopyPlan {
+  std::vector<int64_t> extent, src_st, dst_st;
+  int64_t src_off = 0, dst_off = 0;
+};
+
+void add_copies(Builder& b, int node, const char* what, int y, std::vector<CopyPlan> copies,
+                std::vector<int> srcs, bool fill_first, float fill_value) {
+  const int elem = static_cast<int>(dtype_bytes(b.tensor(y).type.dtype));
+  const int64_t count = b.tensor(y).type.shape.numel();
+  std::vector<int> reads = srcs;
+  b.add_kernel(std::string(what) + " (own)", b.describe(node), reads, {y},
+               [=](const Bindings& m) -> Run {
+                 std::vector<const std::byte*> in;
+                 for (int s : srcs) in.push_back(m.data(s));
+                 std::byte* out = m.data(y);
+                 return [=] {
+                   if (fill_first) {
+                     // A pad value is converted to the tensor's dtype.
+                     alignas(8) std::byte v[8] = {};
+                     if (elem == 4) std::memcpy(v, &fill_value, 4);
+                     if (elem == 8) {
+                       const int64_t i = static_cast<int64_t>(fill_value);
+                       std::memcpy(v, &i, 8);
+                     }
+                     fill(out, count, elem, v);
+                   }
+                   for (size_t c = 0; c < copies.size(); ++c) {
+                     const CopyPlan& p = copies[c];
+                     strided_copy({elem, p.extent, p.src_off, p.src_st, p.dst_off, p.dst_st},
+                                  in[c], out);
+                   }
+                 };
+               });
+}
+
+int new_output(Builder& b, int node, int index, const std::vector<int>& reads) {
+  const TensorType& type = b.graph().node(node).outs[index];
+  memory::desc md = plain_desc(type);
+  if (dnnl_type(type.dtype) == memory::data_type::undef) md = {};
+  return b.output_tensor(type, md, reads);
+}
+
+void lower_transpose(Builder& b, int node, int x) {
+  const Node& n = b.graph().node(node);
+  const Shape& xs = b.tensor(x).type.shape;
+  const std::vector<int64_t>& perm = n.attrs.ints(AttrKey::perm);
+  const std::vector<int64_t> st = rt::strides_of(xs);
+  CopyPlan p;
+  for (int64_t a : perm) p.extent.push_back(xs[a]), p.src_st.push_back(st[a]);
+  p.dst_st = rt::strides_of(n.outs[0].shape);
+  const int y = new_output(b, node, 0, {x});
+  add_copies(b, node, "transpose", y, {p}, {x}, false, 0);
+  b.set_value({node, 0}, y);
+}
+
+void lower_slice(Builder& b, int node, int x) {
+  const Node& n = b.graph().node(node);
+  const Shape& xs = b.tensor(x).type.shape;
+  const Shape& ys = n.outs[0].shape;
+  const std::vector<int64_t>& starts = n.attrs.ints(AttrKey::starts);
+  const std::vector<int64_t>& steps = n.attrs.ints(AttrKey::steps);
+  std::vector<int64_t> axes = n.attrs.ints(AttrKey::axes);
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  const std::vector<int64_t> st = rt::strides_of(xs);
+  CopyPlan p{std::vector<int64_t>(ys.begin(), ys.end()), st, rt::strides_of(ys)};
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t ax = axes[i] < 0 ? axes[i] + xs.rank() : axes[i];
+    const int64_t dim = xs[ax], step = steps.empty() ? 1 : steps[i];
+    if (dim == 0) continue;
+    int64_t s = starts[i] < 0 ? starts[i] + dim : starts[i];
+    s = step > 0 ? std::clamp<int64_t>(s, 0, dim) : std::clamp<int64_t>(s, 0, dim - 1);
+    p.src_off += s * st[ax];
+    p.src_st[ax] = step * st[ax];
+  }
+  const int y = new_output(b, node, 0, {x});
+  add_copies(b, node, "slice", y, {p}, {x}, false, 0);
+  b.set_value({node, 0}, y);
+}
+
+void lower_pad(Builder& b, int node, int x) {
+  const Node& n = b.graph().node(node);
+  const Shape& xs = b.tensor(x).type.shape;
+  const Shape& ys = n.outs[0].shape;
+  const std::vector<int64_t>& pads = n.attrs.ints(AttrKey::pads);
+  const int r = xs.rank();
+  const std::vector<int64_t> xst = rt::strides_of(xs), yst = rt::strides_of(ys);
+  CopyPlan p{std::vector<int64_t>(r), xst, yst};
+  for (int i = 0; i < r; ++i) {
+    const int64_t lo = std::max<int64_t>(0, -pads[i]);  // first input index kept
+    p.extent[i] = std::max<int64_t>(0, std::min(xs[i], ys[i] - pads[i]) - lo);
+    p.src_off += lo * xst[i];
+    p.dst_off += (lo + pads[i]) * yst[i];
+  }
+  const int y = new_output(b, node, 0, {x});
+  add_copies(b, node, "pad", y, {p}, {x}, true, static_cast<float>(n.attrs.f(AttrKey::value)));
+  b.set_value({node, 0}, y);
+}
+
+void lower_enlarge(Builder& b, int node, int x) {
+  const Shape& xs = b.tensor(x).type.shape;
+  const Shape& ys = b.graph().node(node).outs[0].shape;
+  const std::vector<int64_t> yst = rt::strides_of(ys);
+  CopyPlan p{std::vector<int64_t>(xs.begin(), xs.end()), rt::strides_of(xs), yst};
+  p.dst_off = (ys[2] - xs[2]) / 2 * yst[2] + (ys[3] - xs[3]) / 2 * yst[3];
+  const int y = new_output(b, node, 0, {x});
+  add_copies(b, node, "enlarge", y, {p}, {x}, true, 0);
+  b.set_value({node, 0}, y);
+}
+
+// Pieces of `x` along `axis`: views when every dimension before the axis is
+// 1 (each piece is then a contiguous byte range), else copies.
+void lower_split(Builder& b, int node, int x) {
+  const Node& n = b.graph().node(node);
+  const Shape& xs = b.tensor(x).type.shape;
+  int64_t axis = n.attrs.i(AttrKey::axis);
+  if (axis < 0) axis += xs.rank();
+  bool contiguous = true;
+  for (int64_t i = 0; i < axis; ++i) contiguous = contiguous && xs[i] == 1;
+  const std::vector<int64_t> st = rt::strides_of(xs);
+  const int64_t elem = dtype_bytes(n.outs[0].dtype);
+  int64_t start = 0;
+  for (size_t k = 0; k < n.outs.size(); ++k) {
+    const Shape& ps = n.outs[k].shape;
+    if (contiguous) {
+      b.set_value({node, static_cast<int32_t>(k)}, b.view(x, n.outs[k], start * st[axis] * elem));
+    } else {
+      CopyPlan p{std::vector<int64_t>(ps.begin(), ps.end()), st, rt::strides_of(ps)};
+      p.src_off = start * st[axis];
+      const int y = new_output(b, node, static_cast<int>(k), {x});
+      add_copies(b, node, "split", y, {p}, {x}, false, 0);
+      b.set_value({node, static_cast<int32_t>(k)}, y);
+    }
+    start += ps[static_cast<int>(axis)];
+  }
+}
+
+void lower_concat_copies(Builder& b, int node) {
+  const Node& n = b.graph().node(node);
+  const Shape& ys = n.outs[0].shape;
+  int64_t axis = n.attrs.i(AttrKey::axis);
+  if (axis < 0) axis += ys.rank();
+  const std::vector<int64_t> yst = rt::strides_of(ys);
+  std::vector<CopyPlan> copies;
+  std::vector<int> srcs;
+  int64_t start = 0;
+  for (const TensorRef& r : n.args) {
+    const int t = b.as_plain(b.value(r));
+    const Shape& s = b.tensor(t).type.shape;
+    CopyPlan p{std::vector<int64_t>(s.begin(), s.end()), rt::strides_of(s), yst};
+    p.dst_off = start * yst[axis];
+    copies.push_back(p);
+    srcs.push_back(t);
+    start += s[static_cast<int>(axis)];
+  }
+  const int y = new_output(b, node, 0, srcs);
+  add_copies(b, node, "concat", y, copies, srcs, false, 0);
+  b.set_value({node, 0}, y);
+}
+
+}  // namespace
+
+bool is_movement(const Graph& g, int node) {
+  const Node& n = g.node(node);
+  switch (n.op) {
+    case Op::Reshape: case Op::Flatten: case Op::Squeeze: case Op::Unsqueeze: case Op::Split:
+    case Op::Transpose: case Op::Slice: case Op::Pad: case Op::Enlarge:
+      return true;
+    case Op::Concat: return n.outs[0].dtype != DType::kF32;
+    default: return false;
+  }
+}
+
+Status lower_movement(Builder& b, int node) {
+  const Node& n = b.graph().node(node);
+  if (n.op == Op::Concat) {
+    lower_concat_copies(b, node);
+    return {};
+  }
+  const int x = b.as_plain(b.value(n.args[0]));
+  switch (n.op) {
+    case Op::Reshape: case Op::Flatten: case Op::Squeeze: case Op::Unsqueeze:
+      b.set_value({node, 0}, b.view(x, n.outs[0]));
+      return {};
+    case Op::Split: lower_split(b, node, x); return {};
+    case Op::Transpose: lower_transpose(b, node, x); return {};
+    case Op::Slice: lower_slice(b, node, x); return {};
+    case Op::Pad: lower_pad(b, node, x); return {};
+    case Op::Enlarge: lower_enlarge(b, node, x); return {};
+    default: return Error{b.describe(node) + ": not a data-movement operator"};
+  }
+}
+
+int broadcast_to(Builder& b, int node, int t, const Shape& shape) {
+  t = b.as_plain(t);
+  const TensorType type{b.tensor(t).type.dtype, shape};
+  CopyPlan p{std::vector<int64_t>(shape.begin(), shape.end()),
+             rt::broadcast_strides(b.tensor(t).type.shape, shape), rt::strides_of(shape)};
+  const int y = b.output_tensor(type, plain_desc(type), {t});
+  add_copies(b, node, "broadcast", y, {p}, {t}, false, 0);
+  return y;
+}
+
+}  // namespace tso::cpu

@@ -1,0 +1,231 @@
+#include "runtime/cpu/plan.h"
+
+#include <cstring>
+
+#include "runtime/cpu/builder.h"
+
+namespace tso::cpu {
+
+Builder::Builder(const Graph& g, const ExecutorOptions& options, const dnnl::engine& engine)
+    : g_(g), options_(options), engine_(engine) {
+  value_.resize(g.size());
+  for (int i = 0; i < g.size(); ++i) value_[i].assign(g.node(i).outs.size(), -1);
+}
+
+bool Builder::is_const(int t) const {
+  while (plan_.tensors[t].storage == Storage::kView) t = plan_.tensors[t].parent;
+  const Storage s = plan_.tensors[t].storage;
+  return s == Storage::kHost || s == Storage::kStatic;
+}
+
+bool Builder::all_const(const std::vector<int>& ts) const {
+  for (int t : ts)
+    if (!is_const(t)) return false;
+  return true;
+}
+
+namespace {
+
+int64_t bytes_of(const TensorType& type, const memory::desc& md) {
+  if (md.get_ndims() > 0) return static_cast<int64_t>(md.get_size());
+  return type.shape.numel() * dtype_bytes(type.dtype);
+}
+
+PlanTensor plain_tensor(const TensorType& type, Storage storage) {
+  PlanTensor t;
+  t.type = type;
+  if (dnnl_type(type.dtype) != memory::data_type::undef) t.md = plain_desc(type);
+  t.bytes = bytes_of(type, t.md);
+  t.storage = storage;
+  return t;
+}
+
+}  // namespace
+
+int Builder::output_tensor(const TensorType& type, const memory::desc& md,
+                           const std::vector<int>& reads) {
+  PlanTensor t;
+  t.type = type;
+  t.md = md;
+  t.bytes = bytes_of(type, md);
+  t.storage = all_const(reads) ? Storage::kStatic : Storage::kArena;
+  plan_.tensors.push_back(std::move(t));
+  return static_cast<int>(plan_.tensors.size()) - 1;
+}
+
+int Builder::input_tensor(const TensorType& type) {
+  PlanTensor t = plain_tensor(type, Storage::kInput);
+  plan_.tensors.push_back(std::move(t));
+  return static_cast<int>(plan_.tensors.size()) - 1;
+}
+
+int Builder::host_tensor(const TensorType& type, std::shared_ptr<const void> keep,
+                         const std::byte* bytes) {
+  PlanTensor t = plain_tensor(type, Storage::kHost);
+  t.host = std::move(keep);
+  t.host_bytes = bytes;
+  plan_.tensors.push_back(std::move(t));
+  return static_cast<int>(plan_.tensors.size()) - 1;
+}
+
+int Builder::host_floats(std::vector<float> values, const Shape& shape) {
+  auto keep = std::make_shared<std::vector<float>>(std::move(values));
+  return host_tensor({DType::kF32, shape}, keep, reinterpret_cast<const std::byte*>(keep->data()));
+}
+
+int Builder::view(int parent, const TensorType& type, int64_t offset) {
+  PlanTensor t = plain_tensor(type, Storage::kView);
+  t.parent = parent;
+  t.view_offset = offset;
+  plan_.tensors.push_back(std::move(t));
+  ++plan_.views;
+  return static_cast<int>(plan_.tensors.size()) - 1;
+}
+
+int Builder::as_layout(int t, const memory::desc& want) {
+  if (plan_.tensors[t].md == want) return t;
+  for (const Reorder& r : reorders_)
+    if (r.from == t && r.md == want) return r.to;
+  const int to = output_tensor(plan_.tensors[t].type, want, {t});
+  const memory::desc from_md = plan_.tensors[t].md;
+  dnnl::reorder::primitive_desc pd(engine_, from_md, engine_, want, attr());
+  note_scratchpad(pd);
+  if (!is_const(t)) ++plan_.reorders;
+  add_primitive("reorder " + std::string(pd.impl_info_str()), "layout change",
+                dnnl::reorder(pd), {{DNNL_ARG_FROM, t}, {DNNL_ARG_TO, to}});
+  reorders_.push_back({t, want, to});
+  return to;
+}
+
+int Builder::as_plain(int t) {
+  const PlanTensor& p = plan_.tensors[t];
+  if (p.md.get_ndims() == 0 || is_plain(p.md)) return t;
+  return as_layout(t, plain_desc(p.md.get_dims(), p.md.get_data_type()));
+}
+
+dnnl::primitive_attr Builder::attr() const {
+  dnnl::primitive_attr a;
+  a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return a;
+}
+
+void Builder::note_scratchpad(const dnnl::primitive_desc_base& pd) {
+  plan_.scratchpad_bytes =
+      std::max<int64_t>(plan_.scratchpad_bytes, static_cast<int64_t>(pd.scratchpad_desc().get_size()));
+}
+
+void Builder::add_primitive(std::string what, std::string nodes, dnnl::primitive prim,
+                            std::vector<Arg> args) {
+  PlanStep s;
+  s.what = std::move(what);
+  s.nodes = std::move(nodes);
+  for (const Arg& a : args) {
+    const bool dst = a.key == DNNL_ARG_DST || a.key == DNNL_ARG_TO;
+    (dst ? s.writes : s.reads).push_back(a.tensor);
+  }
+  s.bind = [prim, args](const Bindings& b) -> Run {
+    std::unordered_map<int, memory> m;
+    for (const Arg& a : args) m.emplace(a.key, a.md.get_ndims() ? b.mem(a.tensor, a.md) : b.mem(a.tensor));
+    m.emplace(DNNL_ARG_SCRATCHPAD, b.scratchpad());
+    dnnl::stream* stream = &b.stream();
+    return [prim, m = std::move(m), stream] { prim.execute(*stream, m); };
+  };
+  add_step(std::move(s));
+}
+
+void Builder::add_kernel(std::string what, std::string nodes, std::vector<int> reads,
+                         std::vector<int> writes, Bind bind) {
+  PlanStep s;
+  s.what = std::move(what);
+  s.nodes = std::move(nodes);
+  s.reads = std::move(reads);
+  s.writes = std::move(writes);
+  s.bind = std::move(bind);
+  add_step(std::move(s));
+}
+
+void Builder::add_step(PlanStep s) {
+  s.prologue = all_const(s.reads);
+  plan_.steps.push_back(std::move(s));
+}
+
+namespace {
+
+// The values of a constant operator (core/ops.h), row-major.
+std::vector<float> constant_values(const Node& n) {
+  const Shape& s = n.outs[0].shape;
+  std::vector<float> v(s.numel(), n.op == Op::ConstOnes || n.op == Op::ConstPool ? 1.f : 0.f);
+  if (n.op == Op::ConstEye)
+    for (int64_t i = 0; i < std::min(s[0], s[1]); ++i) v[i * s[1] + i] = 1;
+  if (n.op == Op::ConstEyeConv)
+    for (int64_t c = 0; c < std::min(s[0], s[1]); ++c)
+      v[((c * s[1] + c) * s[2] + s[2] / 2) * s[3] + s[3] / 2] = 1;
+  return v;
+}
+
+Status lower_source(Builder& b, int i) {
+  const Node& n = b.graph().node(i);
+  const TensorType& type = n.outs[0];
+  if (n.op == Op::Input) {
+    const int t = b.input_tensor(type);
+    b.plan().inputs[n.name] = t;
+    b.set_value({i, 0}, t);
+    return {};
+  }
+  if (n.op == Op::Weight) {
+    if (!n.data)
+      return Error{"weight '" + n.name + "' has no stored values (give --random-weights SEED "
+                   "for a graph-only model)"};
+    if (!(n.data->type == type))
+      return Error{"weight '" + n.name + "' stores " + to_string(n.data->type) + " but is declared " +
+                   to_string(type)};
+    b.set_value({i, 0}, b.host_tensor(type, n.data, n.data->bytes.data()));
+    return {};
+  }
+  if (type.dtype != DType::kF32) return Error{b.describe(i) + ": constants are f32 only"};
+  b.set_value({i, 0}, b.host_floats(constant_values(n), type.shape));
+  return {};
+}
+
+Status lower_node(Builder& b, const Fusion& fusion, int i) {
+  const Node& n = b.graph().node(i);
+  if (is_source(n.op)) return lower_source(b, i);
+  if (n.op == Op::Opaque)
+    return Error{b.describe(i) + " is the ONNX operator '" + n.attrs.str(AttrKey::op_type) +
+                 "', which tso's CPU runtime cannot execute"};
+  const int group = fusion.group_of[i];
+  if (group >= 0) {
+    const FusionGroup& fg = fusion.groups[group];
+    if (fg.tail() != i) return {};  // runs with its group, at the group's last node
+    b.plan().fused_nodes += static_cast<int>(fg.post.size());
+    return lower_linear(b, fg);
+  }
+  if (is_movement(b.graph(), i)) return lower_movement(b, i);
+  for (const TensorRef& a : n.args)
+    if (b.graph().type(a).dtype != DType::kF32)
+      return Error{b.describe(i) + " computes on " + to_string(b.graph().type(a)) +
+                   "; the CPU runtime computes on f32 only"};
+  return lower_compute(b, i);
+}
+
+}  // namespace
+
+Expected<Plan> build_plan(const Graph& g, const ExecutorOptions& options,
+                          const dnnl::engine& engine) {
+  Builder b(g, options, engine);
+  const Fusion fusion = find_fusions(g, options.fuse);
+  for (int i = 0; i < g.size(); ++i) {
+    Status s;
+    try {
+      s = lower_node(b, fusion, i);
+    } catch (const dnnl::error& e) {
+      s = Error{describe_node(g, i) + ": oneDNN " + e.what() + " (status " +
+                std::to_string(int(e.status)) + ")"};
+    }
+    if (!s) return s.error();
+  }
+  for (const GraphOutput& o : g.outputs()) b.plan().outputs.push_back(b.as_plain(b.value(o.ref)));
+  return std::move(b.plan());
+}
+
+}  // namespace tso::cpu

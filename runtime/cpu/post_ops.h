@@ -1,0 +1,41 @@
+// A fusion group's post-ops as oneDNN attributes: the anchor's own
+// activation, then each fused node (fusion.h). Internal to runtime/cpu.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runtime/cpu/builder.h"
+
+namespace tso::cpu {
+
+struct PostOps {
+  dnnl::post_ops ops;
+  std::vector<Arg> args;        // binary post-ops' second operands
+  std::vector<int> reads;       // their tensors
+  std::string nodes;            // " + relu + add", for step names
+  // Elementwise post-ops to apply to the product before the group's own:
+  // gemm's alpha and beta C (gemm.cc adds them first).
+};
+
+// How the anchor's primitive sees its output: `dst_dims` (a matrix product
+// folds leading dimensions into rows), `channel_axis` for per-channel
+// operands (conv2d: 1; products: the last).
+struct DstView {
+  Dims dims;
+  Shape logical;  // the group's output shape
+  bool conv = false;
+};
+
+// Appends the group's post-ops (the anchor's `act` first) to `out`.
+Status append_post_ops(Builder& b, const FusionGroup& group, const DstView& dst, PostOps* out);
+
+// A binary post-op of `alg` with `other` (broadcast to the destination).
+void append_binary(Builder& b, dnnl::algorithm alg, int other, const DstView& dst, PostOps* out);
+
+// The oneDNN eltwise algorithm, alpha and beta of a unary tso operator (or
+// of a fused `act`); false when oneDNN has none.
+bool eltwise_of(const Node& n, dnnl::algorithm* alg, float* alpha, float* beta);
+bool eltwise_of_act(Act act, dnnl::algorithm* alg);
+
+}  // namespace tso::cpu
