@@ -89,5 +89,10 @@ Status lower_movement(Builder& b, int node);                  // views and own k
 bool is_movement(const Graph& g, int node);
 // `t` (row-major) stretched to `shape` by a copy, numpy broadcasting.
 int broadcast_to(Builder& b, int node, int t, const Shape& shape);
+// A new row-major tensor of `type`, zeroed, then written by one strided copy
+// from row-major `src` (kernels.h StridedCopy, offsets 0).
+int strided_copy_tensor(Builder& b, int node, const char* what, int src, const TensorType& type,
+                        std::vector<int64_t> extent, std::vector<int64_t> src_st,
+                        std::vector<int64_t> dst_st);
 
 }  // namespace tso::cpu

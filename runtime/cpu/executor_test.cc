@@ -103,6 +103,20 @@ TEST(CpuExecutor, FusesPostOpsAndKeepsBlockedLayoutsBetweenConvolutions) {
   EXPECT_EQ(s.steps, 3 + s.reorders);
 }
 
+TEST(CpuExecutor, GroupsOfFourChannelsRunOnADirectKernel) {
+  const Graph g = testing::graph_with_weights(R"(graph g {
+  input x: f32[1,128,28,28]
+  weight w: f32[128,4,3,3]
+  %c = conv2d(x, w, pad=same, groups=32)
+  output y = %c
+})", 3);
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
+  ASSERT_TRUE(ex.ok()) << ex.error().message;
+  Expected<std::vector<StepTime>> steps = (*ex)->profile_steps(1);
+  ASSERT_TRUE(steps.ok()) << steps.error().message;
+  for (const StepTime& s : *steps) EXPECT_EQ(s.what.find("gemm"), std::string::npos) << s.what;
+}
+
 TEST(CpuExecutor, ConstantSubgraphsRunOnceInThePrologue) {
   const Graph g = testing::graph_with_weights(R"(graph g {
   input x: f32[1,4,9,9]

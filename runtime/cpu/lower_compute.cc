@@ -241,12 +241,27 @@ Status lower_pool(Builder& b, int node) {
   return {};
 }
 
-// reduce_mean and global_avgpool: oneDNN's mean reduction into a row-major
-// result with the reduced dimensions kept as 1 (the same bytes as without).
+// global_avgpool as a pooling over the whole plane (jit kernels for every
+// layout); reduce_mean as oneDNN's mean reduction into the layout it picks,
+// with the reduced dimensions kept as 1 and dropped by a view when the
+// result has fewer.
 Status lower_reduce_mean(Builder& b, int node) {
   const Node& n = b.graph().node(node);
   const int x = b.value(n.args[0]);
   const Dims xd = b.tensor(x).md.get_dims();
+  const TensorType& type = n.outs[0];
+  if (n.op == Op::GlobalAvgPool && xd.size() == 4) {
+    const memory::desc dst_any({xd[0], xd[1], 1, 1}, dt::f32, tag::any);
+    dnnl::pooling_forward::primitive_desc pd(
+        b.engine(), prop_kind::forward_inference, algorithm::pooling_avg_exclude_padding,
+        b.tensor(x).md, dst_any, {1, 1}, {xd[2], xd[3]}, {0, 0}, {0, 0}, {0, 0}, b.attr());
+    b.note_scratchpad(pd);
+    const int y = b.output_tensor(type, pd.dst_desc(), {x});
+    b.add_primitive(impl_name("pool", pd), b.describe(node), dnnl::pooling_forward(pd),
+                    {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}});
+    b.set_value({node, 0}, y);
+    return {};
+  }
   Dims dd = xd;
   if (n.op == Op::GlobalAvgPool) {
     for (size_t i = 2; i < dd.size(); ++i) dd[i] = 1;
@@ -256,19 +271,18 @@ Status lower_reduce_mean(Builder& b, int node) {
       if (axes.empty()) dd[i] = 1;
     for (int64_t a : axes) dd[a < 0 ? a + dd.size() : a] = 1;
   }
-  const memory::desc dst = plain_desc(dd);
-  const TensorType& type = n.outs[0];
-  if (dd == xd) {  // nothing reduced: a copy
+  if (dd == xd) {  // nothing reduced
     b.set_value({node, 0}, b.view(b.as_plain(x), type));
     return {};
   }
-  dnnl::reduction::primitive_desc pd(b.engine(), algorithm::reduction_mean, b.tensor(x).md, dst,
-                                     0.f, 0.f, b.attr());
+  dnnl::reduction::primitive_desc pd(b.engine(), algorithm::reduction_mean, b.tensor(x).md,
+                                     memory::desc(dd, dt::f32, tag::any), 0.f, 0.f, b.attr());
   b.note_scratchpad(pd);
-  const int y = b.output_tensor(type, plain_desc(type), {x});
+  const int y = b.output_tensor({DType::kF32, Shape(std::span<const int64_t>(dd))},
+                                pd.dst_desc(), {x});
   b.add_primitive(impl_name("reduce_mean", pd), b.describe(node), dnnl::reduction(pd),
-                  {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y, dst}});
-  b.set_value({node, 0}, y);
+                  {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}});
+  b.set_value({node, 0}, dims_of(type.shape) == dd ? y : b.view(b.as_plain(y), type));
   return {};
 }
 

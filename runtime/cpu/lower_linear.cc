@@ -25,6 +25,40 @@ const TensorType& group_type(Builder& b, const FusionGroup& group) {
   return b.graph().node(group.tail()).outs[0];
 }
 
+// A grouped convolution with fewer than 8 input channels per group has no
+// fast oneDNN kernel on AVX2 (a GEMM fallback at a tenth of the speed).
+// Merging f neighbouring groups into one with block-diagonal weights (zeros
+// between the original groups) gives 8 channels per group: f times the
+// arithmetic, on a kernel many times faster. Returns f, or 1 when oneDNN
+// already has a direct kernel or merging does not apply. `impl` names the
+// implementation oneDNN picks for `groups` merged by `f`.
+template <class Impl>
+int64_t group_widening(Builder& b, int64_t groups, const Shape& ws, Impl impl) {
+  const int64_t cin = ws[1];
+  if (groups == 1 || cin >= 8 || 8 % cin != 0) return 1;
+  const int64_t f = 8 / cin;
+  if (groups % f != 0) return 1;
+  auto slow = [](const std::string& name) { return name.find("gemm") != std::string::npos ||
+                                                   name.find("ref") != std::string::npos; };
+  if (!slow(impl(groups, 1)) || slow(impl(groups / f, f))) return 1;
+  return f;
+}
+
+// The [O, I, kh, kw] weights of `groups` groups as the weights of groups / f
+// groups, each holding f original groups on its diagonal.
+int widened_weights(Builder& b, int node, int w, int64_t groups, int64_t f) {
+  const Shape& ws = b.tensor(w).type.shape;
+  const int64_t cout = ws[0] / groups, cin = ws[1], k = ws[2] * ws[3];
+  const int64_t row = cin * f * k;  // one output channel of a merged group
+  const TensorType type{DType::kF32, Shape{ws[0], cin * f, ws[2], ws[3]}};
+  // Source [G/f, f, cout, cin, k] into destination positions
+  // [g', j * cout + o, j * cin + c, s].
+  return strided_copy_tensor(b, node, "widen groups", b.as_plain(w), type,
+                             {groups / f, f, cout, cin, k},
+                             {f * cout * cin * k, cout * cin * k, cin * k, k, 1},
+                             {f * cout * row, cout * row + cin * k, row, k, 1});
+}
+
 Status lower_conv(Builder& b, const FusionGroup& group) {
   const Node& n = b.graph().node(group.anchor);
   const Shape& xs = b.graph().type(n.args[0]).shape;
@@ -36,26 +70,43 @@ Status lower_conv(Builder& b, const FusionGroup& group) {
   const Shape& ys = n.outs[0].shape;
 
   const memory::desc src_any(dims_of(xs), dt::f32, tag::any);
+  const int64_t widen = group_widening(b, groups, ws, [&](int64_t g, int64_t f) {
+    const Dims wd{g, ws[0] / g, ws[1] * f, ws[2], ws[3]};
+    return dnnl::convolution_forward::primitive_desc(
+               b.engine(), prop_kind::forward_inference, algorithm::convolution_direct, src_any,
+               memory::desc(wd, dt::f32, tag::any), memory::desc(dims_of(ys), dt::f32, tag::any),
+               {h.stride, w.stride}, {h.dil - 1, w.dil - 1}, {h.pad_lo, w.pad_lo},
+               {h.pad_hi, w.pad_hi}, b.attr())
+        .impl_info_str();
+  });
+  const int64_t g2 = groups / widen;
   const Dims wdims = groups == 1 ? dims_of(ws)
-                                 : Dims{groups, ws[0] / groups, ws[1], ws[2], ws[3]};
+                                 : Dims{g2, ws[0] / groups * widen, ws[1] * widen, ws[2], ws[3]};
   const memory::desc wei_any(wdims, dt::f32, tag::any);
   const memory::desc dst_any(dims_of(ys), dt::f32, tag::any);
   const bool has_bias = n.args.size() == 3;
   const memory::desc bias_md = has_bias ? plain_desc({ws[0]}) : memory::desc();
 
+  auto conv_pd = [&](const memory::desc& dst_md, const dnnl::primitive_attr& attr) {
+    return dnnl::convolution_forward::primitive_desc(
+        b.engine(), prop_kind::forward_inference, algorithm::convolution_direct, src_any, wei_any,
+        bias_md, dst_md, {h.stride, w.stride}, {h.dil - 1, w.dil - 1}, {h.pad_lo, w.pad_lo},
+        {h.pad_hi, w.pad_hi}, attr);
+  };
+  // The layout the convolution writes, chosen without post-ops; residual
+  // operands are brought to it.
+  const memory::desc layout = conv_pd(dst_any, b.attr()).dst_desc();
   PostOps post;
-  const DstView dst{dims_of(ys), group_type(b, group).shape, true};
+  const DstView dst{dims_of(ys), group_type(b, group).shape, true, layout};
   TSO_RETURN_IF_ERROR(append_post_ops(b, group, dst, &post));
   dnnl::primitive_attr attr = b.attr();
   attr.set_post_ops(post.ops);
-  dnnl::convolution_forward::primitive_desc pd(
-      b.engine(), prop_kind::forward_inference, algorithm::convolution_direct, src_any, wei_any,
-      bias_md, dst_any, {h.stride, w.stride}, {h.dil - 1, w.dil - 1}, {h.pad_lo, w.pad_lo},
-      {h.pad_hi, w.pad_hi}, attr);
+  const dnnl::convolution_forward::primitive_desc pd = conv_pd(layout, attr);
   b.note_scratchpad(pd);
 
   const int x = b.as_layout(b.value(n.args[0]), pd.src_desc());
   int wt = b.value(n.args[1]);
+  if (widen > 1) wt = widened_weights(b, group.anchor, wt, groups, widen);
   if (groups != 1) wt = b.view(b.as_plain(wt), {DType::kF32, Shape(std::span<const int64_t>(wdims))});
   wt = b.as_layout(wt, pd.weights_desc());
   std::vector<Arg> args = {{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, wt}};
@@ -255,7 +306,7 @@ Status lower_product(Builder& b, const FusionGroup& group) {
   for (size_t i = 0; i + 2 < rank && !weights_path; ++i) dd[i] = std::max(ad[i], bd[i]);
 
   PostOps post;
-  const DstView dst{dd, group_type(b, group).shape, false};
+  const DstView dst{dd, group_type(b, group).shape, false, plain_desc(dd)};
   if (gemm) append_gemm_terms(b, group.anchor, n.args.size() == 3 ? b.value(n.args[2]) : -1, dst, &post);
   TSO_RETURN_IF_ERROR(append_post_ops(b, group, dst, &post));
   if (weights_path) {

@@ -113,6 +113,55 @@ void lower_pad(Builder& b, int node, int x) {
   b.set_value({node, 0}, y);
 }
 
+// The descriptor of `dims` with the dimension order of `md`'s strides (md
+// is strided, not blocked): e.g. NHWC stays NHWC at the new extents.
+memory::desc same_order(const memory::desc& md, const Dims& dims) {
+  const Dims st = md.get_strides();
+  std::vector<int> order(dims.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return st[a] > st[b]; });
+  Dims out(dims.size());
+  int64_t stride = 1;
+  for (int k = static_cast<int>(order.size()) - 1; k >= 0; --k) {
+    out[order[k]] = stride;
+    stride *= std::max<int64_t>(dims[order[k]], 1);
+  }
+  return memory::desc(dims, md.get_data_type(), out);
+}
+
+// A pad that only grows an f32 tensor in a strided layout (NHWC after a
+// convolution) stays in that layout: fill the output, then reorder the input
+// into the window of it that it occupies.
+bool lower_pad_in_layout(Builder& b, int node) {
+  const Node& n = b.graph().node(node);
+  const int x = b.value(n.args[0]);
+  const memory::desc& md = b.tensor(x).md;
+  const std::vector<int64_t>& pads = n.attrs.ints(AttrKey::pads);
+  if (md.get_ndims() == 0 || md.get_inner_nblks() != 0 || is_plain(md) ||
+      md.get_data_type() != memory::data_type::f32)
+    return false;
+  for (int64_t p : pads)
+    if (p < 0) return false;
+  const TensorType& type = n.outs[0];
+  const memory::desc out_md = same_order(md, dims_of(type.shape));
+  const Dims offsets(pads.begin(), pads.begin() + md.get_ndims());
+  const memory::desc window = out_md.submemory_desc(md.get_dims(), offsets);
+  const int y = b.output_tensor(type, out_md, {x});
+  const float value = static_cast<float>(n.attrs.f(AttrKey::value));
+  const int64_t count = static_cast<int64_t>(out_md.get_size() / sizeof(float));
+  // Reads x only to run when x changes (each run, or once for a constant).
+  b.add_kernel("fill (own)", b.describe(node), {x}, {y}, [=](const Bindings& m) -> Run {
+    std::byte* out = m.data(y);
+    return [=] { fill(out, count, 4, &value); };
+  });
+  dnnl::reorder::primitive_desc pd(b.engine(), md, b.engine(), window, b.attr());
+  b.note_scratchpad(pd);
+  b.add_primitive("pad " + std::string(pd.impl_info_str()), b.describe(node), dnnl::reorder(pd),
+                  {{DNNL_ARG_FROM, x}, {DNNL_ARG_TO, y, window}});
+  b.set_value({node, 0}, y);
+  return true;
+}
+
 void lower_enlarge(Builder& b, int node, int x) {
   const Shape& xs = b.tensor(x).type.shape;
   const Shape& ys = b.graph().node(node).outs[0].shape;
@@ -193,6 +242,7 @@ Status lower_movement(Builder& b, int node) {
     lower_concat_copies(b, node);
     return {};
   }
+  if (n.op == Op::Pad && lower_pad_in_layout(b, node)) return {};
   const int x = b.as_plain(b.value(n.args[0]));
   switch (n.op) {
     case Op::Reshape: case Op::Flatten: case Op::Squeeze: case Op::Unsqueeze:
@@ -214,6 +264,15 @@ int broadcast_to(Builder& b, int node, int t, const Shape& shape) {
              rt::broadcast_strides(b.tensor(t).type.shape, shape), rt::strides_of(shape)};
   const int y = b.output_tensor(type, plain_desc(type), {t});
   add_copies(b, node, "broadcast", y, {p}, {t}, false, 0);
+  return y;
+}
+
+int strided_copy_tensor(Builder& b, int node, const char* what, int src, const TensorType& type,
+                        std::vector<int64_t> extent, std::vector<int64_t> src_st,
+                        std::vector<int64_t> dst_st) {
+  const int y = b.output_tensor(type, plain_desc(type), {src});
+  add_copies(b, node, what, y, {CopyPlan{std::move(extent), std::move(src_st), std::move(dst_st)}},
+             {src}, true, 0);
   return y;
 }
 

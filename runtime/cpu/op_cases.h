@@ -271,6 +271,14 @@ inline const Case kCases[] = {
   %o = gemm(%f, fc, trans_b=1)
   output y = %o
 })"},
+    {"conv_grouped_4_channels_widened", R"(graph g {
+  input x: f32[1,64,10,10]
+  weight w: f32[64,4,3,3]
+  weight b: f32[64]
+  %c = conv2d(x, w, b, pad=same, groups=16, act=relu)
+  %d = conv2d(%c, w, stride=[2,2], pad=[1,1,1,1], groups=16)
+  output y = %d
+})"},
     {"conv_batchnorm_folded_as_post_ops", R"(graph g {
   input x: f32[2,5,7,7]
   weight w: f32[6,5,3,3]

@@ -42,8 +42,8 @@ void append_binary(Builder& b, algorithm alg, int other, const DstView& dst, Pos
   Dims dims(dst.dims.size(), 1);
   if (shape == dst.logical && static_cast<int>(dst.dims.size()) == shape.rank() &&
       Dims(shape.begin(), shape.end()) == dst.dims) {
-    arg.tensor = other;  // full shape: read it in whatever layout it has
-    arg.md = b.tensor(other).md;
+    arg.tensor = b.as_layout(other, dst.layout);
+    arg.md = dst.layout;
   } else {
     arg.tensor = b.as_plain(other);
     if (shape == dst.logical) {

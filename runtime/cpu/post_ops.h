@@ -25,6 +25,10 @@ struct DstView {
   Dims dims;
   Shape logical;  // the group's output shape
   bool conv = false;
+  // The destination's layout: a full-shape operand is reordered to it, since
+  // a binary post-op whose operand has another layout falls back to
+  // oneDNN's reference kernels.
+  memory::desc layout;
 };
 
 // Appends the group's post-ops (the anchor's `act` first) to `out`.
