@@ -2,8 +2,8 @@
 # Installs everything tso needs on Debian 12 and builds it (Release) in build/.
 #   ./setup.sh            # then ./test.sh
 # Steps: Debian packages (apt-get, skipped when all are present), a Python
-# venv in .venv with the test oracles' packages (requirements.txt), then
-# CMake configure + build. CUDA is used when /usr/local/cuda exists.
+# venv in .venv with the test oracles' packages and oneDNN for runtime/cpu
+# (requirements.txt), then CMake configure + build. CUDA is used when /usr/local/cuda exists.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -14,7 +14,7 @@ packages=(
   libz3-dev libboost-graph-dev libeigen3-dev libonnx-dev libonnx-testdata
   libprotobuf-dev protobuf-compiler libgtest-dev libgmock-dev libcli11-dev
   nlohmann-json3-dev libtbb-dev libopenmpi-dev openmpi-bin
-  # Python test oracles (onnx, onnxruntime, numpy go into .venv)
+  # Python, for the venv (onnx, onnxruntime, numpy and oneDNN go into .venv)
   python3 python3-pip python3-venv
 )
 
@@ -41,6 +41,8 @@ fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
 .venv/bin/python -c 'import onnx, onnxruntime, numpy; print("setup: python oracles:",
   "onnx", onnx.__version__, "onnxruntime", onnxruntime.__version__, "numpy", numpy.__version__)'
+test -f .venv/include/dnnl.hpp && test -e .venv/lib/libdnnl.so ||
+  { echo "setup: oneDNN is missing from .venv (requirements.txt: onednn-devel-cpu-gomp)" >&2; exit 1; }
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build

@@ -10,6 +10,6 @@ best() {  # best() PATTERN: the smallest "<PATTERN> ... in N ms" figure on stdin
   grep "$1" | sed 's/.* in \([0-9.]*\) ms.*/\1/' | sort -n | head -1
 }
 for model in nasnetalarge resnet50; do
-  out=$(for i in 1 2 3; do "$tso" run "$models/$model.graph.onnx" --random-weights 1 2>/dev/null; done)
+  out=$(for i in 1 2 3; do "$tso" run "$models/$model.graph.onnx" --device reference --random-weights 1 2>/dev/null; done)
   echo "$model: import $(echo "$out" | best '^loaded') ms, reference forward $(echo "$out" | best '^ran it') ms (best of 3)"
 done
