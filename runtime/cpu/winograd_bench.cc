@@ -1,0 +1,136 @@
+// winograd_bench: oneDNN's direct convolution (src/dst NHWC, weights in the
+// layout it picks) beside WinogradConv F(4x4) and F(2x2) on the 3x3 convs of
+// ResNet-50, SqueezeNet 1.1 and Inception-v3 at batch 1. Per shape, rounds
+// alternate direct / F4 / F2; it prints the minimum and median per run.
+//   build/runtime/cpu/winograd_bench [rounds=7] [runs per round=5]
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/cpu/winograd.h"
+
+namespace {
+
+using dnnl::memory;
+using tso::cpu::WinogradConv;
+using tso::cpu::WinogradShape;
+
+struct Bench {
+  const char* name;
+  WinogradShape s;
+};
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+struct Timings {
+  std::vector<double> ms;
+  double min() const { return *std::min_element(ms.begin(), ms.end()); }
+  double median() {
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int rounds = argc > 1 ? std::atoi(argv[1]) : 7;
+  const int runs = argc > 2 ? std::atoi(argv[2]) : 5;
+  const std::vector<Bench> benches = {
+      {"resnet 64@56", {1, 64, 56, 56, 64, 1, 1, 1, 1}},
+      {"resnet 128@28", {1, 128, 28, 28, 128, 1, 1, 1, 1}},
+      {"resnet 256@14", {1, 256, 14, 14, 256, 1, 1, 1, 1}},
+      {"resnet 512@7", {1, 512, 7, 7, 512, 1, 1, 1, 1}},
+      {"squeeze 16>64@55", {1, 16, 55, 55, 64, 1, 1, 1, 1}},
+      {"squeeze 32>128@27", {1, 32, 27, 27, 128, 1, 1, 1, 1}},
+      {"squeeze 48>192@13", {1, 48, 13, 13, 192, 1, 1, 1, 1}},
+      {"squeeze 64>256@13", {1, 64, 13, 13, 256, 1, 1, 1, 1}},
+      {"incep 32>32@147 p0", {1, 32, 147, 147, 32, 0, 0, 0, 0}},
+      {"incep 32>64@147", {1, 32, 147, 147, 64, 1, 1, 1, 1}},
+      {"incep 64>96@35", {1, 64, 35, 35, 96, 1, 1, 1, 1}},
+      {"incep 96>96@35", {1, 96, 35, 35, 96, 1, 1, 1, 1}},
+      {"incep 384>384@8", {1, 384, 8, 8, 384, 1, 1, 1, 1}},
+  };
+  dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  dnnl::stream stream(engine);
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  std::printf("threads %d, %d rounds x %d runs; ms per conv, min (median)\n", omp_get_max_threads(),
+              rounds, runs);
+  std::printf("%-20s %-22s %-9s %-18s %-18s %s\n", "shape", "direct", "GFLOP/s", "F(4x4)", "F(2x2)",
+              "direct/best");
+  for (const Bench& b : benches) {
+    const WinogradShape& s = b.s;
+    std::vector<float> src(size_t(s.n * s.h * s.w * s.c)), w(size_t(s.k * s.c * 9)),
+        dst(size_t(s.n * s.oh() * s.ow() * s.k));
+    for (float& x : src) x = normal(rng);
+    for (float& x : w) x = normal(rng) * 0.05f;
+
+    // oneDNN direct
+    using tag = memory::format_tag;
+    const auto f32 = memory::data_type::f32;
+    memory::desc src_md({s.n, s.c, s.h, s.w}, f32, tag::nhwc);
+    memory::desc dst_md({s.n, s.k, s.oh(), s.ow()}, f32, tag::nhwc);
+    memory::desc wany({s.k, s.c, 3, 3}, f32, tag::any);
+    dnnl::convolution_forward::primitive_desc cpd(
+        engine, dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md,
+        wany, dst_md, {1, 1}, {s.pad_top, s.pad_left}, {s.pad_bottom, s.pad_right});
+    dnnl::convolution_forward conv(cpd);
+    memory w_plain({{s.k, s.c, 3, 3}, f32, tag::oihw}, engine, w.data());
+    memory w_conv(cpd.weights_desc(), engine);
+    dnnl::reorder(w_plain, w_conv).execute(stream, w_plain, w_conv);
+    memory src_m(src_md, engine, src.data()), dst_m(dst_md, engine, dst.data());
+    auto direct = [&] {
+      conv.execute(stream,
+                   {{DNNL_ARG_SRC, src_m}, {DNNL_ARG_WEIGHTS, w_conv}, {DNNL_ARG_DST, dst_m}});
+      stream.wait();
+    };
+
+    // Winograd
+    WinogradConv w4(s, engine, 4), w2(s, engine, 2);
+    std::vector<float> u4(size_t(w4.weights_floats())), u2(size_t(w2.weights_floats()));
+    w4.transform_weights(w.data(), u4.data());
+    w2.transform_weights(w.data(), u2.data());
+    std::vector<std::byte> scratch(size_t(std::max(w4.scratch_bytes(), w2.scratch_bytes())));
+    auto wino = [&](const WinogradConv& wc, const std::vector<float>& u) {
+      return [&] { wc.run(src.data(), u.data(), dst.data(), scratch.data(), {}, stream); };
+    };
+    auto run4 = wino(w4, u4), run2 = wino(w2, u2);
+
+    Timings t[3];
+    auto time = [&](auto& f, Timings& into) {
+      for (int r = 0; r < runs; ++r) {
+        const double t0 = now_ms();
+        f();
+        into.ms.push_back(now_ms() - t0);
+      }
+    };
+    for (int r = 0; r < 3; ++r) direct(), run4(), run2();  // warm up
+    for (int r = 0; r < rounds; ++r) {
+      time(direct, t[0]);
+      time(run4, t[1]);
+      time(run2, t[2]);
+    }
+    const double flops = 2.0 * s.n * s.oh() * s.ow() * s.k * s.c * 9;
+    const double best = std::min(t[1].min(), t[2].min());
+    char direct_col[64], f4[32], f2[32];
+    std::snprintf(direct_col, sizeof direct_col, "%.3f (%.3f)", t[0].min(), t[0].median());
+    std::snprintf(f4, sizeof f4, "%.3f (%.3f)", t[1].min(), t[1].median());
+    std::snprintf(f2, sizeof f2, "%.3f (%.3f)", t[2].min(), t[2].median());
+    std::printf("%-20s %-22s %-9.0f %-18s %-18s %.2fx\n", b.name, direct_col,
+                flops / t[0].min() * 1e-6, f4, f2, t[0].min() / best);
+    std::printf("%-20s matmul %s\n", "", w4.impl_info().c_str());
+    std::fflush(stdout);
+  }
+  return 0;
+}
