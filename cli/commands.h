@@ -14,6 +14,7 @@ enum ExitCode : int {
   kExitOk = 0,
   kExitIoError = 1,   // a file could not be read or written
   kExitBadInput = 2,  // bad flags, or a malformed or ill-typed input file
+  kExitInternal = 3,  // an exception no command handled (out of memory, a library failure)
 };
 
 struct Command {

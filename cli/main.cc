@@ -22,7 +22,19 @@ int main(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? kExitOk : kExitBadInput;
   }
-  for (const Command& c : commands)
-    if (c.app->parsed()) return c.run();
+  // The last resort: commands report errors as values, and whatever escapes
+  // them (std::bad_alloc from an allocation no check foresaw, a library's
+  // exception) is reported here instead of aborting. Commands write their
+  // files through a temporary and a rename, so nothing partial is left.
+  try {
+    for (const Command& c : commands)
+      if (c.app->parsed()) return c.run();
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "tso: out of memory\n");
+    return kExitInternal;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tso: internal error: %s\n", e.what());
+    return kExitInternal;
+  }
   return kExitBadInput;  // unreachable: require_subcommand(1)
 }

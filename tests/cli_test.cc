@@ -235,4 +235,49 @@ TEST(Readme, ExamplesPrintWhatTheReadmeShows) {
   EXPECT_GE(tso_examples, 1) << "README.md should show at least one `$ tso ...` example";
 }
 
+TEST(Run, CpuRuntimePrintsLatencyMemoryAndOutputs) {
+  RunResult r = run_tso({"run", "tests/data/softmax_rows.tso", "--device", "cpu", "--iters", "3",
+                         "--threads", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(line_starting(r.out, "device       cpu, 1 threads, oneDNN 3."), "") << r.out;
+  EXPECT_NE(line_starting(r.out, "latency      median "), "") << r.out;
+  EXPECT_NE(r.out.find("over 3 runs"), std::string::npos) << r.out;
+  EXPECT_NE(line_starting(r.out, "memory       peak "), "") << r.out;
+  EXPECT_NE(line_starting(r.out, "y  f32[3,100]"), "") << r.out;
+}
+
+TEST(Run, ProfileListsEveryStep) {
+  RunResult r = run_tso({"run", "tests/data/softmax_rows.tso", "--iters", "2", "--profile", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(line_starting(r.out, "steps "), "") << r.out;
+  EXPECT_NE(r.out.find("softmax"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(relu)"), std::string::npos) << r.out;
+}
+
+TEST(Run, AnInputLargerThanTheMachineIsRefusedBeforeAllocating) {
+  for (const char* device : {"cpu", "reference"}) {
+    RunResult r = run_tso({"run", "tests/data/huge_input.tso", "--device", device});
+    EXPECT_EQ(r.exit_code, 2) << device << ": " << r.err;
+    EXPECT_NE(r.err.find("needs"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("available"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "") << r.out;
+  }
+}
+
+TEST(Run, AnInputWhoseSizeOverflowsIsAnErrorNamingIt) {
+  for (const char* device : {"cpu", "reference"}) {
+    RunResult r = run_tso({"run", "tests/data/overflow_input.tso", "--device", device});
+    EXPECT_EQ(r.exit_code, 2) << device << ": " << r.out;
+    EXPECT_NE(r.err.find("'x'"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("overflows"), std::string::npos) << r.err;
+  }
+}
+
+TEST(Run, AnOpaqueNodeIsAnErrorNamingTheOnnxOperator) {
+  RunResult r = run_tso({"run", "tests/data/opaque.tso", "--device", "cpu"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("'LpNormalization'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("%n"), std::string::npos) << r.err;
+}
+
 }  // namespace

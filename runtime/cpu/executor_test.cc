@@ -32,9 +32,10 @@ double relative_error(const std::vector<float>& got, const std::vector<float>& w
   return diff / scale;
 }
 
-void expect_matches_reference(const Case& c, bool fuse) {
+void expect_matches_reference(const Case& c, bool fuse,
+                              const std::map<std::string, float>& constants = {}) {
   SCOPED_TRACE(std::string(c.name) + (fuse ? " (fused)" : " (unfused)"));
-  const Graph g = testing::graph_with_weights(c.text, 3);
+  const Graph g = testing::graph_with_weights(c.text, 3, constants);
   std::map<std::string, ref::Tensor<float>> feeds = testing::random_feeds(g, 5);
   Expected<std::vector<ref::Tensor<float>>> want = ref::evaluate<float>(g, feeds);
   ASSERT_TRUE(want.ok()) << want.error().message;
@@ -101,6 +102,32 @@ TEST(CpuExecutor, FusesPostOpsAndKeepsBlockedLayoutsBetweenConvolutions) {
   // One reorder in (the plain input) and one out (the plain output) at most.
   EXPECT_LE(s.reorders, 2);
   EXPECT_EQ(s.steps, 3 + s.reorders);
+}
+
+TEST(CpuExecutor, AnExportedGeluRunsAsOnePostOp) {
+  const Case c{"exported_gelu", R"(graph g {
+  input x: f32[2,8,16]
+  weight w: f32[16,40]
+  weight b: f32[40]
+  weight sqrt2: f32[]
+  weight one: f32[]
+  weight half: f32[]
+  %m = matmul(x, w)
+  %a = add(%m, b)
+  %d = div(%a, sqrt2)
+  %e = erf(%d)
+  %p = add(one, %e)
+  %q = mul(%p, %a)
+  %y = mul(half, %q)
+  output y = %y
+})"};
+  const std::map<std::string, float> constants = {{"sqrt2", 1.41421356f}, {"one", 1.f}, {"half", 0.5f}};
+  const Graph g = testing::graph_with_weights(c.text, 3, constants);
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
+  ASSERT_TRUE(ex.ok()) << ex.error().message;
+  EXPECT_EQ((*ex)->stats().fused_nodes, 6);
+  EXPECT_EQ((*ex)->stats().steps, 1);
+  expect_matches_reference(c, true, constants);
 }
 
 TEST(CpuExecutor, GroupsOfFourChannelsRunOnADirectKernel) {

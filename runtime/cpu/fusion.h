@@ -12,7 +12,8 @@
 // element; per channel for convolutions, [..., N] rows for matrix products;
 // or the output's full shape), the chain being the left operand of sub and
 // div; or (convolutions) a batchnorm whose four parameters are stored
-// weights, applied as a per-channel scale and shift. The group runs where
+// weights, applied as a per-channel scale and shift; or the five nodes of an
+// exported GELU (PostOpNode::inner). The group runs where
 // its last node stood, so every operand it reads is computed by then.
 #pragma once
 
@@ -25,6 +26,10 @@ namespace tso::cpu {
 struct PostOpNode {
   int node = -1;
   TensorRef other;  // the other operand of a binary node; node -1 for unary nodes
+  // The erf form of GELU spelled out, as exporters write it (BERT):
+  //   mul(mul(x, add(erf(div(x, sqrt 2)), 1)), 0.5)
+  // `node` is its last node, `inner` the other four; it is one gelu post-op.
+  std::vector<int> inner;
 };
 
 struct FusionGroup {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/text_format.h"
+#include "runtime/cpu/op_cases.h"
 
 namespace tso::cpu {
 namespace {
@@ -100,6 +101,43 @@ TEST(Fusion, ConvTakesABatchnormOfStoredWeightsOnly) {
   // The parsed weights carry no data, and m is a graph input: not foldable.
   const Fusion f = find_fusions(g, true);
   EXPECT_TRUE(f.groups[f.group_of[named(g, "%c")]].post.empty());
+}
+
+constexpr const char* kExportedGelu = R"(graph g {
+  input x: f32[1,4,16]
+  weight w: f32[16,32]
+  weight b: f32[32]
+  weight sqrt2: f32[]
+  weight one: f32[]
+  weight half: f32[]
+  %m = matmul(x, w)
+  %a = add(b, %m)
+  %d = div(%a, sqrt2)
+  %e = erf(%d)
+  %p = add(%e, one)
+  %q = mul(%a, %p)
+  %y = mul(%q, half)
+  output y = %y
+})";
+
+TEST(Fusion, ProductTakesTheFiveNodesOfAnExportedGelu) {
+  const Graph g = testing::graph_with_weights(
+      kExportedGelu, 1, {{"sqrt2", 1.4142135f}, {"one", 1.f}, {"half", 0.5f}});
+  const Fusion f = find_fusions(g, true);
+  const FusionGroup& m = f.groups[f.group_of[named(g, "%m")]];
+  ASSERT_EQ(m.post.size(), 2u);  // the bias, then gelu
+  EXPECT_EQ(m.post[1].node, named(g, "%y"));
+  EXPECT_EQ(m.post[1].inner.size(), 4u);
+  for (const char* inner : {"%d", "%e", "%p", "%q"})
+    EXPECT_EQ(f.group_of[named(g, inner)], f.group_of[named(g, "%m")]) << inner;
+}
+
+TEST(Fusion, AGeluLookalikeWithOtherConstantsStaysApart) {
+  const Graph g = testing::graph_with_weights(
+      kExportedGelu, 1, {{"sqrt2", 1.5f}, {"one", 1.f}, {"half", 0.5f}});
+  const Fusion f = find_fusions(g, true);
+  EXPECT_EQ(f.groups[f.group_of[named(g, "%m")]].post.size(), 1u);  // the bias only
+  EXPECT_EQ(f.group_of[named(g, "%y")], -1);
 }
 
 }  // namespace

@@ -95,6 +95,31 @@ void erf(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::erf(x[i]);
 }
 
+void isnan(const float* x, uint8_t* y, int64_t n) {
+#pragma omp parallel for simd schedule(static) if (n > 16384)
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] != x[i];
+}
+
+void where(const uint8_t* c, const Shape& cs, const float* a, const Shape& as, const float* b,
+           const Shape& bs, float* y, const Shape& out) {
+  const std::vector<int64_t> sc = rt::broadcast_strides(cs, out), sa = rt::broadcast_strides(as, out),
+                             sb = rt::broadcast_strides(bs, out);
+  const int r = out.rank();
+  const int64_t n = out.numel();
+#pragma omp parallel for schedule(static) if (n > 16384)
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t ic = 0, ia = 0, ib = 0, rest = i;
+    for (int d = r - 1; d >= 0; --d) {
+      const int64_t k = rest % out[d];
+      rest /= out[d];
+      ic += k * sc[d];
+      ia += k * sa[d];
+      ib += k * sb[d];
+    }
+    y[i] = c[ic] ? a[ia] : b[ib];
+  }
+}
+
 namespace {
 
 float apply(BinaryFn f, float a, float b) {

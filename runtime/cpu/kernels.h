@@ -31,6 +31,11 @@ void strided_copy(const StridedCopy& c, const std::byte* src, std::byte* dst);
 void fill(std::byte* dst, int64_t n, int elem_bytes, const void* value);
 
 void erf(const float* x, float* y, int64_t n);
+// y[i] = 1 where x[i] is NaN, else 0 (bool tensors hold one byte per element).
+void isnan(const float* x, uint8_t* y, int64_t n);
+// y = c ? a : b, numpy broadcasting of all three to `out`.
+void where(const uint8_t* c, const Shape& cs, const float* a, const Shape& as, const float* b,
+           const Shape& bs, float* y, const Shape& out);
 
 enum class BinaryFn : unsigned char { kAdd, kSub, kMul, kDiv, kPow };
 // y = f(a, b) with numpy broadcasting of `a` and `b` to `out`.

@@ -118,6 +118,39 @@ Status lower_erf(Builder& b, int node) {
   return {};
 }
 
+Status lower_isnan(Builder& b, int node) {
+  const int x = b.as_plain(b.value(b.graph().node(node).args[0]));
+  const TensorType& type = out_type(b, node);
+  const int y = b.output_tensor(type, {}, {x});
+  const int64_t count = type.shape.numel();
+  b.add_kernel("isnan (own)", b.describe(node), {x}, {y}, [=](const Bindings& m) -> Run {
+    const float* px = reinterpret_cast<const float*>(m.data(x));
+    uint8_t* py = reinterpret_cast<uint8_t*>(m.data(y));
+    return [=] { isnan(px, py, count); };
+  });
+  b.set_value({node, 0}, y);
+  return {};
+}
+
+Status lower_where(Builder& b, int node) {
+  const Node& n = b.graph().node(node);
+  const int c = b.as_plain(b.value(n.args[0]));
+  const int x = b.as_plain(b.value(n.args[1])), z = b.as_plain(b.value(n.args[2]));
+  const TensorType& type = n.outs[0];
+  const int y = b.output_tensor(type, plain_desc(type), {c, x, z});
+  const Shape cs = b.tensor(c).type.shape, xs = b.tensor(x).type.shape,
+              zs = b.tensor(z).type.shape, ys = type.shape;
+  b.add_kernel("where (own)", b.describe(node), {c, x, z}, {y}, [=](const Bindings& m) -> Run {
+    const uint8_t* pc = reinterpret_cast<const uint8_t*>(m.data(c));
+    const float* px = reinterpret_cast<const float*>(m.data(x));
+    const float* pz = reinterpret_cast<const float*>(m.data(z));
+    float* py = reinterpret_cast<float*>(m.data(y));
+    return [=] { where(pc, cs, px, xs, pz, zs, py, ys); };
+  });
+  b.set_value({node, 0}, y);
+  return {};
+}
+
 Status lower_batchnorm(Builder& b, int node) {
   const Node& n = b.graph().node(node);
   const int x = b.value(n.args[0]);
@@ -328,6 +361,8 @@ Status lower_compute(Builder& b, int node) {
     case Op::AvgPool: case Op::MaxPool: return lower_pool(b, node);
     case Op::ReduceMean: case Op::GlobalAvgPool: return lower_reduce_mean(b, node);
     case Op::Concat: return lower_concat(b, node);
+    case Op::IsNaN: return lower_isnan(b, node);
+    case Op::Where: return lower_where(b, node);
     default:
       return Error{b.describe(node) + ": no CPU lowering for operator '" +
                    std::string(op_name(n.op)) + "'"};

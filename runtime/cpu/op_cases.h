@@ -38,8 +38,10 @@ inline std::vector<float> seeded_values(const TensorType& type, uint64_t seed) {
   return v;
 }
 
-// Parses `text` and stores seeded values in every weight.
-inline Graph graph_with_weights(std::string_view text, uint64_t seed) {
+// Parses `text` and stores seeded values in every weight, or `fixed[name]`
+// in each element of the weights named there.
+inline Graph graph_with_weights(std::string_view text, uint64_t seed,
+                                const std::map<std::string, float>& fixed = {}) {
   Expected<Graph> p = parse_graph(text, "<test>");
   EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().message);
   if (!p) return Graph{};
@@ -50,7 +52,8 @@ inline Graph graph_with_weights(std::string_view text, uint64_t seed) {
     if (n.op == Op::Weight && !n.data) {
       auto w = std::make_shared<WeightData>();
       w->type = n.outs[0];
-      const std::vector<float> v = seeded_values(n.outs[0], k++);
+      std::vector<float> v = seeded_values(n.outs[0], k++);
+      if (auto it = fixed.find(n.name); it != fixed.end()) std::fill(v.begin(), v.end(), it->second);
       w->bytes.resize(v.size() * sizeof(float));
       std::memcpy(w->bytes.data(), v.data(), w->bytes.size());
       copy.data = std::move(w);
@@ -359,6 +362,19 @@ inline const Case kCases[] = {
   %m = mul(%s, %d)
   output s = %m
   output p = %p
+})"},
+    {"isnan_where_broadcasting", R"(graph g {
+  input x: f32[2,3,4]
+  input c: f32[3,1]
+  weight zero: f32[1]
+  %s = sqrt(x)
+  %n = isnan(%s)
+  %w = where(%n, zero, %s)
+  %t = sqrt(c)
+  %m = isnan(%t)
+  %v = where(%m, x, zero)
+  output y = %w
+  output v = %v
 })"},
     {"movement_chain", R"(graph g {
   input x: f32[2,3,4]

@@ -197,13 +197,14 @@ Status lower_node(Builder& b, const Fusion& fusion, int i) {
   if (group >= 0) {
     const FusionGroup& fg = fusion.groups[group];
     if (fg.tail() != i) return {};  // runs with its group, at the group's last node
-    b.plan().fused_nodes += static_cast<int>(fg.post.size());
+    for (const PostOpNode& p : fg.post) b.plan().fused_nodes += 1 + static_cast<int>(p.inner.size());
     return lower_linear(b, fg);
   }
   if (is_movement(b.graph(), i)) return lower_movement(b, i);
-  for (const TensorRef& a : n.args)
-    if (b.graph().type(a).dtype != DType::kF32)
-      return Error{b.describe(i) + " computes on " + to_string(b.graph().type(a)) +
+  // where's condition is bool; every other computing operator reads f32.
+  for (size_t k = n.op == Op::Where ? 1 : 0; k < n.args.size(); ++k)
+    if (b.graph().type(n.args[k]).dtype != DType::kF32)
+      return Error{b.describe(i) + " computes on " + to_string(b.graph().type(n.args[k])) +
                    "; the CPU runtime computes on f32 only"};
   return lower_compute(b, i);
 }

@@ -102,6 +102,11 @@ Status append_post_ops(Builder& b, const FusionGroup& group, const DstView& dst,
   }
   for (const PostOpNode& p : group.post) {
     const Node& n = g.node(p.node);
+    if (!p.inner.empty()) {
+      out->nodes += " + gelu (5 nodes)";
+      out->ops.append_eltwise(algorithm::eltwise_gelu_erf, 0, 0);
+      continue;
+    }
     out->nodes += " + " + std::string(op_name(n.op));
     if (eltwise_of(n, &alg, &alpha, &beta)) {
       out->ops.append_eltwise(alg, alpha, beta);
