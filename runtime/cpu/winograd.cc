@@ -1,6 +1,7 @@
 #include "runtime/cpu/winograd.h"
 
 #include <immintrin.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <vector>
@@ -80,42 +81,44 @@ __m256i tail_mask(int64_t lanes) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kOnes + 8 - lanes));
 }
 
-// Input patches into V[xi][tile][cp]; pixels outside the image read as zero
-// (padding and the far side of partial tiles), as do channels past C.
+// Tile indexing shared by both schedules. cp, kp: C and K rounded up to the
+// vector width; ks: the row stride of the GEMM output (kp, or K rounded up to
+// the micro-kernel's 16 columns).
+struct Tiling {
+  WinogradShape s;
+  int64_t th, tw, cp, kp, ks;
+};
+
+// The (m+2)x(m+2) patch of `tile` into out[xi * plane + c]; pixels outside the
+// image read as zero (padding and the far side of partial tiles), as do
+// channels past C.
 template <int M>
-void input_transform(const WinogradShape& s, int64_t th, int64_t tw, int64_t tiles, int64_t cp,
-                     const float* src, float* v) {
+void input_tile(const Tiling& g, int64_t tile, const float* src, float* out, int64_t plane) {
   constexpr int A = M + 2;
-  const int64_t cblocks = cp / kVec;
-  const int64_t plane = tiles * cp;
-#pragma omp parallel for schedule(static)
-  for (int64_t tile = 0; tile < tiles; ++tile) {
-    const int64_t b = tile / (th * tw), ty = tile / tw % th, tx = tile % tw;
-    const int64_t y0 = ty * M - s.pad_top, x0 = tx * M - s.pad_left;
-    const float* img = src + b * s.h * s.w * s.c;
-    for (int64_t cb = 0; cb < cblocks; ++cb) {
-      const int64_t c = cb * kVec;
-      const bool full = c + kVec <= s.c;
-      const __m256i mask = tail_mask(std::min<int64_t>(kVec, s.c - c));
-      v8 d[A][A], t[A][A];
-      for (int i = 0; i < A; ++i) {
-        const int64_t y = y0 + i;
-        for (int j = 0; j < A; ++j) {
-          const int64_t x = x0 + j;
-          if (y < 0 || y >= s.h || x < 0 || x >= s.w) {
-            d[i][j] = _mm256_setzero_ps();
-          } else {
-            const float* p = img + (y * s.w + x) * s.c + c;
-            d[i][j] = full ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, mask);
-          }
+  const WinogradShape& s = g.s;
+  const int64_t b = tile / (g.th * g.tw), ty = tile / g.tw % g.th, tx = tile % g.tw;
+  const int64_t y0 = ty * M - s.pad_top, x0 = tx * M - s.pad_left;
+  const float* img = src + b * s.h * s.w * s.c;
+  for (int64_t c = 0; c < g.cp; c += kVec) {
+    const bool full = c + kVec <= s.c;
+    const __m256i mask = tail_mask(std::min<int64_t>(kVec, s.c - c));
+    v8 d[A][A], t[A][A];
+    for (int i = 0; i < A; ++i) {
+      const int64_t y = y0 + i;
+      for (int j = 0; j < A; ++j) {
+        const int64_t x = x0 + j;
+        if (y < 0 || y >= s.h || x < 0 || x >= s.w) {
+          d[i][j] = _mm256_setzero_ps();
+        } else {
+          const float* p = img + (y * s.w + x) * s.c + c;
+          d[i][j] = full ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, mask);
         }
       }
-      for (int j = 0; j < A; ++j) Transform<M>::input(&d[0][j], A, &t[0][j], A);
-      for (int i = 0; i < A; ++i) Transform<M>::input(&t[i][0], 1, &d[i][0], 1);
-      float* out = v + tile * cp + c;
-      for (int i = 0; i < A; ++i)
-        for (int j = 0; j < A; ++j) _mm256_storeu_ps(out + (i * A + j) * plane, d[i][j]);
     }
+    for (int j = 0; j < A; ++j) Transform<M>::input(&d[0][j], A, &t[0][j], A);
+    for (int i = 0; i < A; ++i) Transform<M>::input(&t[i][0], 1, &d[i][0], 1);
+    for (int i = 0; i < A; ++i)
+      for (int j = 0; j < A; ++j) _mm256_storeu_ps(out + (i * A + j) * plane + c, d[i][j]);
   }
 }
 
@@ -147,50 +150,100 @@ v8 apply_epilogue(v8 x, std::span<const EpilogueOp> epilogue, int64_t k, int64_t
   return x;
 }
 
-// M[xi][tile][kp] into m x m output tiles, clipped at the image's edges.
+// in[xi * plane + k] (the GEMM outputs of `tile`) into its m x m output
+// tile, clipped at the image's edges, through the epilogue.
 template <int M>
-void output_transform(const WinogradShape& s, int64_t th, int64_t tw, int64_t tiles, int64_t kp,
-                      const float* mm, float* dst, std::span<const EpilogueOp> epilogue) {
+void output_tile(const Tiling& g, int64_t tile, const float* in, int64_t plane, float* dst,
+                 std::span<const EpilogueOp> epilogue) {
   constexpr int A = M + 2;
-  const int64_t kblocks = kp / kVec;
-  const int64_t plane = tiles * kp;
+  const WinogradShape& s = g.s;
   const int64_t oh = s.oh(), ow = s.ow();
-#pragma omp parallel for schedule(static)
-  for (int64_t tile = 0; tile < tiles; ++tile) {
-    const int64_t b = tile / (th * tw), ty = tile / tw % th, tx = tile % tw;
-    const int rows = int(std::min<int64_t>(M, oh - ty * M));
-    const int cols = int(std::min<int64_t>(M, ow - tx * M));
-    for (int64_t kb = 0; kb < kblocks; ++kb) {
-      const int64_t k = kb * kVec;
-      const bool full = k + kVec <= s.k;
-      const __m256i mask = tail_mask(std::min<int64_t>(kVec, s.k - k));
-      const float* in = mm + tile * kp + k;
-      v8 d[A][A], t[M][A], o[M][M];
-      for (int i = 0; i < A; ++i)
-        for (int j = 0; j < A; ++j) d[i][j] = _mm256_loadu_ps(in + (i * A + j) * plane);
-      for (int j = 0; j < A; ++j) Transform<M>::output(&d[0][j], A, &t[0][j], A);
-      for (int i = 0; i < M; ++i) Transform<M>::output(&t[i][0], 1, &o[i][0], 1);
-      for (int i = 0; i < rows; ++i) {
-        for (int j = 0; j < cols; ++j) {
-          const int64_t at = ((b * oh + ty * M + i) * ow + tx * M + j) * s.k + k;
-          const v8 x = apply_epilogue(o[i][j], epilogue, k, at, full, mask);
-          if (full)
-            _mm256_storeu_ps(dst + at, x);
-          else
-            _mm256_maskstore_ps(dst + at, mask, x);
-        }
+  const int64_t b = tile / (g.th * g.tw), ty = tile / g.tw % g.th, tx = tile % g.tw;
+  const int rows = int(std::min<int64_t>(M, oh - ty * M));
+  const int cols = int(std::min<int64_t>(M, ow - tx * M));
+  for (int64_t k = 0; k < g.kp; k += kVec) {
+    const bool full = k + kVec <= s.k;
+    const __m256i mask = tail_mask(std::min<int64_t>(kVec, s.k - k));
+    v8 d[A][A], t[M][A], o[M][M];
+    for (int i = 0; i < A; ++i)
+      for (int j = 0; j < A; ++j) d[i][j] = _mm256_loadu_ps(in + (i * A + j) * plane + k);
+    for (int j = 0; j < A; ++j) Transform<M>::output(&d[0][j], A, &t[0][j], A);
+    for (int i = 0; i < M; ++i) Transform<M>::output(&t[i][0], 1, &o[i][0], 1);
+    for (int i = 0; i < rows; ++i) {
+      for (int j = 0; j < cols; ++j) {
+        const int64_t at = ((b * oh + ty * M + i) * ow + tx * M + j) * s.k + k;
+        const v8 x = apply_epilogue(o[i][j], epilogue, k, at, full, mask);
+        if (full)
+          _mm256_storeu_ps(dst + at, x);
+        else
+          _mm256_maskstore_ps(dst + at, mask, x);
       }
     }
   }
 }
 
-// U[xi][c][k] = (G g[k][c] G^T)[xi] in double, zero past C and K.
+// m[r][0..16) = sum_c v[r][c] * u[c][0..16) for R rows: 2R accumulators.
+template <int R>
+void gemm_rows(const float* v, int64_t vs, const float* u, int64_t cp, float* m, int64_t ms) {
+  v8 acc[R][2];
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+  for (int64_t c = 0; c < cp; ++c) {
+    const v8 u0 = _mm256_loadu_ps(u + c * 16), u1 = _mm256_loadu_ps(u + c * 16 + 8);
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+      const v8 x = _mm256_broadcast_ss(v + r * vs + c);
+      acc[r][0] = _mm256_fmadd_ps(x, u0, acc[r][0]);
+      acc[r][1] = _mm256_fmadd_ps(x, u1, acc[r][1]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r) {
+    _mm256_storeu_ps(m + r * ms, acc[r][0]);
+    _mm256_storeu_ps(m + r * ms + 8, acc[r][1]);
+  }
+}
+
+// m[xi][r][ks] = v[xi][r][cp] x u[xi][ks/16][cp][16] for `rows` rows.
+void gemm_block(const float* v, const float* u, float* m, int64_t rows, int a2, int64_t cp,
+                int64_t ks) {
+  constexpr int R = 6;
+  for (int xi = 0; xi < a2; ++xi) {
+    const float* vx = v + xi * rows * cp;
+    float* mx = m + xi * rows * ks;
+    for (int64_t n = 0; n < ks; n += 16) {
+      const float* un = u + (xi * ks + n) * cp;
+      int64_t r = 0;
+      for (; r + R <= rows; r += R) gemm_rows<R>(vx + r * cp, cp, un, cp, mx + r * ks + n, ks);
+      const float* vr = vx + r * cp;
+      float* mr = mx + r * ks + n;
+      switch (rows - r) {
+        case 1:
+          gemm_rows<1>(vr, cp, un, cp, mr, ks);
+          break;
+        case 2:
+          gemm_rows<2>(vr, cp, un, cp, mr, ks);
+          break;
+        case 3:
+          gemm_rows<3>(vr, cp, un, cp, mr, ks);
+          break;
+        case 4:
+          gemm_rows<4>(vr, cp, un, cp, mr, ks);
+          break;
+        case 5:
+          gemm_rows<5>(vr, cp, un, cp, mr, ks);
+          break;
+      }
+    }
+  }
+}
+
+// U[xi][c][k] = (G g[k][c] G^T)[xi], computed in double.
 template <int M>
-void transform_weights_plain(const WinogradShape& s, int64_t cp, int64_t kp, const float* oihw,
-                             float* u) {
+std::vector<float> transform_weights_plain(const WinogradShape& s, const float* oihw) {
   constexpr int A = M + 2;
   const auto& g = Transform<M>::kG;
-  std::fill(u, u + A * A * cp * kp, 0.f);
+  std::vector<float> u(size_t(A * A * s.c * s.k));
   for (int64_t k = 0; k < s.k; ++k) {
     for (int64_t c = 0; c < s.c; ++c) {
       const float* w = oihw + (k * s.c + c) * 9;
@@ -200,13 +253,18 @@ void transform_weights_plain(const WinogradShape& s, int64_t cp, int64_t kp, con
           t[a][j] = g[a][0] * w[j] + g[a][1] * w[3 + j] + g[a][2] * w[6 + j];
       for (int a = 0; a < A; ++a)
         for (int b = 0; b < A; ++b)
-          u[((a * A + b) * cp + c) * kp + k] =
+          u[size_t(((a * A + b) * s.c + c) * s.k + k)] =
               float(t[a][0] * g[b][0] + t[a][1] * g[b][1] + t[a][2] * g[b][2]);
     }
   }
+  return u;
 }
 
 int64_t align64(int64_t bytes) { return round_up(bytes, 64); }
+
+// Tiles per block of the fused schedule: the block's transformed input and
+// GEMM output stay within about 3/4 of a 512 KiB L2.
+constexpr int64_t kBlockBytes = 384 << 10;
 
 }  // namespace
 
@@ -215,16 +273,33 @@ bool WinogradConv::supports(const WinogradShape& s) {
          s.pad_bottom >= 0 && s.pad_right >= 0 && s.oh() > 0 && s.ow() > 0;
 }
 
-WinogradConv::WinogradConv(const WinogradShape& s, const dnnl::engine& engine, int tile)
+WinogradConv::WinogradConv(const WinogradShape& s, const dnnl::engine& engine, int tile,
+                           WinogradSchedule schedule)
     : s_(s), engine_(engine), m_(tile), alpha_(tile + 2) {
-  if (!supports(s) || (tile != 2 && tile != 4))
+  if (!supports(s) || (m_ != 2 && m_ != 4))
     throw dnnl::error(dnnl_invalid_arguments, "WinogradConv: unsupported shape or tile");
   th_ = (s.oh() + m_ - 1) / m_;
   tw_ = (s.ow() + m_ - 1) / m_;
   tiles_ = s.n * th_ * tw_;
   cp_ = round_up(s.c, kVec);
   kp_ = round_up(s.k, kVec);
+  threads_ = omp_get_max_threads();
   const int64_t a2 = int64_t(alpha_) * alpha_;
+  // Fused: blocks of tiles, each transformed, multiplied and transformed back
+  // by one thread while it sits in L2; worth it when there are enough blocks
+  // to share among the threads.
+  const int64_t ks16 = round_up(s.k, 16);
+  block_ = std::clamp<int64_t>(kBlockBytes / (a2 * 4 * (cp_ + ks16)), 6, 96) / 6 * 6;
+  const int64_t blocks = (tiles_ + block_ - 1) / block_;
+  fused_ = schedule == WinogradSchedule::kFused ||
+           (schedule == WinogradSchedule::kAuto && blocks >= 4 * threads_);
+  if (fused_) {
+    ks_ = ks16;
+    v_bytes_ = align64(a2 * block_ * cp_ * 4);
+    m_bytes_ = align64(a2 * block_ * ks_ * 4);
+    return;
+  }
+  ks_ = kp_;
   v_bytes_ = align64(a2 * tiles_ * cp_ * 4);
   m_bytes_ = align64(a2 * tiles_ * kp_ * 4);
   using tag = memory::format_tag;
@@ -240,47 +315,85 @@ WinogradConv::WinogradConv(const WinogradShape& s, const dnnl::engine& engine, i
 
 std::string WinogradConv::impl_info() const {
   const std::string m = std::to_string(m_);
-  return "winograd F(" + m + "x" + m + ",3x3) + matmul " + pd_.impl_info_str();
+  return "winograd F(" + m + "x" + m + ",3x3) " +
+         (fused_ ? "fused, blocks of " + std::to_string(block_) + " tiles"
+                 : "batched matmul " + std::string(pd_.impl_info_str()));
 }
 
 int64_t WinogradConv::weights_floats() const {
+  const int64_t a2 = int64_t(alpha_) * alpha_;
+  if (fused_) return a2 * cp_ * ks_;
   return int64_t(pd_.weights_desc().get_size() / sizeof(float));
 }
 
 void WinogradConv::transform_weights(const float* oihw, float* out) const {
   const int64_t a2 = int64_t(alpha_) * alpha_;
+  const std::vector<float> u =
+      m_ == 2 ? transform_weights_plain<2>(s_, oihw) : transform_weights_plain<4>(s_, oihw);
+  // Padded to [a2][cp][ks] (matmul) or packed to [a2][ks / 16][cp][16] (fused).
+  std::vector<float> padded;
+  float* to = out;
   memory::desc plain({a2, cp_, kp_}, memory::data_type::f32, memory::format_tag::abc);
-  if (plain == pd_.weights_desc()) {
-    if (m_ == 2)
-      transform_weights_plain<2>(s_, cp_, kp_, oihw, out);
-    else
-      transform_weights_plain<4>(s_, cp_, kp_, oihw, out);
-    return;
+  const bool reorder = !fused_ && plain != pd_.weights_desc();
+  if (reorder) {
+    padded.resize(size_t(a2 * cp_ * kp_));
+    to = padded.data();
   }
-  std::vector<float> u(size_t(a2 * cp_ * kp_));
-  if (m_ == 2)
-    transform_weights_plain<2>(s_, cp_, kp_, oihw, u.data());
-  else
-    transform_weights_plain<4>(s_, cp_, kp_, oihw, u.data());
-  memory from(plain, engine_, u.data()), to(pd_.weights_desc(), engine_, out);
+  std::fill(to, to + a2 * cp_ * ks_, 0.f);
+  for (int64_t xi = 0; xi < a2; ++xi)
+    for (int64_t c = 0; c < s_.c; ++c)
+      for (int64_t k = 0; k < s_.k; ++k) {
+        const float x = u[size_t((xi * s_.c + c) * s_.k + k)];
+        if (fused_)
+          to[((xi * ks_ + k / 16 * 16) * cp_ + c * 16) + k % 16] = x;
+        else
+          to[(xi * cp_ + c) * ks_ + k] = x;
+      }
+  if (!reorder) return;
+  memory from(plain, engine_, padded.data()), into(pd_.weights_desc(), engine_, out);
   dnnl::stream stream(engine_);
-  dnnl::reorder(from, to).execute(stream, from, to);
+  dnnl::reorder(from, into).execute(stream, from, into);
   stream.wait();
 }
 
 int64_t WinogradConv::scratch_bytes() const {
+  if (fused_) return threads_ * (v_bytes_ + m_bytes_);
   return v_bytes_ + m_bytes_ + align64(int64_t(pd_.scratchpad_desc().get_size()));
 }
 
-void WinogradConv::run(const float* src, const float* weights, float* dst, std::byte* scratch,
-                       std::span<const EpilogueOp> epilogue, dnnl::stream& stream) const {
+template <int M>
+void WinogradConv::run_fused(const float* src, const float* weights, float* dst, std::byte* scratch,
+                             std::span<const EpilogueOp> epilogue) const {
+  const Tiling g{s_, th_, tw_, cp_, kp_, ks_};
+  const int a2 = alpha_ * alpha_;
+  const int64_t blocks = (tiles_ + block_ - 1) / block_;
+#pragma omp parallel num_threads(threads_)
+  {
+    std::byte* mine = scratch + omp_get_thread_num() * (v_bytes_ + m_bytes_);
+    float* v = reinterpret_cast<float*>(mine);
+    float* mm = reinterpret_cast<float*>(mine + v_bytes_);
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      const int64_t first = blk * block_, rows = std::min(block_, tiles_ - first);
+      for (int64_t r = 0; r < rows; ++r) input_tile<M>(g, first + r, src, v + r * cp_, rows * cp_);
+      gemm_block(v, weights, mm, rows, a2, cp_, ks_);
+      for (int64_t r = 0; r < rows; ++r)
+        output_tile<M>(g, first + r, mm + r * ks_, rows * ks_, dst, epilogue);
+    }
+  }
+}
+
+template <int M>
+void WinogradConv::run_matmul(const float* src, const float* weights, float* dst,
+                              std::byte* scratch, std::span<const EpilogueOp> epilogue,
+                              dnnl::stream& stream) const {
+  const Tiling g{s_, th_, tw_, cp_, kp_, ks_};
   float* v = reinterpret_cast<float*>(scratch);
   float* mm = reinterpret_cast<float*>(scratch + v_bytes_);
   std::byte* pad = scratch + v_bytes_ + m_bytes_;
-  if (m_ == 2)
-    input_transform<2>(s_, th_, tw_, tiles_, cp_, src, v);
-  else
-    input_transform<4>(s_, th_, tw_, tiles_, cp_, src, v);
+#pragma omp parallel for schedule(static)
+  for (int64_t tile = 0; tile < tiles_; ++tile)
+    input_tile<M>(g, tile, src, v + tile * cp_, tiles_ * cp_);
   memory vm(pd_.src_desc(), engine_, v),
       wm(pd_.weights_desc(), engine_, const_cast<float*>(weights)), dm(pd_.dst_desc(), engine_, mm),
       sm(pd_.scratchpad_desc(), engine_, pad);
@@ -288,10 +401,17 @@ void WinogradConv::run(const float* src, const float* weights, float* dst, std::
       stream,
       {{DNNL_ARG_SRC, vm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, dm}, {DNNL_ARG_SCRATCHPAD, sm}});
   stream.wait();
-  if (m_ == 2)
-    output_transform<2>(s_, th_, tw_, tiles_, kp_, mm, dst, epilogue);
-  else
-    output_transform<4>(s_, th_, tw_, tiles_, kp_, mm, dst, epilogue);
+#pragma omp parallel for schedule(static)
+  for (int64_t tile = 0; tile < tiles_; ++tile)
+    output_tile<M>(g, tile, mm + tile * kp_, tiles_ * kp_, dst, epilogue);
+}
+
+void WinogradConv::run(const float* src, const float* weights, float* dst, std::byte* scratch,
+                       std::span<const EpilogueOp> epilogue, dnnl::stream& stream) const {
+  if (fused_ && m_ == 2) run_fused<2>(src, weights, dst, scratch, epilogue);
+  if (fused_ && m_ == 4) run_fused<4>(src, weights, dst, scratch, epilogue);
+  if (!fused_ && m_ == 2) run_matmul<2>(src, weights, dst, scratch, epilogue, stream);
+  if (!fused_ && m_ == 4) run_matmul<4>(src, weights, dst, scratch, epilogue, stream);
 }
 
 }  // namespace tso::cpu

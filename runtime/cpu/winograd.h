@@ -40,17 +40,27 @@ struct EpilogueOp {
   float lo = 0, hi = 0;  // kClip: min(max(x, lo), hi)
 };
 
+// How a run is scheduled. kFused: blocks of tiles, each transformed,
+// multiplied by an own AVX2 GEMM kernel and transformed back by one thread
+// while in L2. kBatchedMatmul: the three phases one after the other over all
+// tiles, the GEMMs as one batched oneDNN matmul (better with few tiles: its
+// GEMMs are parallel over the transform points). kAuto: fused when there are
+// enough blocks of tiles to share among the threads.
+enum class WinogradSchedule { kAuto, kFused, kBatchedMatmul };
+
 class WinogradConv {
  public:
   // Shapes it handles: positive sizes, pads >= 0, an output of at least 1x1.
   static bool supports(const WinogradShape& s);
   // `tile` is the output tile m: 4 (F(4x4,3x3), 4x fewer multiplies than
   // direct) or 2 (F(2x2,3x3), 2.25x, smaller transformed weights: better where
-  // the GEMMs are bound by reading weights, e.g. 7x7 images with many channels).
-  explicit WinogradConv(const WinogradShape& s, const dnnl::engine& engine, int tile = 4);
+  // the GEMMs are bound by reading weights, e.g. 8x8 images with many
+  // channels). Reads omp_get_max_threads(): run() uses that many threads.
+  explicit WinogradConv(const WinogradShape& s, const dnnl::engine& engine, int tile = 4,
+                        WinogradSchedule schedule = WinogradSchedule::kAuto);
 
   int tile() const { return m_; }
-  // "winograd F(4x4,3x3) + matmul brg:avx2": for profiles.
+  // "winograd F(4x4,3x3) fused, blocks of 18 tiles": for profiles.
   std::string impl_info() const;
   // Floats of the transformed weights transform_weights writes.
   int64_t weights_floats() const;
@@ -65,13 +75,24 @@ class WinogradConv {
            std::span<const EpilogueOp> epilogue, dnnl::stream& stream) const;
 
  private:
+  template <int M>
+  void run_fused(const float* src, const float* weights, float* dst, std::byte* scratch,
+                 std::span<const EpilogueOp> epilogue) const;
+  template <int M>
+  void run_matmul(const float* src, const float* weights, float* dst, std::byte* scratch,
+                  std::span<const EpilogueOp> epilogue, dnnl::stream& stream) const;
+
   WinogradShape s_;
   dnnl::engine engine_;
   int m_, alpha_;            // output tile, input tile = m + 2
   int64_t th_, tw_, tiles_;  // tile rows and columns per image; n * th * tw
   int64_t cp_, kp_;          // C and K rounded up to 8 (the vector width)
-  int64_t v_bytes_, m_bytes_;
-  dnnl::matmul::primitive_desc pd_;
+  int64_t ks_;               // row stride of the GEMM output: kp, or K rounded up to 16
+  int threads_;
+  bool fused_;
+  int64_t block_;                    // tiles per block (fused)
+  int64_t v_bytes_, m_bytes_;        // per thread (fused) or in all (matmul)
+  dnnl::matmul::primitive_desc pd_;  // matmul only
   dnnl::matmul matmul_;
 };
 

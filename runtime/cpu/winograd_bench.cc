@@ -1,7 +1,8 @@
 // winograd_bench: oneDNN's direct convolution (src/dst NHWC, weights in the
 // layout it picks) beside WinogradConv F(4x4) and F(2x2) on the 3x3 convs of
 // ResNet-50, SqueezeNet 1.1 and Inception-v3 at batch 1. Per shape, rounds
-// alternate direct / F4 / F2; it prints the minimum and median per run.
+// alternate direct / F4 fused / F4 matmul / F2 fused / F2 matmul; it prints
+// direct's GFLOP/s, then the minimum (median) ms per run of each.
 //   build/runtime/cpu/winograd_bench [rounds=7] [runs per round=5]
 #include <omp.h>
 
@@ -9,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -67,8 +69,8 @@ int main(int argc, char** argv) {
   std::normal_distribution<float> normal(0.f, 1.f);
   std::printf("threads %d, %d rounds x %d runs; ms per conv, min (median)\n", omp_get_max_threads(),
               rounds, runs);
-  std::printf("%-20s %-22s %-9s %-18s %-18s %s\n", "shape", "direct", "GFLOP/s", "F(4x4)", "F(2x2)",
-              "direct/best");
+  std::printf("%-19s %5s %-15s %-15s %-15s %-15s %-15s %s\n", "shape", "GF/s", " direct",
+              " F4 fused", " F4 matmul", " F2 fused", " F2 matmul", "direct/best");
   for (const Bench& b : benches) {
     const WinogradShape& s = b.s;
     std::vector<float> src(size_t(s.n * s.h * s.w * s.c)), w(size_t(s.k * s.c * 9)),
@@ -96,40 +98,44 @@ int main(int argc, char** argv) {
       stream.wait();
     };
 
-    // Winograd
-    WinogradConv w4(s, engine, 4), w2(s, engine, 2);
-    std::vector<float> u4(size_t(w4.weights_floats())), u2(size_t(w2.weights_floats()));
-    w4.transform_weights(w.data(), u4.data());
-    w2.transform_weights(w.data(), u2.data());
-    std::vector<std::byte> scratch(size_t(std::max(w4.scratch_bytes(), w2.scratch_bytes())));
-    auto wino = [&](const WinogradConv& wc, const std::vector<float>& u) {
-      return [&] { wc.run(src.data(), u.data(), dst.data(), scratch.data(), {}, stream); };
-    };
-    auto run4 = wino(w4, u4), run2 = wino(w2, u2);
-
-    Timings t[3];
-    auto time = [&](auto& f, Timings& into) {
-      for (int r = 0; r < runs; ++r) {
-        const double t0 = now_ms();
-        f();
-        into.ms.push_back(now_ms() - t0);
-      }
-    };
-    for (int r = 0; r < 3; ++r) direct(), run4(), run2();  // warm up
-    for (int r = 0; r < rounds; ++r) {
-      time(direct, t[0]);
-      time(run4, t[1]);
-      time(run2, t[2]);
+    // Winograd: F(4x4) and F(2x2), each fused and as a batched matmul.
+    using enum tso::cpu::WinogradSchedule;
+    const std::pair<int, tso::cpu::WinogradSchedule> kConfigs[] = {
+        {4, kFused}, {4, kBatchedMatmul}, {2, kFused}, {2, kBatchedMatmul}};
+    std::vector<WinogradConv> convs;
+    std::vector<std::vector<float>> us;
+    int64_t scratch_size = 0;
+    for (auto [tile, schedule] : kConfigs) {
+      convs.emplace_back(s, engine, tile, schedule);
+      us.emplace_back(size_t(convs.back().weights_floats()));
+      convs.back().transform_weights(w.data(), us.back().data());
+      scratch_size = std::max(scratch_size, convs.back().scratch_bytes());
     }
+    std::vector<std::byte> scratch(static_cast<size_t>(scratch_size));
+    std::vector<std::function<void()>> configs = {direct};
+    for (size_t i = 0; i < convs.size(); ++i)
+      configs.push_back([&, i] {
+        convs[i].run(src.data(), us[i].data(), dst.data(), scratch.data(), {}, stream);
+      });
+
+    std::vector<Timings> t(configs.size());
+    for (int r = 0; r < 3; ++r)  // warm up
+      for (auto& f : configs) f();
+    for (int r = 0; r < rounds; ++r)
+      for (size_t i = 0; i < configs.size(); ++i)
+        for (int k = 0; k < runs; ++k) {
+          const double t0 = now_ms();
+          configs[i]();
+          t[i].ms.push_back(now_ms() - t0);
+        }
     const double flops = 2.0 * s.n * s.oh() * s.ow() * s.k * s.c * 9;
-    const double best = std::min(t[1].min(), t[2].min());
-    char direct_col[64], f4[32], f2[32];
-    std::snprintf(direct_col, sizeof direct_col, "%.3f (%.3f)", t[0].min(), t[0].median());
-    std::snprintf(f4, sizeof f4, "%.3f (%.3f)", t[1].min(), t[1].median());
-    std::snprintf(f2, sizeof f2, "%.3f (%.3f)", t[2].min(), t[2].median());
-    std::printf("%-20s %-22s %-9.0f %-18s %-18s %.2fx\n", b.name, direct_col,
-                flops / t[0].min() * 1e-6, f4, f2, t[0].min() / best);
-    std::printf("%-20s matmul %s\n", "", w4.impl_info().c_str());
+    double best = 1e30;
+    std::printf("%-19s %5.0f", b.name, flops / t[0].min() * 1e-6);
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (i > 0) best = std::min(best, t[i].min());
+      std::printf(" %6.3f (%6.3f)", t[i].min(), t[i].median());
+    }
+    std::printf(" %5.2fx\n", t[0].min() / best);
     std::fflush(stdout);
   }
   return 0;

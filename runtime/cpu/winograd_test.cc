@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace tso::cpu {
@@ -17,12 +18,18 @@ namespace {
 
 constexpr double kTolerance = 1e-4;  // max|a-b| / max|b|
 
-std::string describe(const WinogradShape& s, int tile) {
+struct Options {
+  int tile;
+  WinogradSchedule schedule;
+};
+
+std::string describe(const WinogradShape& s, Options options) {
   return "n=" + std::to_string(s.n) + " c=" + std::to_string(s.c) + " h=" + std::to_string(s.h) +
          " w=" + std::to_string(s.w) + " k=" + std::to_string(s.k) +
          " pads(t,l,b,r)=" + std::to_string(s.pad_top) + "," + std::to_string(s.pad_left) + "," +
          std::to_string(s.pad_bottom) + "," + std::to_string(s.pad_right) +
-         " tile=" + std::to_string(tile);
+         " tile=" + std::to_string(options.tile) +
+         (options.schedule == WinogradSchedule::kFused ? " fused" : " batched matmul");
 }
 
 // NHWC src, OIHW weights, NHWC dst, then the epilogue, all in double.
@@ -70,7 +77,7 @@ std::vector<double> direct_conv(const WinogradShape& s, const std::vector<float>
 
 // Runs WinogradConv and returns max|a-b| / max|b| against direct_conv.
 // `epilogue_kinds` picks the epilogue; data for it is drawn from `rng`.
-double relative_error(const WinogradShape& s, int tile,
+double relative_error(const WinogradShape& s, Options options,
                       const std::vector<EpilogueOp::Kind>& epilogue_kinds, uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.f, 1.f);
@@ -96,7 +103,7 @@ double relative_error(const WinogradShape& s, int tile,
 
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   dnnl::stream stream(engine);
-  WinogradConv conv(s, engine, tile);
+  WinogradConv conv(s, engine, options.tile, options.schedule);
   std::vector<float> u(size_t(conv.weights_floats()));
   conv.transform_weights(w.data(), u.data());
   std::vector<std::byte> scratch(size_t(conv.scratch_bytes()));
@@ -139,29 +146,35 @@ std::vector<Case> cases() {
   };
 }
 
-class WinogradTest : public testing::TestWithParam<int> {};
+class WinogradTest : public testing::TestWithParam<std::tuple<int, WinogradSchedule>> {};
 
 TEST_P(WinogradTest, MatchesDirectConvolution) {
-  const int tile = GetParam();
+  const Options options{std::get<0>(GetParam()), std::get<1>(GetParam())};
   uint32_t seed = 1;
   for (const Case& c : cases()) {
-    ASSERT_TRUE(WinogradConv::supports(c.shape)) << describe(c.shape, tile);
-    const double err = relative_error(c.shape, tile, c.epilogue, seed);
-    EXPECT_LE(err, kTolerance) << describe(c.shape, tile) << " epilogue ops " << c.epilogue.size()
-                               << " seed " << seed;
+    ASSERT_TRUE(WinogradConv::supports(c.shape)) << describe(c.shape, options);
+    const double err = relative_error(c.shape, options, c.epilogue, seed);
+    EXPECT_LE(err, kTolerance) << describe(c.shape, options) << " epilogue ops "
+                               << c.epilogue.size() << " seed " << seed;
     ++seed;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Tiles, WinogradTest, testing::Values(2, 4));
+INSTANTIATE_TEST_SUITE_P(TilesAndSchedules, WinogradTest,
+                         testing::Combine(testing::Values(2, 4),
+                                          testing::Values(WinogradSchedule::kFused,
+                                                          WinogradSchedule::kBatchedMatmul)));
 
-TEST(WinogradConv, ResNetShapeIsAccurate) {
-  // The largest sum of the benchmark shapes (C = 512, 7x7), where F(4x4)'s
-  // error is largest.
+TEST(WinogradConv, LargeSumIsAccurate) {
+  // The largest sum of the benchmark shapes (C = 512), where F(4x4)'s error is
+  // largest; 28x28 gives the fused schedule several blocks.
   for (int tile : {2, 4}) {
-    const double err = relative_error({1, 512, 7, 7, 64, 1, 1, 1, 1}, tile, {}, 99);
-    EXPECT_LE(err, kTolerance) << "tile " << tile;
-    std::printf("C=512 7x7 tile %d: relative error %.3g\n", tile, err);
+    for (auto schedule : {WinogradSchedule::kFused, WinogradSchedule::kBatchedMatmul}) {
+      const WinogradShape s{1, 512, 28, 28, 40, 1, 1, 1, 1};
+      const double err = relative_error(s, {tile, schedule}, {}, 99);
+      EXPECT_LE(err, kTolerance) << describe(s, {tile, schedule});
+      std::printf("%s: relative error %.3g\n", describe(s, {tile, schedule}).c_str(), err);
+    }
   }
 }
 
