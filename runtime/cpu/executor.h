@@ -27,9 +27,15 @@ struct ExecutorOptions {
   // products as oneDNN post-ops (off: each runs as its own step; tests
   // compare both against the reference).
   bool fuse = true;
-  // Matrix products: time each candidate implementation per shape at plan
-  // time and keep the fastest (off: the first candidate that is supported).
-  bool measure_matmul = true;
+  // Where an operator has several implementations (inner product or matmul
+  // for a product by weights; direct or Winograd for a 3x3 convolution), time
+  // each per shape at plan time and keep the fastest (off: the library's
+  // default, inner product and direct).
+  bool measure = true;
+  // 3x3 stride-1 convolutions: Winograd where measured faster (kMeasured, with
+  // `measure`), never, or always where it applies (F(4x4,3x3); for tests).
+  enum class Winograd : unsigned char { kMeasured, kOff, kAlways };
+  Winograd winograd = Winograd::kMeasured;
 };
 
 struct ExecutorStats {

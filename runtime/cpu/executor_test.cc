@@ -33,14 +33,17 @@ double relative_error(const std::vector<float>& got, const std::vector<float>& w
 }
 
 void expect_matches_reference(const Case& c, bool fuse,
-                              const std::map<std::string, float>& constants = {}) {
-  SCOPED_TRACE(std::string(c.name) + (fuse ? " (fused)" : " (unfused)"));
+                              const std::map<std::string, float>& constants = {},
+                              ExecutorOptions::Winograd winograd = ExecutorOptions::Winograd::kMeasured) {
+  SCOPED_TRACE(std::string(c.name) + (fuse ? " (fused)" : " (unfused)") +
+               (winograd == ExecutorOptions::Winograd::kAlways ? " (winograd)" : ""));
   const Graph g = testing::graph_with_weights(c.text, 3, constants);
   std::map<std::string, ref::Tensor<float>> feeds = testing::random_feeds(g, 5);
   Expected<std::vector<ref::Tensor<float>>> want = ref::evaluate<float>(g, feeds);
   ASSERT_TRUE(want.ok()) << want.error().message;
   ExecutorOptions o;
   o.fuse = fuse;
+  o.winograd = winograd;
   Expected<std::unique_ptr<Executor>> ex = Executor::create(g, o);
   ASSERT_TRUE(ex.ok()) << ex.error().message;
   for (const auto& [name, t] : feeds) {
@@ -66,6 +69,11 @@ TEST(CpuExecutor, MatchesTheReferenceOnEveryCase) {
 
 TEST(CpuExecutor, MatchesTheReferenceUnfused) {
   for (const Case& c : testing::kCases) expect_matches_reference(c, false);
+}
+
+TEST(CpuExecutor, MatchesTheReferenceWithWinogradWhereverItApplies) {
+  for (const Case& c : testing::kCases)
+    expect_matches_reference(c, true, {}, ExecutorOptions::Winograd::kAlways);
 }
 
 TEST(CpuExecutor, CasesCoverEveryOperatorButOpaque) {
@@ -102,6 +110,34 @@ TEST(CpuExecutor, FusesPostOpsAndKeepsBlockedLayoutsBetweenConvolutions) {
   // One reorder in (the plain input) and one out (the plain output) at most.
   EXPECT_LE(s.reorders, 2);
   EXPECT_EQ(s.steps, 3 + s.reorders);
+}
+
+TEST(CpuExecutor, WinogradRunsTheConvolutionWithItsEpilogue) {
+  const Case c{"winograd_residual", R"(graph g {
+  input x: f32[1,20,13,11]
+  weight w: f32[20,20,3,3]
+  weight b: f32[20]
+  weight s: f32[20]
+  weight t: f32[20]
+  weight m: f32[20]
+  weight v: f32[20]
+  %c = conv2d(x, w, b, pad=same)
+  %n = batchnorm(%c, s, t, m, v)
+  %a = add(%n, x)
+  %r = clip(%a, min=0, max=6)
+  output y = %r
+})"};
+  const Graph g = testing::graph_with_weights(c.text, 3);
+  ExecutorOptions o;
+  o.winograd = ExecutorOptions::Winograd::kAlways;
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, o);
+  ASSERT_TRUE(ex.ok()) << ex.error().message;
+  Expected<std::vector<StepTime>> steps = (*ex)->profile_steps(1);
+  ASSERT_TRUE(steps.ok()) << steps.error().message;
+  bool winograd = false;
+  for (const StepTime& s : *steps) winograd = winograd || s.what.find("winograd") != std::string::npos;
+  EXPECT_TRUE(winograd);
+  expect_matches_reference(c, true, {}, ExecutorOptions::Winograd::kAlways);
 }
 
 TEST(CpuExecutor, AnExportedGeluRunsAsOnePostOp) {

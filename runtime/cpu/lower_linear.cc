@@ -1,11 +1,8 @@
 // Convolutions and matrix products, each with its fusion group's post-ops.
-#include <chrono>
-#include <cstring>
-#include <mutex>
-#include <unordered_map>
 
 #include "runtime/common/geometry.h"
 #include "runtime/cpu/builder.h"
+#include "runtime/cpu/measure.h"
 #include "runtime/cpu/post_ops.h"
 
 namespace tso::cpu {
@@ -102,6 +99,11 @@ Status lower_conv(Builder& b, const FusionGroup& group) {
   dnnl::primitive_attr attr = b.attr();
   attr.set_post_ops(post.ops);
   const dnnl::convolution_forward::primitive_desc pd = conv_pd(layout, attr);
+  if (b.options().winograd != ExecutorOptions::Winograd::kOff) {
+    Expected<bool> winograd = lower_winograd(b, group, pd, post.args);
+    if (!winograd) return winograd.error();
+    if (*winograd) return {};
+  }
   b.note_scratchpad(pd);
 
   const int x = b.as_layout(b.value(n.args[0]), pd.src_desc());
@@ -146,33 +148,6 @@ Operand operand(Builder& b, int t, Dims dims, bool transposed) {
   return o;
 }
 
-// Times `prim` on scratch memories of its descriptors: best of a few runs.
-double time_primitive(const dnnl::engine& engine, const dnnl::primitive& prim,
-                      const dnnl::primitive_desc_base& pd, const PostOps& post) {
-  dnnl::stream stream(engine);
-  std::unordered_map<int, memory> args;
-  for (int key : {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST, DNNL_ARG_SCRATCHPAD}) {
-    const memory::desc md = pd.query_md(dnnl::query::exec_arg_md, key);
-    if (md.get_ndims() > 0 || md.get_size() > 0) args.emplace(key, memory(md, engine));
-  }
-  for (const Arg& a : post.args) args.emplace(a.key, memory(a.md, engine));
-  for (auto& [key, m] : args) std::memset(m.get_data_handle(), 0, m.get_desc().get_size());
-  double best = 1e30;
-  for (int i = 0; i < 6; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    prim.execute(stream, args);
-    stream.wait();
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (i > 0) best = std::min(best, ms);
-  }
-  return best;
-}
-
-// Chosen implementations by product shape, so that repeated shapes (BERT's
-// twelve layers) are timed once per process.
-std::mutex choice_mutex;
-std::unordered_map<std::string, bool> inner_product_wins;
-
 // rows x K times a constant K x N matrix: oneDNN's inner product or matmul,
 // whichever the measurement says, weights reordered once to its layout.
 Status lower_weights_product(Builder& b, const FusionGroup& group, Operand a, int64_t rows,
@@ -192,17 +167,13 @@ Status lower_weights_product(Builder& b, const FusionGroup& group, Operand a, in
   dnnl::matmul::primitive_desc mm(b.engine(), src_md, memory::desc({k, n}, dt::f32, tag::any),
                                   dst_md, attr);
   bool use_ip = true;
-  if (b.options().measure_matmul) {
-    std::string key = std::to_string(rows) + "x" + std::to_string(k) + "x" + std::to_string(n) +
-                      post.nodes + std::to_string(post.ops.len());
-    std::lock_guard<std::mutex> lock(choice_mutex);
-    auto it = inner_product_wins.find(key);
-    if (it == inner_product_wins.end()) {
-      const double t_ip = time_primitive(b.engine(), dnnl::inner_product_forward(ip), ip, post);
-      const double t_mm = time_primitive(b.engine(), dnnl::matmul(mm), mm, post);
-      it = inner_product_wins.emplace(key, t_ip <= t_mm).first;
-    }
-    use_ip = it->second;
+  if (b.options().measure) {
+    const std::string key = "product " + std::to_string(rows) + "x" + std::to_string(k) + "x" +
+                            std::to_string(n) + post.nodes + std::to_string(post.ops.len());
+    use_ip = fastest(key, {[&] { return time_primitive(b.engine(), dnnl::inner_product_forward(ip),
+                                                       ip, post.args); },
+                           [&] { return time_primitive(b.engine(), dnnl::matmul(mm), mm,
+                                                       post.args); }}) == 0;
   }
   const dnnl::primitive_desc& pd = use_ip ? static_cast<const dnnl::primitive_desc&>(ip) : mm;
   b.note_scratchpad(pd);

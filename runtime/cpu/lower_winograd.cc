@@ -1,0 +1,182 @@
+// 3x3 stride-1 convolutions on Winograd (winograd.h) where a plan-time
+// measurement says it beats oneDNN's direct kernel with the same fused
+// post-ops. The group's post-ops become the Winograd epilogue; a group with
+// a post-op the epilogue lacks stays direct.
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "runtime/cpu/builder.h"
+#include "runtime/cpu/measure.h"
+#include "runtime/cpu/winograd.h"
+
+namespace tso::cpu {
+
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+namespace {
+
+// An epilogue step with its operand as a plan tensor (bound at run time).
+struct EpiloguePlan {
+  EpilogueOp::Kind kind;
+  int tensor = -1;
+  float lo = 0, hi = 0;
+};
+
+// The group's bias, batchnorm, residual and activations as an epilogue;
+// false when one of them has no epilogue form.
+bool epilogue_of(Builder& b, const FusionGroup& group, const memory::desc& nhwc,
+                 std::vector<EpiloguePlan>* out) {
+  const Graph& g = b.graph();
+  const Node& conv = g.node(group.anchor);
+  const int64_t channels = conv.outs[0].shape[1];
+  if (conv.args.size() == 3)
+    out->push_back({EpilogueOp::kAddChannel, b.as_plain(b.value(conv.args[2]))});
+  switch (conv.attrs.act(AttrKey::act)) {
+    case Act::kNone: break;
+    case Act::kRelu: out->push_back({EpilogueOp::kRelu}); break;
+    default: return false;
+  }
+  for (const PostOpNode& p : group.post) {
+    const Node& n = g.node(p.node);
+    if (!p.inner.empty()) return false;
+    switch (n.op) {
+      case Op::Relu: out->push_back({EpilogueOp::kRelu}); continue;
+      case Op::Clip:
+        out->push_back({EpilogueOp::kClip, -1, static_cast<float>(n.attrs.f(AttrKey::min)),
+                        static_cast<float>(n.attrs.f(AttrKey::max))});
+        continue;
+      case Op::BatchNorm: {
+        auto floats = [&](int arg) {
+          const WeightData& w = *g.node(n.args[arg].node).data;
+          const float* v = reinterpret_cast<const float*>(w.bytes.data());
+          return std::vector<float>(v, v + channels);
+        };
+        const std::vector<float> gamma = floats(1), beta = floats(2), mean = floats(3), var = floats(4);
+        std::vector<float> scale(channels), shift(channels);
+        for (int64_t c = 0; c < channels; ++c) {
+          scale[c] = static_cast<float>(gamma[c] / std::sqrt(double(var[c]) + n.attrs.f(AttrKey::epsilon)));
+          shift[c] = beta[c] - mean[c] * scale[c];
+        }
+        out->push_back({EpilogueOp::kMulChannel, b.host_floats(std::move(scale), Shape{channels})});
+        out->push_back({EpilogueOp::kAddChannel, b.host_floats(std::move(shift), Shape{channels})});
+        continue;
+      }
+      case Op::Add: case Op::Mul: {
+        const int other = b.value(p.other);
+        const Shape& os = b.tensor(other).type.shape;
+        if (os == conv.outs[0].shape && n.op == Op::Add) {
+          out->push_back({EpilogueOp::kAddTensor, b.as_layout(other, nhwc)});
+        } else if (os.numel() == channels && channels > 1) {
+          out->push_back({n.op == Op::Add ? EpilogueOp::kAddChannel : EpilogueOp::kMulChannel,
+                          b.as_plain(other)});
+        } else {
+          return false;
+        }
+        continue;
+      }
+      default: return false;
+    }
+  }
+  return true;
+}
+
+// Scratch memory for timing a Winograd candidate.
+struct Scratch {
+  explicit Scratch(int64_t floats) : v(static_cast<size_t>(std::max<int64_t>(floats, 1)), 0.f) {}
+  std::vector<float> v;
+  float* data() { return v.data(); }
+};
+
+}  // namespace
+
+Expected<bool> lower_winograd(Builder& b, const FusionGroup& group,
+                              const dnnl::convolution_forward::primitive_desc& direct,
+                              const std::vector<Arg>& direct_extra) {
+  const Graph& g = b.graph();
+  const Node& n = g.node(group.anchor);
+  const Shape& xs = g.type(n.args[0]).shape;
+  const Shape& ws = g.type(n.args[1]).shape;
+  const Padding& pad = n.attrs.pad(AttrKey::pad);
+  if (ws[2] != 3 || ws[3] != 3 || n.attrs.i(AttrKey::groups) != 1 ||
+      n.attrs.ints(AttrKey::stride) != std::vector<int64_t>{1, 1} ||
+      n.attrs.ints(AttrKey::dilation) != std::vector<int64_t>{1, 1} || !b.is_const(b.value(n.args[1])))
+    return false;
+  std::array<int64_t, 4> p{};  // top, left, bottom, right
+  if (pad.mode == Padding::kSame) p = {1, 1, 1, 1};
+  if (pad.mode == Padding::kExplicit) p = pad.pads;
+  const WinogradShape shape{xs[0], xs[1], xs[2], xs[3], ws[0], p[0], p[1], p[2], p[3]};
+  if (!WinogradConv::supports(shape)) return false;
+  const memory::desc nhwc_in(dims_of(xs), dt::f32, tag::nhwc);
+  const memory::desc nhwc_out(dims_of(n.outs[0].shape), dt::f32, tag::nhwc);
+  std::vector<EpiloguePlan> epilogue;
+  if (!epilogue_of(b, group, nhwc_out, &epilogue)) return false;
+
+  // Candidates: oneDNN's direct kernel, then Winograd with 4x4 and 2x2 tiles.
+  std::vector<std::shared_ptr<WinogradConv>> convs = {
+      std::make_shared<WinogradConv>(shape, b.engine(), 4),
+      std::make_shared<WinogradConv>(shape, b.engine(), 2)};
+  std::vector<std::function<double()>> candidates = {[&] {
+    return time_primitive(b.engine(), dnnl::convolution_forward(direct), direct, direct_extra);
+  }};
+  for (const auto& conv : convs)
+    candidates.push_back([&, conv] {
+      Scratch src(xs.numel()), w(conv->weights_floats()), dst(n.outs[0].shape.numel()),
+          work(conv->scratch_bytes() / 4 + 16), tensor(n.outs[0].shape.numel()), channel(ws[0]);
+      std::vector<EpilogueOp> ops;
+      for (const EpiloguePlan& e : epilogue)
+        ops.push_back({e.kind, e.kind == EpilogueOp::kAddTensor ? tensor.data() : channel.data(),
+                       e.lo, e.hi});
+      dnnl::stream stream(b.engine());
+      return best_ms([&] {
+        conv->run(src.data(), w.data(), dst.data(), reinterpret_cast<std::byte*>(work.data()), ops,
+                  stream);
+      });
+    });
+  std::string key = "conv3x3 " + to_string(xs) + " " + std::to_string(ws[0]) + " " +
+                    std::to_string(p[0]) + std::to_string(p[1]) + std::to_string(p[2]) +
+                    std::to_string(p[3]);
+  for (const EpiloguePlan& e : epilogue) key += " " + std::to_string(int(e.kind));
+  const ExecutorOptions& o = b.options();
+  const int choice = o.winograd == ExecutorOptions::Winograd::kAlways ? 1
+                     : o.measure                                     ? fastest(key, candidates)
+                                                                     : 0;
+  if (choice == 0) return false;
+  const std::shared_ptr<WinogradConv> conv = convs[choice - 1];
+
+  // Weights transformed once (a prologue step), then one run step.
+  const int w_plain = b.as_plain(b.value(n.args[1]));
+  const int u = b.output_tensor({DType::kF32, Shape{conv->weights_floats()}}, {}, {w_plain});
+  b.add_kernel("winograd weights (own)", b.describe(group.anchor), {w_plain}, {u},
+               [=](const Bindings& m) -> Run {
+                 const float* src = reinterpret_cast<const float*>(m.data(w_plain));
+                 float* dst = reinterpret_cast<float*>(m.data(u));
+                 return [=] { conv->transform_weights(src, dst); };
+               });
+  const int x = b.as_layout(b.value(n.args[0]), nhwc_in);
+  std::vector<int> reads = {x, u};
+  for (const EpiloguePlan& e : epilogue)
+    if (e.tensor >= 0) reads.push_back(e.tensor);
+  const int y = b.output_tensor(g.node(group.tail()).outs[0], nhwc_out, reads);
+  const int work = b.output_tensor({DType::kF32, Shape{conv->scratch_bytes() / 4 + 16}}, {}, reads);
+  std::string nodes = b.describe(group.anchor);
+  for (const PostOpNode& q : group.post) nodes += " + " + std::string(op_name(g.node(q.node).op));
+  b.add_kernel(conv->impl_info(), nodes, reads, {y, work}, [=](const Bindings& m) -> Run {
+    std::vector<EpilogueOp> ops;
+    for (const EpiloguePlan& e : epilogue)
+      ops.push_back({e.kind, e.tensor >= 0 ? reinterpret_cast<const float*>(m.data(e.tensor)) : nullptr,
+                     e.lo, e.hi});
+    const float* src = reinterpret_cast<const float*>(m.data(x));
+    const float* weights = reinterpret_cast<const float*>(m.data(u));
+    float* dst = reinterpret_cast<float*>(m.data(y));
+    std::byte* scratch = m.data(work);
+    dnnl::stream* stream = &m.stream();
+    return [=] { conv->run(src, weights, dst, scratch, ops, *stream); };
+  });
+  b.set_value({group.tail(), 0}, y);
+  return true;
+}
+
+}  // namespace tso::cpu

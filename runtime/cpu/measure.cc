@@ -1,0 +1,54 @@
+#include "runtime/cpu/measure.h"
+
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+namespace tso::cpu {
+
+double best_ms(const std::function<void()>& run) {
+  double best = 1e30;
+  for (int i = 0; i < 6; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    run();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (i > 0) best = std::min(best, ms);
+  }
+  return best;
+}
+
+double time_primitive(const dnnl::engine& engine, const dnnl::primitive& prim,
+                      const dnnl::primitive_desc_base& pd, const std::vector<Arg>& extra) {
+  dnnl::stream stream(engine);
+  std::unordered_map<int, memory> args;
+  for (int key : {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST, DNNL_ARG_SCRATCHPAD}) {
+    const memory::desc md = pd.query_md(dnnl::query::exec_arg_md, key);
+    if (md.get_size() > 0) args.emplace(key, memory(md, engine));
+  }
+  for (const Arg& a : extra) args.emplace(a.key, memory(a.md, engine));
+  for (auto& [key, m] : args) std::memset(m.get_data_handle(), 0, m.get_desc().get_size());
+  return best_ms([&] {
+    prim.execute(stream, args);
+    stream.wait();
+  });
+}
+
+int fastest(const std::string& key, const std::vector<std::function<double()>>& candidates) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, int> chosen;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = chosen.find(key);
+  if (it != chosen.end()) return it->second;
+  int best = 0;
+  double best_time = 1e30;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const double t = candidates[i]();
+    if (t < best_time) best = static_cast<int>(i), best_time = t;
+  }
+  chosen.emplace(key, best);
+  return best;
+}
+
+}  // namespace tso::cpu

@@ -1,0 +1,29 @@
+// Plan-time measurements that choose between implementations of one
+// operator (inner product or matmul; direct or Winograd convolution): each
+// candidate runs on scratch buffers of its own, and the fastest wins. Choices
+// are remembered per shape for the process, so repeated shapes (BERT's
+// twelve layers, ResNet's repeated blocks) are timed once. Internal to
+// runtime/cpu.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "runtime/cpu/builder.h"
+
+namespace tso::cpu {
+
+// Best time of `run` in milliseconds over a few runs after one warm-up.
+double best_ms(const std::function<void()>& run);
+
+// Times a primitive on zeroed scratch memories of its source, weights,
+// destination and scratchpad, plus `extra` arguments (post-op operands).
+double time_primitive(const dnnl::engine& engine, const dnnl::primitive& prim,
+                      const dnnl::primitive_desc_base& pd, const std::vector<Arg>& extra);
+
+// The index of the fastest of `candidates` (each timed by its function),
+// remembered under `key`.
+int fastest(const std::string& key, const std::vector<std::function<double()>>& candidates);
+
+}  // namespace tso::cpu
