@@ -4,8 +4,8 @@
 // KW]; matmul multiplies the last two dimensions and broadcasts the leading
 // (batch) ones numpy-style.
 //
-// Broadcasting. Binary elementwise operators (add, mul, sub, div, pow)
-// broadcast numpy-style: shapes align at the trailing dimension and a
+// Broadcasting. Binary elementwise operators (add, mul, sub, div, pow) and
+// where broadcast numpy-style: shapes align at the trailing dimension and a
 // dimension of 1 stretches. `smul(x, s)` multiplies by a rank-0 tensor.
 //
 // Padding. See `Padding` in core/attrs.h: valid, same (extra element at the
@@ -34,6 +34,12 @@
 // Enlarge. `enlarge(w; kernel=[kh,kw])` zero-pads a conv kernel
 // symmetrically to kh x kw (both differences even), so conv2d with `same`
 // padding computes the same result with either kernel.
+//
+// NaN masks and selection. `isnan(x)` is a bool tensor of x's shape, true
+// exactly where x is NaN (x f32, f16 or f64; infinities are not NaN).
+// `where(c, a, b)` takes a where c is true and b elsewhere (ONNX Where): c is
+// bool, a and b share an element type, which the result has, and all three
+// broadcast numpy-style to the result's shape. Bool tensors hold 0 and 1.
 //
 // Float assumptions. Rewrites may reassociate and redistribute sums and
 // products (as every fast kernel does); results are then equal up to rounding.

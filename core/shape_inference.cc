@@ -192,6 +192,25 @@ Result infer_scalar_mul(Inputs in) {
   return Types{in[0]};
 }
 
+Result infer_isnan(Inputs in) {
+  const TensorType& x = in[0];
+  if (x.dtype != DType::kF32 && x.dtype != DType::kF16 && x.dtype != DType::kF64)
+    return err(Op::IsNaN, "input ", x, " must be floating-point (f32, f16 or f64)");
+  return one(DType::kBool, x.shape);
+}
+
+// ONNX Where: the condition and both branches broadcast together.
+Result infer_where(Inputs in) {
+  const Op op = Op::Where;
+  const TensorType &c = in[0], &a = in[1], &b = in[2];
+  if (c.dtype != DType::kBool) return err(op, "condition ", c, " must be bool");
+  TSO_RETURN_IF_ERROR(same_dtype(op, a, b));
+  std::optional<Shape> s = broadcast(c.shape, a.shape);
+  if (s) s = broadcast(*s, b.shape);
+  if (!s) return err(op, "shapes ", c, ", ", a, " and ", b, " do not broadcast");
+  return one(a.dtype, *s);
+}
+
 Result infer_clip(const Attrs& a, Inputs in) {
   // Written as a negation so that NaN bounds are rejected too.
   if (!(a.f(AttrKey::min) <= a.f(AttrKey::max)))
@@ -695,6 +714,8 @@ Expected<std::vector<TensorType>> infer_types(Op op, Attrs* attrs, Inputs in) {
     case Op::Slice: return infer_slice(&a, in);
     case Op::Pad: return infer_pad(a, in);
     case Op::GlobalAvgPool: return infer_global_avgpool(in);
+    case Op::IsNaN: return infer_isnan(in);
+    case Op::Where: return infer_where(in);
     case Op::Opaque: return err(op, "output types are recorded at import, not inferred");
   }
   TSO_CHECK(false, "operator out of range");
@@ -748,7 +769,9 @@ int64_t flops(Op op, const Attrs& a, Inputs in, Inputs out) {
     case Op::Pow:
     case Op::Sqrt:
     case Op::Neg:
-    case Op::Exp: return n_out;
+    case Op::Exp:
+    case Op::IsNaN:
+    case Op::Where: return n_out;
     case Op::AvgPool:
     case Op::MaxPool: {
       const Ints& k = a.ints(AttrKey::kernel);

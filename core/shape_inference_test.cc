@@ -138,6 +138,39 @@ TEST(Elementwise, UnaryKeepsType) {
                {"min 1.0 exceeds max 0.0"});
 }
 
+TEST(IsNaN, GivesABoolMaskOfFloats) {
+  EXPECT_EQ(infer(Op::IsNaN, {f32({1, 12, 4, 4})}), "bool[1,12,4,4]");
+  EXPECT_EQ(infer(Op::IsNaN, {f64({})}), "bool[]");
+  EXPECT_EQ(infer(Op::IsNaN, {{DType::kF16, Shape{3}}}), "bool[3]");
+  EXPECT_EQ(infer(Op::IsNaN, {{DType::kI64, Shape{2}}}),
+            "error: isnan: input i64[2] must be floating-point (f32, f16 or f64)");
+  expect_error(infer(Op::IsNaN, {{DType::kBool, Shape{2}}}), {"bool[2]", "floating-point"});
+  expect_error(infer(Op::IsNaN, {f32({2}), f32({2})}), {"takes 1 inputs, got 2"});
+}
+
+TEST(Where, BroadcastsAllThree) {
+  const TensorType mask{DType::kBool, Shape{1, 12, 4, 4}};
+  EXPECT_EQ(infer(Op::Where, {mask, f32({1}), f32({1, 12, 4, 4})}), "f32[1,12,4,4]");
+  EXPECT_EQ(infer(Op::Where, {{DType::kBool, Shape{3, 1, 1}}, f32({1, 4}), f32({5, 1})}),
+            "f32[3,5,4]");
+  EXPECT_EQ(
+      infer(Op::Where, {{DType::kBool, Shape{}}, {DType::kI64, Shape{2}}, {DType::kI64, Shape{}}}),
+      "i64[2]");
+}
+
+TEST(Where, Errors) {
+  const TensorType mask{DType::kBool, Shape{2, 3}};
+  EXPECT_EQ(infer(Op::Where, {f32({2, 3}), f32({2, 3}), f32({2, 3})}),
+            "error: where: condition f32[2,3] must be bool");
+  expect_error(infer(Op::Where, {mask, f32({2, 3}), f64({2, 3})}),
+               {"f32[2,3]", "f64[2,3]", "differ"});
+  EXPECT_EQ(infer(Op::Where, {mask, f32({4, 3}), f32({3})}),
+            "error: where: shapes bool[2,3], f32[4,3] and f32[3] do not broadcast");
+  expect_error(infer(Op::Where, {mask, f32({2, 1}), f32({2})}),
+               {"bool[2,3]", "f32[2,1]", "f32[2]", "do not broadcast"});
+  expect_error(infer(Op::Where, {mask, f32({2, 3})}), {"takes 3 inputs, got 2"});
+}
+
 // ------------------------------------------------------------- conv and pools
 
 TEST(Conv2d, OutputShapes) {
@@ -526,6 +559,8 @@ TEST(Flops, OtherFamilies) {
   EXPECT_GT(flops_of(Op::Softmax, {f32({2, 3})}, attrs({{AttrKey::axis, I(1)}})), 6);
   EXPECT_EQ(flops_of(Op::Transpose, {f32({2, 3})}, attrs({{AttrKey::perm, V({1, 0})}})), 0);
   EXPECT_EQ(flops_of(Op::Reshape, {f32({2, 3})}, attrs({{AttrKey::shape, V({6})}})), 0);
+  EXPECT_EQ(flops_of(Op::IsNaN, {f32({2, 3})}), 6);
+  EXPECT_EQ(flops_of(Op::Where, {{DType::kBool, Shape{2, 3}}, f32({1}), f32({3})}), 6);
 }
 
 }  // namespace

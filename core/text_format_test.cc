@@ -109,6 +109,14 @@ const char* const kCanonical[] = {
   output input.1 = %5
 }
 )",
+    R"(graph nan_guard {
+  input p: f32[1,2,4,4]
+  weight zero: f32[1]
+  %0: bool[1,2,4,4] = isnan(p)
+  %1: f32[1,2,4,4] = where(%0, zero, p)
+  output y = %1
+}
+)",
 };
 
 Graph parse_ok(std::string_view text) {

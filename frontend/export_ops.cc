@@ -239,6 +239,8 @@ Status export_node(ExportContext& ctx, int i) {
     case Op::Neg: return simple("Neg");
     case Op::Exp: return simple("Exp");
     case Op::GlobalAvgPool: return simple("GlobalAveragePool");
+    case Op::IsNaN: return simple("IsNaN");
+    case Op::Where: return simple("Where");
     case Op::Gelu: return export_gelu(ctx, i);
     case Op::BatchNorm: {
       onnx::NodeProto* p = ctx.add_node("BatchNormalization", input_names(ctx, n), out, name);

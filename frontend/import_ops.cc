@@ -20,11 +20,11 @@ struct Simple {
   int inputs;
 };
 constexpr Simple kSimple[] = {
-    {"Add", Op::Add, 2},   {"Sub", Op::Sub, 2},         {"Mul", Op::Mul, 2},
-    {"Div", Op::Div, 2},   {"Pow", Op::Pow, 2},         {"Relu", Op::Relu, 1},
-    {"Sigmoid", Op::Sigmoid, 1}, {"Tanh", Op::Tanh, 1}, {"Erf", Op::Erf, 1},
-    {"Gelu", Op::Gelu, 1}, {"Sqrt", Op::Sqrt, 1},       {"Neg", Op::Neg, 1},
-    {"Exp", Op::Exp, 1},
+    {"Add", Op::Add, 2},         {"Sub", Op::Sub, 2},     {"Mul", Op::Mul, 2},
+    {"Div", Op::Div, 2},         {"Pow", Op::Pow, 2},     {"Relu", Op::Relu, 1},
+    {"Sigmoid", Op::Sigmoid, 1}, {"Tanh", Op::Tanh, 1},   {"Erf", Op::Erf, 1},
+    {"Gelu", Op::Gelu, 1},       {"Sqrt", Op::Sqrt, 1},   {"Neg", Op::Neg, 1},
+    {"Exp", Op::Exp, 1},         {"IsNaN", Op::IsNaN, 1}, {"Where", Op::Where, 3},
 };
 
 // Input k's constant value as integers; nullopt when it is not constant.

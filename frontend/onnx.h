@@ -52,7 +52,7 @@ struct OnnxModelInfo {
 
 struct OpaqueNodeInfo {
   std::string name;     // ONNX node name (or its first output when unnamed)
-  std::string op_type;  // e.g. "IsNaN"
+  std::string op_type;  // e.g. "NonMaxSuppression"
   std::string domain;   // "" for the default domain
   std::string reason;   // why it is opaque: "not in the IR" or what the mapping lacks
 };

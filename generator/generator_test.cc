@@ -47,6 +47,10 @@ TEST(OpSet, ErrorsNameFileAndLine) {
             "bad.ops:3: unknown operator 'frobnicate'");
   EXPECT_EQ(op_set_error("name t\ninput x : f32[2]\nop softmax axis=1\n"),
             "bad.ops:3: operator 'softmax' is not supported by the generator");
+  EXPECT_EQ(op_set_error("name t\ninput x : f32[2]\nop isnan\n"),
+            "bad.ops:3: operator 'isnan' is not supported by the generator");
+  EXPECT_EQ(op_set_error("name t\ninput x : f32[2]\nop where\n"),
+            "bad.ops:3: operator 'where' is not supported by the generator");
   EXPECT_EQ(op_set_error("name t\ninput x : f32[2,\n"),
             "bad.ops:2: bad tensor type 'f32[2,' (expected e.g. f32[2,4], rank <= 4)");
   EXPECT_EQ(op_set_error("name t\ninput x : f32[2]\nop split axis=0 sizes=[1,1]\n"),

@@ -2,8 +2,8 @@
 // through the importer and the reference executor. Every test directory of an
 // operator the IR maps is tried; each one either runs and must match the
 // expected outputs within 1e-5 relative, or is skipped with its reason (an
-// opaque node, an element type other than f32, ...). The test prints how
-// many ran and names every skip.
+// opaque node, an element type other than f32, or bool for outputs, ...). The
+// test prints how many ran and names every skip.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -33,7 +33,8 @@ const char* kPrefixes[] = {
     "test_maxpool_",     "test_globalaveragepool", "test_batchnorm_", "test_softmax_",
     "test_layer_normalization_", "test_reshape_", "test_flatten_",  "test_squeeze",
     "test_unsqueeze",    "test_slice",         "test_constant_pad", "test_clip",
-    "test_reduce_mean_", "test_identity",      "test_dropout_default",
+    "test_reduce_mean_", "test_identity",      "test_dropout_default", "test_isnan",
+    "test_where_",
 };
 
 std::string read_bytes(const std::filesystem::path& p) {
@@ -50,10 +51,13 @@ bool selected(const std::string& name) {
 }
 
 // In these tests every operand is a graph input, even shapes and axes that a
-// real model holds as constants. Integer inputs, and Clip's and Pad's
-// parameters, become initializers holding the test's values.
+// real model holds as constants. Integer and bool inputs (Where's condition),
+// and Clip's and Pad's parameters, become initializers holding the test's
+// values.
 bool is_parameter(const onnx::ModelProto& m, int k, const WeightData& value) {
-  if (value.type.dtype == DType::kI64 || value.type.dtype == DType::kI32) return true;
+  if (value.type.dtype == DType::kI64 || value.type.dtype == DType::kI32 ||
+      value.type.dtype == DType::kBool)
+    return true;
   const std::string& name = m.graph().input(k).name();
   for (const auto& n : m.graph().node())
     for (int i = 1; i < n.input_size(); ++i)
@@ -108,12 +112,15 @@ Outcome run_case(const std::filesystem::path& dir) {
   for (size_t k = 0; k < got->size(); ++k) {
     Expected<NamedTensor> want = read_tensor_file((data / ("output_" + std::to_string(k) + ".pb")).string());
     if (!want) return {false, "", want.error().message};
-    if (want->value.type.dtype != DType::kF32)
+    // f32, or bool (IsNaN's mask, 0 and 1 on the reference executor).
+    if (want->value.type.dtype != DType::kF32 && want->value.type.dtype != DType::kBool)
       return {false, std::string("output of type ") + dtype_name(want->value.type.dtype), ""};
     if ((*got)[k].shape != want->value.type.shape)
       return {false, "", "output " + std::to_string(k) + " has shape " + to_string((*got)[k].shape) +
                              ", expected " + to_string(want->value.type.shape)};
-    double e = testing::relative_error((*got)[k].data, testing::floats_of(want->value));
+    Expected<ref::Tensor<float>> expected = ref::weight_value<float>(want->value);
+    if (!expected) return {false, "", expected.error().message};
+    double e = testing::relative_error((*got)[k].data, expected->data);
     if (!(e <= kTolerance))
       return {false, "", "output " + std::to_string(k) + " differs: relative error " + std::to_string(e)};
   }
@@ -148,7 +155,7 @@ TEST(OnnxConformance, NodeTestsOfIrOperators) {
   for (const char* op : {"conv", "gemm", "matmul", "add", "mul", "relu", "sigmoid", "tanh",
                          "concat", "split", "transpose", "averagepool", "maxpool", "batchnorm",
                          "softmax", "layer", "reshape", "flatten", "squeeze", "unsqueeze", "slice",
-                         "constant", "clip", "erf"})
+                         "constant", "clip", "erf", "isnan", "where"})
     EXPECT_TRUE(families_ran.count(op)) << "no conformance test of " << op << " ran";
 }
 

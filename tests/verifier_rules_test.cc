@@ -56,6 +56,23 @@ TEST(VerifierRules, ClassicTasoRulesAreProved) {
         << set.rules[i].name << ": " << out[i].status.detail;
 }
 
+// isnan and where have no axioms (core/ops.def): a rule using them is refused
+// before any proof, naming both.
+TEST(VerifierRules, NanGuardOperatorsHaveNoSpecification) {
+  const std::string side = "    %0 = isnan(x)\n    %1 = where(%0, z, x)\n    output %1\n";
+  const std::string text =
+      "# tso rules v1\nrule guard {\n  origin handwritten\n"
+      "  status unverified\n  input x: f32[2,3]\n  input z: f32[1]\n"
+      "  source {\n" +
+      side + "  }\n  target {\n" + side + "  }\n}\n";
+  Expected<RuleSet> set = parse_rules(text, "guard.rules");
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  Expected<std::vector<verifier::RuleOutcome>> out =
+      verifier::verify_rules(set->rules, shipped_specs(), {10000, 2});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error().message, "rule guard: no specification for isnan, where");
+}
+
 TEST(VerifierRules, FalseRulesAreNeverProved) {
   RuleSet set = load("verifier/testdata/false.rules");
   ASSERT_EQ(set.rules.size(), 10u);

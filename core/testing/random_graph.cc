@@ -306,6 +306,12 @@ class Generator {
           types[i] = shaped(b);
           break;
         }
+        case Op::Where: {  // t is the condition (bool, else rejected); values are f32
+          Shape b = s;
+          if (rng_.chance(30) && r > 0) b = Shape(s.dims().subspan(rng_.range(1, r)));
+          types[i] = TensorType{DType::kF32, b};
+          break;
+        }
         case Op::Concat: {
           int64_t axis = a.has(AttrKey::axis) ? normalized(a.i(AttrKey::axis), r) : 0;
           Shape b = s;
@@ -331,6 +337,17 @@ class Generator {
     return fresh->back();
   }
 
+  // where's condition: mostly a bool tensor already there (an isnan result),
+  // else a new bool weight.
+  TensorRef condition(GraphBuilder& b, std::vector<TensorRef>* fresh) {
+    std::vector<TensorRef> masks;
+    for (TensorRef r : tensors_)
+      if (b.type(r).dtype == DType::kBool) masks.push_back(r);
+    if (!masks.empty() && rng_.chance(80)) return rng_.pick(masks);
+    fresh->push_back(b.weight(fresh_name(), TensorType{DType::kBool, random_type().shape}));
+    return fresh->back();
+  }
+
   bool try_operator(GraphBuilder& b, Op op, std::vector<TensorRef>* fresh) {
     const OpInfo& info = op_info(op);
     int max = info.max_inputs == kVariadic ? info.min_inputs + 2 : info.max_inputs;
@@ -338,7 +355,7 @@ class Generator {
     std::vector<TensorRef> args;
     TensorType first;
     if (n > 0) {
-      args.push_back(pick_tensor(b, preferred_rank(op)));
+      args.push_back(op == Op::Where ? condition(b, fresh) : pick_tensor(b, preferred_rank(op)));
       first = b.type(args[0]);
     }
     Attrs attrs = random_attrs(op, first);

@@ -2,6 +2,7 @@
 // broadcasting binary operators, scalar multiplication and clip; plus the
 // shape helpers the other families share.
 #include <algorithm>
+#include <cmath>
 
 #include "runtime/reference/kernels.h"
 #include "runtime/reference/scalar.h"
@@ -163,6 +164,48 @@ Tensor<S> Elementwise<S>::clip(const Tensor<S>& x, const Attrs& a) {
   double lo = a.f(AttrKey::min), hi = a.f(AttrKey::max);
   Tensor<S> y = x;
   map(std::span<S>(y.data), [lo, hi](S v) { return fn::clip(v, lo, hi); });
+  return y;
+}
+
+template <class S>
+Expected<Tensor<S>> Elementwise<S>::isnan(const Tensor<S>& x) {
+  if constexpr (fn::Real<S>) {
+    Tensor<S> y(x.shape);
+    for (int64_t i = 0; i < x.numel(); ++i) y.data[i] = std::isnan(x.data[i]) ? S(1) : S(0);
+    return y;
+  } else {
+    return shape_error("isnan",
+                       "has no Mod image (Mod values are never NaN; the generator "
+                       "does not enumerate isnan)");
+  }
+}
+
+// An odometer over the output with one offset per operand: where is a guard
+// (BERT's attention), not a hot loop, so no fast paths.
+template <class S>
+Expected<Tensor<S>> Elementwise<S>::where(const Tensor<S>& c, const Tensor<S>& a,
+                                          const Tensor<S>& b) {
+  Expected<Shape> ca = broadcast_shapes(c.shape, a.shape, "where");
+  if (!ca) return ca.error();
+  Expected<Shape> out = broadcast_shapes(*ca, b.shape, "where");
+  if (!out) return out.error();
+  Tensor<S> y(*out);
+  const int r = out->rank();
+  const std::vector<int64_t> sc = broadcast_strides(c.shape, *out),
+                             sa = broadcast_strides(a.shape, *out),
+                             sb = broadcast_strides(b.shape, *out);
+  std::vector<int64_t> idx(r, 0);
+  int64_t oc = 0, oa = 0, ob = 0;
+  const S zero = fn::zero<S>();
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    y.data[i] = c.data[oc] == zero ? b.data[ob] : a.data[oa];
+    for (int d = r - 1; d >= 0; --d) {
+      oc += sc[d], oa += sa[d], ob += sb[d];
+      if (++idx[d] < (*out)[d]) break;
+      oc -= sc[d] * (*out)[d], oa -= sa[d] * (*out)[d], ob -= sb[d] * (*out)[d];
+      idx[d] = 0;
+    }
+  }
   return y;
 }
 

@@ -100,6 +100,8 @@ Outputs<S> run(const Node& n, Args<S> in) {
     case Op::Slice: return one(ShapeOps<S>::slice(x, a));
     case Op::Pad: return one(ShapeOps<S>::pad(x, a));
     case Op::GlobalAvgPool: return one(ConvPool<S>::global_avgpool(x));
+    case Op::IsNaN: return one(E::isnan(x));
+    case Op::Where: return one(E::where(x, *in[1], *in[2]));
     case Op::Opaque: {
       const AttrValue* type = a.find(AttrKey::op_type);
       const std::string* name = type ? std::get_if<std::string>(type) : nullptr;

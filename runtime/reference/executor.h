@@ -6,6 +6,8 @@
 //                    non-linear operators are the fixed polynomial surrogates
 //                    below (the generator relies on them; never change one
 //                    without regenerating the rule files).
+// Tensors of every element type are held as S: integers by value, bool as 0
+// and 1 (what isnan produces; where reads any non-zero condition as true).
 //
 // Mod surrogates and exact forms (x an element, all arithmetic mod p, 1/k the
 // modular inverse of k, f_s the surrogate of f):
@@ -25,6 +27,9 @@
 //   maxpool, clip = max / clamp in the order of the signed representatives in
 //                   (-p/2, p/2): exact, deterministic, and the real max whenever
 //                   the values are small integers
+//   where(c, a, b) = a where c != 0, else b                         exact
+//   isnan         = an error: Mod values are never NaN, and the generator
+//                   does not enumerate isnan
 //   act on conv2d, matmul and gemm = the standalone surrogate, so
 //                   relu(conv2d(x, w)) == conv2d(x, w; act=relu) exactly
 // signed(y) is y's representative in (-p/2, p/2). Float constants — attribute

@@ -3,6 +3,7 @@
 // checked against their real values (float, double) and their surrogates (Mod).
 #include <climits>
 #include <cmath>
+#include <limits>
 
 #include "runtime/reference/test_util.h"
 
@@ -276,6 +277,65 @@ TEST(Unary, ModSurrogates) {
   EXPECT_EQ(f(Op::Gelu, 1), q(53, 60));      // (1 + 23/30) / 2
   EXPECT_EQ(f(Op::Exp, 1), q(8, 3));         // 1 + 1 + 1/2 + 1/6
   EXPECT_EQ(f(Op::Sqrt, 3), q(3, 2));        // (3 + 18 - 9) / 8
+}
+
+template <class S>
+class RealScalars : public ::testing::Test {};
+using Reals = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(RealScalars, Reals);
+
+TYPED_TEST(RealScalars, IsNaNFindsOnlyNaN) {
+  using S = TypeParam;
+  const S inf = std::numeric_limits<S>::infinity(), nan = std::numeric_limits<S>::quiet_NaN();
+  Tensor<S> x(Shape{2, 3}, {nan, 0, -inf, inf, -nan, S(1e-30)});
+  Tensor<S> y = eval1<S>(node(Op::IsNaN), {x});
+  EXPECT_EQ(y, Tensor<S>(Shape{2, 3}, {1, 0, 0, 0, 1, 0}));
+}
+
+// BERT's guard: where(isnan(p), 0, p) zeroes exactly the NaN probabilities.
+TYPED_TEST(RealScalars, WhereReplacesNaNWithABroadcastZero) {
+  using S = TypeParam;
+  const S nan = std::numeric_limits<S>::quiet_NaN();
+  Tensor<S> p(Shape{1, 2, 2}, {S(0.25), nan, nan, S(0.75)});
+  Tensor<S> mask = eval1<S>(node(Op::IsNaN), {p});
+  Tensor<S> y = eval1<S>(node(Op::Where), {mask, T<S>({1}, {0}), p});
+  EXPECT_EQ(y, Tensor<S>(Shape{1, 2, 2}, {S(0.25), 0, 0, S(0.75)}));
+  // A false scalar condition takes b everywhere, NaN included.
+  Tensor<S> keep = eval1<S>(node(Op::Where), {T<S>({}, {0}), T<S>({}, {5}), p});
+  EXPECT_TRUE(std::isnan(keep.data[1]));
+  EXPECT_EQ(keep.data[3], S(0.75));
+}
+
+TYPED_TEST(Exact, WhereBroadcastsConditionAndBothBranches) {
+  using S = TypeParam;
+  // c [2,1,1] picks a row of a [1,3] or a column of b [2,1], over [2,2,3].
+  Tensor<S> c = T<S>({2, 1, 1}, {1, 0});
+  Tensor<S> a = T<S>({1, 3}, {1, 2, 3});
+  Tensor<S> b = T<S>({2, 1}, {-1, -2});
+  Tensor<S> y = eval1<S>(node(Op::Where), {c, a, b});
+  EXPECT_TRUE(close(y, T<S>({2, 2, 3}, {1, 2, 3, 1, 2, 3, -1, -1, -1, -2, -2, -2})));
+  // A condition along the last axis only; a scalar b.
+  Tensor<S> z = eval1<S>(node(Op::Where),
+                         {T<S>({3}, {0, 1, 0}), T<S>({2, 3}, {1, 2, 3, 4, 5, 6}), T<S>({}, {9})});
+  EXPECT_TRUE(close(z, T<S>({2, 3}, {9, 2, 9, 9, 5, 9})));
+}
+
+TEST(Errors, WhereShapesThatDoNotBroadcast) {
+  std::vector<Tensor<float>> args = {T<float>({2}, {1, 0}), T<float>({3}, {1, 2, 3}),
+                                     T<float>({1}, {0})};
+  const Tensor<float>* ptrs[] = {&args[0], &args[1], &args[2]};
+  auto r = eval_node<float>(node(Op::Where, {}, "w"), ptrs);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "node 'w' (where): where: shapes [2] and [3] do not broadcast");
+}
+
+TEST(Errors, IsNaNHasNoModImage) {
+  Tensor<Mod> x = T<Mod>({2}, {1, 2});
+  const Tensor<Mod>* one[] = {&x};
+  auto r = eval_node<Mod>(node(Op::IsNaN, {}, "m"), one);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("node 'm' (isnan): isnan: has no Mod image"), std::string::npos)
+      << r.error().message;
 }
 
 TEST(Softmax, RealAndMod) {

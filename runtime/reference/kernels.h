@@ -44,6 +44,10 @@ struct Elementwise {
   static Expected<Tensor<S>> binary(Bin op, const Tensor<S>& a, const Tensor<S>& b);
   static Expected<Tensor<S>> smul(const Tensor<S>& x, const Tensor<S>& s);
   static Tensor<S> clip(const Tensor<S>& x, const Attrs& a);
+  // 1 where x is NaN, else 0; an error on Mod, which has no NaN to find.
+  static Expected<Tensor<S>> isnan(const Tensor<S>& x);
+  // a where c is non-zero, else b, all three broadcast together.
+  static Expected<Tensor<S>> where(const Tensor<S>& c, const Tensor<S>& a, const Tensor<S>& b);
 };
 
 template <class S>

@@ -1,0 +1,132 @@
+// The ONNX mapping of IsNaN and Where (BERT's attention guard): they import as
+// the IR's isnan and where, compute what ONNX says on the reference executor,
+// export back as IsNaN and Where, and a malformed one is an error naming the
+// node.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "core/checker.h"
+#include "core/text_format.h"
+#include "frontend/onnx.h"
+#include "onnx/onnx_pb.h"
+#include "runtime/reference/executor.h"
+
+namespace tso {
+namespace {
+
+void declare(onnx::ValueInfoProto* v, const std::string& name, int32_t elem,
+             std::initializer_list<int64_t> dims) {
+  v->set_name(name);
+  auto* t = v->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(elem);
+  for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& name, const std::string& type,
+                          std::initializer_list<const char*> in, const std::string& out) {
+  auto* n = g->add_node();
+  n->set_name(name);
+  n->set_op_type(type);
+  for (const char* i : in) n->add_input(i);
+  n->add_output(out);
+  return n;
+}
+
+// p -> Where(IsNaN(p), zero, p), as PyTorch exports BERT's attention.
+onnx::ModelProto guard_model(int32_t p_type = onnx::TensorProto::FLOAT) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("guard");
+  declare(g->add_input(), "p", p_type, {1, 2, 3});
+  declare(g->add_output(), "y", p_type, {1, 2, 3});
+  auto* zero = g->add_initializer();
+  zero->set_name("zero");
+  zero->set_data_type(onnx::TensorProto::FLOAT);
+  zero->add_dims(1);
+  zero->add_float_data(0.0f);
+  add_node(g, "nan", "IsNaN", {"p"}, "mask");
+  add_node(g, "guard", "Where", {"mask", "zero", "p"}, "y");
+  return m;
+}
+
+Expected<ImportedModel> import_proto(const onnx::ModelProto& m) {
+  return import_onnx_bytes(m.SerializeAsString(), "guard.onnx", ".");
+}
+
+constexpr const char* kGuardText = R"(graph guard {
+  input p: f32[1,2,3]
+  %0: bool[1,2,3] = isnan(p)
+  weight zero: f32[1]
+  %1: f32[1,2,3] = where(%0, zero, p)
+  output y = %1
+}
+)";
+
+TEST(ImportOps, IsNaNAndWhereBecomeIrOperators) {
+  Expected<ImportedModel> m = import_proto(guard_model());
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_TRUE(m->opaque_nodes.empty());
+  EXPECT_TRUE(check(m->graph).ok());
+  EXPECT_EQ(print(m->graph), kGuardText);
+  EXPECT_EQ(m->graph.node(m->graph.outputs()[0].ref.node).name, "guard");
+}
+
+TEST(ImportOps, GuardZeroesExactlyTheNaNs) {
+  Expected<ImportedModel> m = import_proto(guard_model());
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  std::map<std::string, ref::Tensor<float>> feeds;
+  feeds["p"] = ref::Tensor<float>(Shape{1, 2, 3}, {0.5f, nan, -inf, nan, 0.25f, -0.0f});
+  auto y = ref::evaluate<float>(m->graph, feeds);
+  ASSERT_TRUE(y.ok()) << y.error().message;
+  EXPECT_EQ((*y)[0].data, (std::vector<float>{0.5f, 0, -inf, 0, 0.25f, -0.0f}));
+}
+
+TEST(ImportOps, ExportWritesIsNaNAndWhereBack) {
+  Expected<ImportedModel> m = import_proto(guard_model());
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  Expected<std::string> bytes = export_onnx_bytes(m->graph, m->info);
+  ASSERT_TRUE(bytes.ok()) << bytes.error().message;
+  onnx::ModelProto out;
+  ASSERT_TRUE(out.ParseFromString(*bytes));
+  std::vector<std::string> types;
+  for (const auto& n : out.graph().node()) types.push_back(n.op_type());
+  EXPECT_EQ(types, (std::vector<std::string>{"IsNaN", "Where"}));
+  ASSERT_EQ(out.graph().node(1).input_size(), 3);
+  EXPECT_EQ(out.graph().node(1).input(0), out.graph().node(0).output(0));
+  Expected<ImportedModel> again = import_onnx_bytes(*bytes, "again.onnx", ".");
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_TRUE(again->graph == m->graph) << print(again->graph);
+}
+
+TEST(ImportOps, MalformedIsNaNAndWhereNameTheNode) {
+  onnx::ModelProto ints = guard_model(onnx::TensorProto::INT64);
+  Expected<ImportedModel> r = import_proto(ints);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("node 'nan' (IsNaN)"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("i64[1,2,3] must be floating-point"), std::string::npos)
+      << r.error().message;
+
+  onnx::ModelProto no_mask = guard_model();
+  no_mask.mutable_graph()->mutable_node(1)->set_input(0, "p");  // a float condition
+  r = import_proto(no_mask);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("node 'guard' (Where)"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("condition f32[1,2,3] must be bool"), std::string::npos)
+      << r.error().message;
+
+  onnx::ModelProto two = guard_model();
+  two.mutable_graph()->mutable_node(1)->mutable_input()->RemoveLast();
+  r = import_proto(two);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("needs 3 inputs"), std::string::npos) << r.error().message;
+}
+
+}  // namespace
+}  // namespace tso
