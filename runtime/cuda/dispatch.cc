@@ -34,6 +34,8 @@ constexpr Kernel family(Op op) {
     case Op::Sub:
     case Op::Div:
     case Op::Pow: return Kernel::kBinary;
+    case Op::IsNaN: return Kernel::kIsNaN;
+    case Op::Where: return Kernel::kWhere;
     case Op::BatchNorm: return Kernel::kBatchNorm;
     case Op::Softmax: return Kernel::kSoftmax;
     case Op::LayerNorm: return Kernel::kLayerNorm;
@@ -71,6 +73,8 @@ std::string_view kernel_name(Kernel k) {
     case Kernel::kGemm: return "cublaslt_gemm";
     case Kernel::kUnary: return "unary";
     case Kernel::kBinary: return "binary";
+    case Kernel::kIsNaN: return "isnan";
+    case Kernel::kWhere: return "where";
     case Kernel::kBatchNorm: return "batchnorm";
     case Kernel::kSoftmax: return "softmax";
     case Kernel::kLayerNorm: return "layernorm";

@@ -18,6 +18,8 @@ enum class Kernel : unsigned char {
   kGemm,         // cuBLASLt with alpha, transposes, bias epilogue or broadcast C
   kUnary,        // own kernel: relu, sigmoid, tanh, erf, gelu, sqrt, neg, exp, clip
   kBinary,       // own kernel: add, mul, smul, sub, div, pow with broadcasting
+  kIsNaN,        // own kernel: f32 in, bool (one byte, 0 or 1) out
+  kWhere,        // own kernel: select by a bool condition, three-way broadcasting, any dtype
   kBatchNorm,    // own kernel, inference form, per channel
   kSoftmax,      // own kernel, one block per row
   kLayerNorm,    // own kernel, one block per row

@@ -22,19 +22,21 @@ TEST(Dispatch, HeavyOperatorsGoToTheVendorLibraries) {
   EXPECT_EQ(kernel_for(Op::Gemm), Kernel::kGemm);
   EXPECT_EQ(kernel_for(Op::Reshape), Kernel::kView);
   EXPECT_EQ(kernel_for(Op::GlobalAvgPool), Kernel::kReduceMean);
+  EXPECT_EQ(kernel_for(Op::IsNaN), Kernel::kIsNaN);
+  EXPECT_EQ(kernel_for(Op::Where), Kernel::kWhere);
 }
 
 TEST(Dispatch, OpaqueNodeIsAnErrorNamingOpTypeAndNode) {
   Graph g = testing::parse(R"(graph g {
   input x: f32[2]
-  %y: f32[2] = opaque(x, op_type="IsNaN")
+  %y: f32[2] = opaque(x, op_type="NonMaxSuppression")
   output y = %y
 })");
   Expected<Kernel> k = kernel_for_node(g, testing::node_named(g, "%y"));
   ASSERT_FALSE(k.ok());
   EXPECT_EQ(k.error().message,
-            "node '%y' (opaque): the CUDA runtime cannot run opaque operator 'IsNaN' (not in the "
-            "tso IR)");
+            "node '%y' (opaque): the CUDA runtime cannot run opaque operator 'NonMaxSuppression' "
+            "(not in the tso IR)");
 }
 
 }  // namespace

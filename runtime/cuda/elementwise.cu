@@ -1,5 +1,6 @@
 // Elementwise kernels: unary functions, broadcasting binary operators, the
-// bias-plus-activation epilogue of convolutions cuDNN cannot fuse, fill.
+// NaN mask and the broadcasting select (isnan, where), the bias-plus-activation
+// epilogue of convolutions cuDNN cannot fuse, fill.
 #include <algorithm>
 #include <string>
 
@@ -65,6 +66,38 @@ __global__ void binary_bcast_kernel(const float* a, const float* b, float* y, in
     }
     y[i] = combine<F>(a[ia], b[ib]);
   }
+}
+
+__global__ void nan_mask_kernel(const float* __restrict__ x, unsigned char* y, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x)
+    y[i] = isnan(x[i]) ? 1 : 0;
+}
+
+// T is an unsigned integer as wide as the element: where moves bits, so one
+// instantiation per width serves every dtype.
+template <class T>
+__global__ void where_kernel(const unsigned char* __restrict__ c, const T* __restrict__ a,
+                             const T* __restrict__ b, T* y, int64_t n, SelectStrides st) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    int64_t rest = i, ic = 0, ia = 0, ib = 0;
+    for (int d = st.rank - 1; d >= 0; --d) {
+      const int64_t idx = rest % st.dims[d];
+      rest /= st.dims[d];
+      ic += idx * st.c[d];
+      ia += idx * st.a[d];
+      ib += idx * st.b[d];
+    }
+    y[i] = c[ic] ? a[ia] : b[ib];
+  }
+}
+
+template <class T>
+void launch_where(cudaStream_t s, const unsigned char* c, const void* a, const void* b, void* y,
+                  int64_t n, const SelectStrides& st) {
+  where_kernel<T><<<blocks_for(n), kThreads, 0, s>>>(
+      c, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(y), n, st);
 }
 
 __global__ void bias_act_kernel(float* y, const float* bias, int64_t n, int64_t channels,
@@ -157,6 +190,38 @@ Status binary(cudaStream_t s, BinaryFn f, const float* a, const float* b, float*
     case BinaryFn::kPow: launch_binary<BinaryFn::kPow>(s, a, b, y, n, st, same); break;
   }
   return launch_status("binary");
+}
+
+Status nan_mask(cudaStream_t s, const float* x, unsigned char* y, int64_t n) {
+  if (n == 0) return Status::Ok();
+  nan_mask_kernel<<<blocks_for(n), kThreads, 0, s>>>(x, y, n);
+  return launch_status("nan_mask");
+}
+
+SelectStrides make_select_strides(const Shape& dims, const std::vector<int64_t>& c,
+                                  const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  SelectStrides st;
+  st.rank = dims.rank();
+  for (int d = 0; d < st.rank; ++d) {
+    st.dims[d] = dims[d];
+    st.c[d] = c[d];
+    st.a[d] = a[d];
+    st.b[d] = b[d];
+  }
+  return st;
+}
+
+Status where_select(cudaStream_t s, const unsigned char* c, const void* a, const void* b, void* y,
+                    int elem_bytes, int64_t n, const SelectStrides& st) {
+  if (n == 0) return Status::Ok();
+  switch (elem_bytes) {
+    case 1: launch_where<uint8_t>(s, c, a, b, y, n, st); break;
+    case 2: launch_where<uint16_t>(s, c, a, b, y, n, st); break;
+    case 4: launch_where<uint32_t>(s, c, a, b, y, n, st); break;
+    case 8: launch_where<uint64_t>(s, c, a, b, y, n, st); break;
+    default: return Error{"where: elements of " + std::to_string(elem_bytes) + " bytes"};
+  }
+  return launch_status("where");
 }
 
 Status bias_act(cudaStream_t s, float* y, const float* bias, int64_t outer, int64_t channels,

@@ -114,6 +114,19 @@ const Case kCases[] = {
   %f = add(%o, %e)
   output y = %f
 })"},
+    {"nan_guard_broadcasting", R"(graph g {
+  input x: f32[2,3,4]
+  input z: f32[3,1]
+  weight zero: f32[1]
+  %d = sub(x, z)
+  %s = sqrt(%d)
+  %n = isnan(%s)
+  %w = where(%n, zero, %s)
+  %q = sqrt(z)
+  %m = isnan(%q)
+  %v = where(%m, x, %w)
+  output y = %v
+})"},
     {"normalizations", R"(graph g {
   input x: f32[2,4,3,3]
   input h: f32[2,5,24]

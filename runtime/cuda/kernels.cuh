@@ -41,6 +41,23 @@ Status unary(cudaStream_t s, UnaryFn f, const float* x, float* y, int64_t n, flo
 // `st.src` a's strides and `st.dst` b's strides (0 where they broadcast).
 Status binary(cudaStream_t s, BinaryFn f, const float* a, const float* b, float* y, int64_t n,
               const Strided& st);
+// y = 1 where x is NaN, else 0, one byte per element (a bool tensor).
+Status nan_mask(cudaStream_t s, const float* x, unsigned char* y, int64_t n);
+// Strides of where's three operands over the output shape `dims` (0 where
+// an operand broadcasts).
+struct SelectStrides {
+  int rank = 0;
+  int64_t dims[kMaxDims] = {};
+  int64_t c[kMaxDims] = {};
+  int64_t a[kMaxDims] = {};
+  int64_t b[kMaxDims] = {};
+};
+SelectStrides make_select_strides(const Shape& dims, const std::vector<int64_t>& c,
+                                  const std::vector<int64_t>& a, const std::vector<int64_t>& b);
+// y = c ? a : b elementwise with broadcasting; c is bool (bytes), a, b and y
+// hold elements of `elem_bytes` bytes (1, 2, 4 or 8), whatever their dtype.
+Status where_select(cudaStream_t s, const unsigned char* c, const void* a, const void* b, void* y,
+                    int elem_bytes, int64_t n, const SelectStrides& st);
 // y[n, c, ...] = act(y[n, c, ...] + bias[c]) over `outer` x `channels` x `inner`.
 Status bias_act(cudaStream_t s, float* y, const float* bias, int64_t outer, int64_t channels,
                 int64_t inner, UnaryFn act, bool has_act);

@@ -16,9 +16,11 @@ int64_t outer_extent(const Shape& s, int64_t axis) {
   return n;
 }
 
+// Families that compute on f32 values. Data movement, and where (it selects
+// elements, whatever their type), take any dtype.
 bool computes(Kernel k) {
   return k != Kernel::kSource && k != Kernel::kView && k != Kernel::kCopy && k != Kernel::kPad &&
-         k != Kernel::kConcat;
+         k != Kernel::kConcat && k != Kernel::kWhere;
 }
 
 Status check_dtypes(const Graph& g, int i, Kernel k) {
@@ -29,6 +31,7 @@ Status check_dtypes(const Graph& g, int i, Kernel k) {
     return Error{describe_node(g, i) + ": the CUDA runtime computes in f32 only, got " +
                  to_string(t)};
   };
+  if (k == Kernel::kIsNaN) return bad(g.type(n.args[0]));  // its result is a bool mask
   for (TensorRef r : n.args) TSO_RETURN_IF_ERROR(bad(g.type(r)));
   for (const TensorType& t : n.outs) TSO_RETURN_IF_ERROR(bad(t));
   return Status::Ok();

@@ -196,6 +196,34 @@ TEST(Plan, OpaqueAndNonFloatComputationAreErrorsNamingTheNode) {
   EXPECT_TRUE(make_plan(moves).ok()) << "data movement takes any dtype";
 }
 
+TEST(Plan, IsNaNMasksF32AndWhereSelectsAnyDtype) {
+  Graph guard = parse(R"(graph g {
+  input p: f32[2,3]
+  input k: i64[3]
+  input j: i64[]
+  %m = isnan(p)
+  %w = where(%m, k, j)
+  output y = %w
+  output m = %m
+})");
+  Expected<Plan> p = make_plan(guard);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  ASSERT_EQ(p->steps.size(), 2u);
+  EXPECT_EQ(p->steps[0].kernel, Kernel::kIsNaN);
+  EXPECT_EQ(p->steps[1].kernel, Kernel::kWhere);
+  EXPECT_EQ(p->tensors[p->steps[0].outputs[0]].bytes, 6);  // one byte per bool
+
+  Graph doubles = parse(R"(graph g {
+  input p: f64[2]
+  %m = isnan(p)
+  output y = %m
+})");
+  Expected<Plan> q = make_plan(doubles);
+  ASSERT_FALSE(q.ok());
+  EXPECT_EQ(q.error().message,
+            "node '%m' (isnan): the CUDA runtime computes in f32 only, got f64[2]");
+}
+
 TEST(Plan, ATensorWhoseBytesOverflowIsAnErrorNamingIt) {
   Graph g = parse(R"(graph g {
   input x: f32[2147483648,2147483648]

@@ -200,6 +200,23 @@ Status plan_compute(const StepContext& sc, LaunchList& l) {
       l.add([=](cudaStream_t s) { return binary(s, f, x, b, y, count, st); });
       return Status::Ok();
     }
+    case Kernel::kIsNaN: {
+      unsigned char* mask = static_cast<unsigned char*>(sc.tensor(sc.step->outputs[0]));
+      l.add([=](cudaStream_t s) { return nan_mask(s, x, mask, count); });
+      return Status::Ok();
+    }
+    case Kernel::kWhere: {
+      const Shape& ys = sc.out_type().shape;
+      const SelectStrides st = make_select_strides(ys, rt::broadcast_strides(xs, ys),
+                                                   rt::broadcast_strides(sc.in_type(1).shape, ys),
+                                                   rt::broadcast_strides(sc.in_type(2).shape, ys));
+      const unsigned char* c = static_cast<const unsigned char*>(sc.tensor(sc.step->inputs[0]));
+      const void *a = sc.tensor(sc.step->inputs[1]), *b = sc.tensor(sc.step->inputs[2]);
+      void* out = sc.tensor(sc.step->outputs[0]);
+      const int elem = static_cast<int>(dtype_bytes(sc.out_type().dtype));
+      l.add([=](cudaStream_t s) { return where_select(s, c, a, b, out, elem, count, st); });
+      return Status::Ok();
+    }
     case Kernel::kBatchNorm: {
       const float *scale = sc.in(1), *bias = sc.in(2), *mean = sc.in(3), *var = sc.in(4);
       const int64_t batch = xs[0], c = xs.rank() > 1 ? xs[1] : 1, inner = extent(xs, 2, xs.rank());
