@@ -150,23 +150,24 @@ v8 apply_epilogue(v8 x, std::span<const EpilogueOp> epilogue, int64_t k, int64_t
   return x;
 }
 
-// in[xi * plane + k] (the GEMM outputs of `tile`) into its m x m output
-// tile, clipped at the image's edges, through the epilogue.
+// in[xi * plane + k - k0] (the GEMM outputs of `tile`, channels [k0, k1))
+// into its m x m output tile, clipped at the image's edges, through the
+// epilogue.
 template <int M>
-void output_tile(const Tiling& g, int64_t tile, const float* in, int64_t plane, float* dst,
-                 std::span<const EpilogueOp> epilogue) {
+void output_tile(const Tiling& g, int64_t tile, int64_t k0, int64_t k1, const float* in,
+                 int64_t plane, float* dst, std::span<const EpilogueOp> epilogue) {
   constexpr int A = M + 2;
   const WinogradShape& s = g.s;
   const int64_t oh = s.oh(), ow = s.ow();
   const int64_t b = tile / (g.th * g.tw), ty = tile / g.tw % g.th, tx = tile % g.tw;
   const int rows = int(std::min<int64_t>(M, oh - ty * M));
   const int cols = int(std::min<int64_t>(M, ow - tx * M));
-  for (int64_t k = 0; k < g.kp; k += kVec) {
+  for (int64_t k = k0; k < k1; k += kVec) {
     const bool full = k + kVec <= s.k;
     const __m256i mask = tail_mask(std::min<int64_t>(kVec, s.k - k));
     v8 d[A][A], t[M][A], o[M][M];
     for (int i = 0; i < A; ++i)
-      for (int j = 0; j < A; ++j) d[i][j] = _mm256_loadu_ps(in + (i * A + j) * plane + k);
+      for (int j = 0; j < A; ++j) d[i][j] = _mm256_loadu_ps(in + (i * A + j) * plane + k - k0);
     for (int j = 0; j < A; ++j) Transform<M>::output(&d[0][j], A, &t[0][j], A);
     for (int i = 0; i < M; ++i) Transform<M>::output(&t[i][0], 1, &o[i][0], 1);
     for (int i = 0; i < rows; ++i) {
@@ -204,34 +205,35 @@ void gemm_rows(const float* v, int64_t vs, const float* u, int64_t cp, float* m,
   }
 }
 
-// m[xi][r][ks] = v[xi][r][cp] x u[xi][ks/16][cp][16] for `rows` rows.
+// m[xi][r][0..cols) = v[xi][r][cp] x u[xi][n0 / 16 ..][cp][16] for `rows`
+// rows: columns [n0, n0 + cols) of the packed weights, cols a multiple of 16.
 void gemm_block(const float* v, const float* u, float* m, int64_t rows, int a2, int64_t cp,
-                int64_t ks) {
+                int64_t ks, int64_t n0, int64_t cols) {
   constexpr int R = 6;
   for (int xi = 0; xi < a2; ++xi) {
     const float* vx = v + xi * rows * cp;
-    float* mx = m + xi * rows * ks;
-    for (int64_t n = 0; n < ks; n += 16) {
-      const float* un = u + (xi * ks + n) * cp;
+    float* mx = m + xi * rows * cols;
+    for (int64_t n = 0; n < cols; n += 16) {
+      const float* un = u + (xi * ks + n0 + n) * cp;
       int64_t r = 0;
-      for (; r + R <= rows; r += R) gemm_rows<R>(vx + r * cp, cp, un, cp, mx + r * ks + n, ks);
+      for (; r + R <= rows; r += R) gemm_rows<R>(vx + r * cp, cp, un, cp, mx + r * cols + n, cols);
       const float* vr = vx + r * cp;
-      float* mr = mx + r * ks + n;
+      float* mr = mx + r * cols + n;
       switch (rows - r) {
         case 1:
-          gemm_rows<1>(vr, cp, un, cp, mr, ks);
+          gemm_rows<1>(vr, cp, un, cp, mr, cols);
           break;
         case 2:
-          gemm_rows<2>(vr, cp, un, cp, mr, ks);
+          gemm_rows<2>(vr, cp, un, cp, mr, cols);
           break;
         case 3:
-          gemm_rows<3>(vr, cp, un, cp, mr, ks);
+          gemm_rows<3>(vr, cp, un, cp, mr, cols);
           break;
         case 4:
-          gemm_rows<4>(vr, cp, un, cp, mr, ks);
+          gemm_rows<4>(vr, cp, un, cp, mr, cols);
           break;
         case 5:
-          gemm_rows<5>(vr, cp, un, cp, mr, ks);
+          gemm_rows<5>(vr, cp, un, cp, mr, cols);
           break;
       }
     }
@@ -263,8 +265,10 @@ std::vector<float> transform_weights_plain(const WinogradShape& s, const float* 
 int64_t align64(int64_t bytes) { return round_up(bytes, 64); }
 
 // Tiles per block of the fused schedule: the block's transformed input and
-// GEMM output stay within about 3/4 of a 512 KiB L2.
+// GEMM output stay within about 3/4 of a 512 KiB L2, but at least 24 tiles,
+// as each block streams all the weights it multiplies by.
 constexpr int64_t kBlockBytes = 384 << 10;
+constexpr int64_t kMinBlock = 24, kMaxBlock = 96;
 
 }  // namespace
 
@@ -285,18 +289,24 @@ WinogradConv::WinogradConv(const WinogradShape& s, const dnnl::engine& engine, i
   kp_ = round_up(s.k, kVec);
   threads_ = omp_get_max_threads();
   const int64_t a2 = int64_t(alpha_) * alpha_;
-  // Fused: blocks of tiles, each transformed, multiplied and transformed back
-  // by one thread while it sits in L2; worth it when there are enough blocks
-  // to share among the threads.
+  // Fused: work items of (block of tiles, chunk of output channels), each
+  // transformed, multiplied and transformed back by one thread while in L2.
+  // With few blocks, the output channels are split among the threads so that
+  // each streams only its share of the weights.
   const int64_t ks16 = round_up(s.k, 16);
-  block_ = std::clamp<int64_t>(kBlockBytes / (a2 * 4 * (cp_ + ks16)), 6, 96) / 6 * 6;
-  const int64_t blocks = (tiles_ + block_ - 1) / block_;
-  fused_ = schedule == WinogradSchedule::kFused ||
-           (schedule == WinogradSchedule::kAuto && blocks >= 4 * threads_);
+  int64_t block = std::clamp(kBlockBytes / (a2 * 4 * (cp_ + ks16)), kMinBlock, kMaxBlock);
+  blocks_ = (tiles_ + block - 1) / block;
+  // Balanced blocks, in whole 6-row micro-kernel steps.
+  block_ = round_up((tiles_ + blocks_ - 1) / blocks_, 6);
+  blocks_ = (tiles_ + block_ - 1) / block_;
+  kchunk_ = ks16;
+  if (blocks_ < 4 * threads_) kchunk_ = round_up((ks16 + threads_ - 1) / threads_, 16);
+  kchunks_ = (ks16 + kchunk_ - 1) / kchunk_;
+  fused_ = schedule != WinogradSchedule::kBatchedMatmul;
   if (fused_) {
     ks_ = ks16;
     v_bytes_ = align64(a2 * block_ * cp_ * 4);
-    m_bytes_ = align64(a2 * block_ * ks_ * 4);
+    m_bytes_ = align64(a2 * block_ * kchunk_ * 4);
     return;
   }
   ks_ = kp_;
@@ -316,7 +326,8 @@ WinogradConv::WinogradConv(const WinogradShape& s, const dnnl::engine& engine, i
 std::string WinogradConv::impl_info() const {
   const std::string m = std::to_string(m_);
   return "winograd F(" + m + "x" + m + ",3x3) " +
-         (fused_ ? "fused, blocks of " + std::to_string(block_) + " tiles"
+         (fused_ ? "fused, " + std::to_string(blocks_) + " blocks of " + std::to_string(block_) +
+                       " tiles x " + std::to_string(kchunks_) + " channel chunks"
                  : "batched matmul " + std::string(pd_.impl_info_str()));
 }
 
@@ -366,19 +377,21 @@ void WinogradConv::run_fused(const float* src, const float* weights, float* dst,
                              std::span<const EpilogueOp> epilogue) const {
   const Tiling g{s_, th_, tw_, cp_, kp_, ks_};
   const int a2 = alpha_ * alpha_;
-  const int64_t blocks = (tiles_ + block_ - 1) / block_;
 #pragma omp parallel num_threads(threads_)
   {
     std::byte* mine = scratch + omp_get_thread_num() * (v_bytes_ + m_bytes_);
     float* v = reinterpret_cast<float*>(mine);
     float* mm = reinterpret_cast<float*>(mine + v_bytes_);
 #pragma omp for schedule(dynamic, 1)
-    for (int64_t blk = 0; blk < blocks; ++blk) {
+    for (int64_t item = 0; item < blocks_ * kchunks_; ++item) {
+      const int64_t blk = item / kchunks_, n0 = item % kchunks_ * kchunk_;
+      const int64_t cols = std::min(kchunk_, ks_ - n0);
       const int64_t first = blk * block_, rows = std::min(block_, tiles_ - first);
       for (int64_t r = 0; r < rows; ++r) input_tile<M>(g, first + r, src, v + r * cp_, rows * cp_);
-      gemm_block(v, weights, mm, rows, a2, cp_, ks_);
+      gemm_block(v, weights, mm, rows, a2, cp_, ks_, n0, cols);
+      const int64_t k1 = std::min(n0 + cols, kp_);
       for (int64_t r = 0; r < rows; ++r)
-        output_tile<M>(g, first + r, mm + r * ks_, rows * ks_, dst, epilogue);
+        output_tile<M>(g, first + r, n0, k1, mm + r * cols, rows * cols, dst, epilogue);
     }
   }
 }
@@ -403,7 +416,7 @@ void WinogradConv::run_matmul(const float* src, const float* weights, float* dst
   stream.wait();
 #pragma omp parallel for schedule(static)
   for (int64_t tile = 0; tile < tiles_; ++tile)
-    output_tile<M>(g, tile, mm + tile * kp_, tiles_ * kp_, dst, epilogue);
+    output_tile<M>(g, tile, 0, kp_, mm + tile * kp_, tiles_ * kp_, dst, epilogue);
 }
 
 void WinogradConv::run(const float* src, const float* weights, float* dst, std::byte* scratch,

@@ -44,8 +44,7 @@ struct EpilogueOp {
 // multiplied by an own AVX2 GEMM kernel and transformed back by one thread
 // while in L2. kBatchedMatmul: the three phases one after the other over all
 // tiles, the GEMMs as one batched oneDNN matmul (better with few tiles: its
-// GEMMs are parallel over the transform points). kAuto: fused when there are
-// enough blocks of tiles to share among the threads.
+// GEMMs are parallel over the transform points). kAuto: fused.
 enum class WinogradSchedule { kAuto, kFused, kBatchedMatmul };
 
 class WinogradConv {
@@ -90,7 +89,8 @@ class WinogradConv {
   int64_t ks_;               // row stride of the GEMM output: kp, or K rounded up to 16
   int threads_;
   bool fused_;
-  int64_t block_;                    // tiles per block (fused)
+  int64_t blocks_, block_;           // blocks of tiles, tiles per block (fused)
+  int64_t kchunks_, kchunk_;         // chunks of output channels, channels per chunk (fused)
   int64_t v_bytes_, m_bytes_;        // per thread (fused) or in all (matmul)
   dnnl::matmul::primitive_desc pd_;  // matmul only
   dnnl::matmul matmul_;
