@@ -14,13 +14,13 @@
 #include <set>
 
 #include "core/text_format.h"
-#include "runtime/cpu/op_cases.h"
+#include "runtime/reference/runtime_cases.h"
 #include "runtime/reference/executor.h"
 
 namespace tso::cpu {
 namespace {
 
-using testing::Case;
+using ref::testing::Case;
 
 double relative_error(const std::vector<float>& got, const std::vector<float>& want) {
   double diff = 0, scale = 1e-6;
@@ -37,8 +37,8 @@ void expect_matches_reference(const Case& c, bool fuse,
                               ExecutorOptions::Winograd winograd = ExecutorOptions::Winograd::kMeasured) {
   SCOPED_TRACE(std::string(c.name) + (fuse ? " (fused)" : " (unfused)") +
                (winograd == ExecutorOptions::Winograd::kAlways ? " (winograd)" : ""));
-  const Graph g = testing::graph_with_weights(c.text, 3, constants);
-  std::map<std::string, ref::Tensor<float>> feeds = testing::random_feeds(g, 5);
+  const Graph g = ref::testing::graph_with_weights(c.text, 3, constants);
+  std::map<std::string, ref::Tensor<float>> feeds = ref::testing::random_feeds(g, 5);
   Expected<std::vector<ref::Tensor<float>>> want = ref::evaluate<float>(g, feeds);
   ASSERT_TRUE(want.ok()) << want.error().message;
   ExecutorOptions o;
@@ -64,22 +64,22 @@ void expect_matches_reference(const Case& c, bool fuse,
 }
 
 TEST(CpuExecutor, MatchesTheReferenceOnEveryCase) {
-  for (const Case& c : testing::kCases) expect_matches_reference(c, true);
+  for (const Case& c : ref::testing::kCases) expect_matches_reference(c, true);
 }
 
 TEST(CpuExecutor, MatchesTheReferenceUnfused) {
-  for (const Case& c : testing::kCases) expect_matches_reference(c, false);
+  for (const Case& c : ref::testing::kCases) expect_matches_reference(c, false);
 }
 
 TEST(CpuExecutor, MatchesTheReferenceWithWinogradWhereverItApplies) {
-  for (const Case& c : testing::kCases)
+  for (const Case& c : ref::testing::kCases)
     expect_matches_reference(c, true, {}, ExecutorOptions::Winograd::kAlways);
 }
 
 TEST(CpuExecutor, CasesCoverEveryOperatorButOpaque) {
   std::set<Op> seen;
-  for (const Case& c : testing::kCases) {
-    const Graph g = testing::graph_with_weights(c.text, 3);
+  for (const Case& c : ref::testing::kCases) {
+    const Graph g = ref::testing::graph_with_weights(c.text, 3);
     for (const Node& n : g.nodes()) seen.insert(n.op);
   }
   for (const OpInfo& info : all_ops()) {
@@ -89,7 +89,7 @@ TEST(CpuExecutor, CasesCoverEveryOperatorButOpaque) {
 }
 
 TEST(CpuExecutor, FusesPostOpsAndKeepsBlockedLayoutsBetweenConvolutions) {
-  const Graph g = testing::graph_with_weights(R"(graph g {
+  const Graph g = ref::testing::graph_with_weights(R"(graph g {
   input x: f32[1,16,14,14]
   weight w1: f32[32,16,3,3]
   weight b1: f32[32]
@@ -127,7 +127,7 @@ TEST(CpuExecutor, WinogradRunsTheConvolutionWithItsEpilogue) {
   %r = clip(%a, min=0, max=6)
   output y = %r
 })"};
-  const Graph g = testing::graph_with_weights(c.text, 3);
+  const Graph g = ref::testing::graph_with_weights(c.text, 3);
   ExecutorOptions o;
   o.winograd = ExecutorOptions::Winograd::kAlways;
   Expected<std::unique_ptr<Executor>> ex = Executor::create(g, o);
@@ -158,7 +158,7 @@ TEST(CpuExecutor, AnExportedGeluRunsAsOnePostOp) {
   output y = %y
 })"};
   const std::map<std::string, float> constants = {{"sqrt2", 1.41421356f}, {"one", 1.f}, {"half", 0.5f}};
-  const Graph g = testing::graph_with_weights(c.text, 3, constants);
+  const Graph g = ref::testing::graph_with_weights(c.text, 3, constants);
   Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
   ASSERT_TRUE(ex.ok()) << ex.error().message;
   EXPECT_EQ((*ex)->stats().fused_nodes, 6);
@@ -167,7 +167,7 @@ TEST(CpuExecutor, AnExportedGeluRunsAsOnePostOp) {
 }
 
 TEST(CpuExecutor, GroupsOfFourChannelsRunOnADirectKernel) {
-  const Graph g = testing::graph_with_weights(R"(graph g {
+  const Graph g = ref::testing::graph_with_weights(R"(graph g {
   input x: f32[1,128,28,28]
   weight w: f32[128,4,3,3]
   %c = conv2d(x, w, pad=same, groups=32)
@@ -181,7 +181,7 @@ TEST(CpuExecutor, GroupsOfFourChannelsRunOnADirectKernel) {
 }
 
 TEST(CpuExecutor, ConstantSubgraphsRunOnceInThePrologue) {
-  const Graph g = testing::graph_with_weights(R"(graph g {
+  const Graph g = ref::testing::graph_with_weights(R"(graph g {
   input x: f32[1,4,9,9]
   weight a: f32[3,4,1,1]
   weight b: f32[5,4,3,3]
@@ -218,7 +218,7 @@ TEST(CpuExecutor, OpaqueNodesAreAnErrorNamingTheOperator) {
 }
 
 TEST(CpuExecutor, APlanLargerThanTheMachineIsAnErrorBeforeAllocating) {
-  const Graph g = testing::graph_with_weights(R"(graph g {
+  const Graph g = ref::testing::graph_with_weights(R"(graph g {
   input x: f32[1,1,1,1]
   %p = pad(x, pads=[0,0,0,0,0,0,300000,300000])
   %r = relu(%p)
@@ -231,7 +231,7 @@ TEST(CpuExecutor, APlanLargerThanTheMachineIsAnErrorBeforeAllocating) {
 }
 
 TEST(CpuExecutor, ATensorWhoseSizeOverflowsIsAnErrorNamingTheNode) {
-  const Graph g = testing::graph_with_weights(R"(graph g {
+  const Graph g = ref::testing::graph_with_weights(R"(graph g {
   input x: f32[4294967296,4294967296,16]
   %r = relu(x)
   output y = %r
@@ -242,9 +242,9 @@ TEST(CpuExecutor, ATensorWhoseSizeOverflowsIsAnErrorNamingTheNode) {
 }
 
 TEST(CpuExecutor, ResultsDoNotDependOnTheThreadCount) {
-  const Case& c = testing::kCases[0];
-  const Graph g = testing::graph_with_weights(c.text, 3);
-  std::map<std::string, ref::Tensor<float>> feeds = testing::random_feeds(g, 5);
+  const Case& c = ref::testing::kCases[0];
+  const Graph g = ref::testing::graph_with_weights(c.text, 3);
+  std::map<std::string, ref::Tensor<float>> feeds = ref::testing::random_feeds(g, 5);
   std::vector<std::vector<float>> outs;
   for (int threads : {1, 2}) {
     ExecutorOptions o;

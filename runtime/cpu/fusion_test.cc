@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/text_format.h"
-#include "runtime/cpu/op_cases.h"
+#include "runtime/reference/runtime_cases.h"
 
 namespace tso::cpu {
 namespace {
@@ -121,7 +121,7 @@ constexpr const char* kExportedGelu = R"(graph g {
 })";
 
 TEST(Fusion, ProductTakesTheFiveNodesOfAnExportedGelu) {
-  const Graph g = testing::graph_with_weights(
+  const Graph g = ref::testing::graph_with_weights(
       kExportedGelu, 1, {{"sqrt2", 1.4142135f}, {"one", 1.f}, {"half", 0.5f}});
   const Fusion f = find_fusions(g, true);
   const FusionGroup& m = f.groups[f.group_of[named(g, "%m")]];
@@ -133,7 +133,7 @@ TEST(Fusion, ProductTakesTheFiveNodesOfAnExportedGelu) {
 }
 
 TEST(Fusion, AGeluLookalikeWithOtherConstantsStaysApart) {
-  const Graph g = testing::graph_with_weights(
+  const Graph g = ref::testing::graph_with_weights(
       kExportedGelu, 1, {{"sqrt2", 1.5f}, {"one", 1.f}, {"half", 0.5f}});
   const Fusion f = find_fusions(g, true);
   EXPECT_EQ(f.groups[f.group_of[named(g, "%m")]].post.size(), 1u);  // the bias only

@@ -1,6 +1,9 @@
-// Graphs in the canonical text format that exercise every operator and
-// the paths a runtime chooses between, with helpers that give them stored
-// weights and seeded inputs. Test-only.
+// Graphs in the canonical text format that every runtime's tests run and
+// compare with the reference executor: together they cover every operator
+// and the paths the runtimes choose between (cuDNN/cuBLASLt variants,
+// oneDNN layouts and post-ops, own kernels). With helpers that give them
+// stored weights and seeded inputs. Test-only; runtime/cuda and runtime/cpu
+// tests include it.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,7 +17,7 @@
 #include "core/text_format.h"
 #include "runtime/reference/tensor.h"
 
-namespace tso::cpu::testing {
+namespace tso::ref::testing {
 
 struct Case {
   const char* name;
@@ -376,6 +379,19 @@ inline const Case kCases[] = {
   output y = %w
   output v = %v
 })"},
+    {"nan_guard_broadcasting", R"(graph g {
+  input x: f32[2,3,4]
+  input z: f32[3,1]
+  weight zero: f32[1]
+  %d = sub(x, z)
+  %s = sqrt(%d)
+  %n = isnan(%s)
+  %w = where(%n, zero, %s)
+  %q = sqrt(z)
+  %m = isnan(%q)
+  %v = where(%m, x, %w)
+  output y = %v
+})"},
     {"movement_chain", R"(graph g {
   input x: f32[2,3,4]
   %t = transpose(x, perm=[2,0,1])
@@ -385,4 +401,4 @@ inline const Case kCases[] = {
 })"},
 };
 
-}  // namespace tso::cpu::testing
+}  // namespace tso::ref::testing
