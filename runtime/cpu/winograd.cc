@@ -24,6 +24,9 @@ int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 //               (0,-2,-1,2,1,0) (0,2,-1,-2,1,0) (0,4,0,-5,0,1);
 //               A^T rows (1,1,1,1,1,0) (0,1,-1,2,-2,0) (0,1,1,4,4,0)
 //               (0,1,-1,8,-8,1).
+v8 fma(float a, v8 x, v8 y) { return _mm256_fmadd_ps(_mm256_set1_ps(a), x, y); }    // a x + y
+v8 fnma(float a, v8 x, v8 y) { return _mm256_fnmadd_ps(_mm256_set1_ps(a), x, y); }  // y - a x
+
 template <int M>
 struct Transform;
 
@@ -52,26 +55,25 @@ struct Transform<4> {
                                       {1. / 24, 1. / 12, 1. / 6},
                                       {1. / 24, -1. / 12, 1. / 6},
                                       {0, 0, 1}};
-  template <class T>
-  static void input(const T* d, int ds, T* t, int ts) {
-    T d0 = d[0], d1 = d[ds], d2 = d[2 * ds], d3 = d[3 * ds], d4 = d[4 * ds], d5 = d[5 * ds];
-    T a = d4 - 4.f * d2, b = d3 - 4.f * d1;  // shared by rows 1 and 2
-    T c = d4 - d2, e = 2.f * (d3 - d1);      // shared by rows 3 and 4
-    t[0] = 4.f * d0 - 5.f * d2 + d4;
+  // With explicit FMAs: the build is ISO C++, where GCC contracts none.
+  static void input(const v8* d, int ds, v8* t, int ts) {
+    const v8 d0 = d[0], d1 = d[ds], d2 = d[2 * ds], d3 = d[3 * ds], d4 = d[4 * ds], d5 = d[5 * ds];
+    const v8 a = fnma(4, d2, d4), b = fnma(4, d1, d3);  // shared by rows 1 and 2
+    const v8 c = d4 - d2, e = d3 - d1;                  // shared by rows 3 and 4
+    t[0] = fma(4, d0, fnma(5, d2, d4));
     t[ts] = a + b;
     t[2 * ts] = a - b;
-    t[3 * ts] = c + e;
-    t[4 * ts] = c - e;
-    t[5 * ts] = 4.f * d1 - 5.f * d3 + d5;
+    t[3 * ts] = fma(2, e, c);
+    t[4 * ts] = fnma(2, e, c);
+    t[5 * ts] = fma(4, d1, fnma(5, d3, d5));
   }
-  template <class T>
-  static void output(const T* d, int ds, T* t, int ts) {
-    T p = d[ds] + d[2 * ds], q = d[ds] - d[2 * ds];
-    T r = d[3 * ds] + d[4 * ds], u = d[3 * ds] - d[4 * ds];
+  static void output(const v8* d, int ds, v8* t, int ts) {
+    const v8 p = d[ds] + d[2 * ds], q = d[ds] - d[2 * ds];
+    const v8 r = d[3 * ds] + d[4 * ds], u = d[3 * ds] - d[4 * ds];
     t[0] = d[0] + p + r;
-    t[ts] = q + 2.f * u;
-    t[2 * ts] = p + 4.f * r;
-    t[3 * ts] = q + 8.f * u + d[5 * ds];
+    t[ts] = fma(2, u, q);
+    t[2 * ts] = fma(4, r, p);
+    t[3 * ts] = fma(8, u, q + d[5 * ds]);
   }
 };
 
@@ -89,6 +91,21 @@ struct Tiling {
   int64_t th, tw, cp, kp, ks;
 };
 
+// An (m+2)x(m+2) patch wholly inside the image, C a multiple of 8.
+template <int M>
+void input_inner(const float* patch, int64_t row_stride, int64_t cs, float* out, int64_t plane) {
+  constexpr int A = M + 2;
+  for (int64_t c = 0; c < cs; c += kVec) {
+    v8 d[A][A], t[A][A];
+    for (int i = 0; i < A; ++i)
+      for (int j = 0; j < A; ++j) d[i][j] = _mm256_loadu_ps(patch + i * row_stride + j * cs + c);
+    for (int j = 0; j < A; ++j) Transform<M>::input(&d[0][j], A, &t[0][j], A);
+    for (int i = 0; i < A; ++i) Transform<M>::input(&t[i][0], 1, &d[i][0], 1);
+    for (int i = 0; i < A; ++i)
+      for (int j = 0; j < A; ++j) _mm256_storeu_ps(out + (i * A + j) * plane + c, d[i][j]);
+  }
+}
+
 // The (m+2)x(m+2) patch of `tile` into out[xi * plane + c]; pixels outside the
 // image read as zero (padding and the far side of partial tiles), as do
 // channels past C.
@@ -99,22 +116,26 @@ void input_tile(const Tiling& g, int64_t tile, const float* src, float* out, int
   const int64_t b = tile / (g.th * g.tw), ty = tile / g.tw % g.th, tx = tile % g.tw;
   const int64_t y0 = ty * M - s.pad_top, x0 = tx * M - s.pad_left;
   const float* img = src + b * s.h * s.w * s.c;
+  // The rows [i0, i1) and columns [j0, j1) of the patch inside the image.
+  const int i0 = int(std::max<int64_t>(0, -y0)), i1 = int(std::clamp<int64_t>(s.h - y0, 0, A));
+  const int j0 = int(std::max<int64_t>(0, -x0)), j1 = int(std::clamp<int64_t>(s.w - x0, 0, A));
+  if (i0 == 0 && i1 == A && j0 == 0 && j1 == A && s.c % kVec == 0) {
+    input_inner<M>(img + (y0 * s.w + x0) * s.c, s.w * s.c, s.c, out, plane);
+    return;
+  }
   for (int64_t c = 0; c < g.cp; c += kVec) {
     const bool full = c + kVec <= s.c;
     const __m256i mask = tail_mask(std::min<int64_t>(kVec, s.c - c));
     v8 d[A][A], t[A][A];
-    for (int i = 0; i < A; ++i) {
-      const int64_t y = y0 + i;
+    for (int i = 0; i < A; ++i)
       for (int j = 0; j < A; ++j) {
-        const int64_t x = x0 + j;
-        if (y < 0 || y >= s.h || x < 0 || x >= s.w) {
+        if (i < i0 || i >= i1 || j < j0 || j >= j1) {
           d[i][j] = _mm256_setzero_ps();
         } else {
-          const float* p = img + (y * s.w + x) * s.c + c;
+          const float* p = img + ((y0 + i) * s.w + x0 + j) * s.c + c;
           d[i][j] = full ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, mask);
         }
       }
-    }
     for (int j = 0; j < A; ++j) Transform<M>::input(&d[0][j], A, &t[0][j], A);
     for (int i = 0; i < A; ++i) Transform<M>::input(&t[i][0], 1, &d[i][0], 1);
     for (int i = 0; i < A; ++i)
@@ -294,13 +315,19 @@ WinogradConv::WinogradConv(const WinogradShape& s, const dnnl::engine& engine, i
   // With few blocks, the output channels are split among the threads so that
   // each streams only its share of the weights.
   const int64_t ks16 = round_up(s.k, 16);
-  int64_t block = std::clamp(kBlockBytes / (a2 * 4 * (cp_ + ks16)), kMinBlock, kMaxBlock);
-  blocks_ = (tiles_ + block - 1) / block;
-  // Balanced blocks, in whole 6-row micro-kernel steps.
-  block_ = round_up((tiles_ + blocks_ - 1) / blocks_, 6);
-  blocks_ = (tiles_ + block_ - 1) / block_;
+  const int64_t most = std::clamp(kBlockBytes / (a2 * 4 * (cp_ + ks16)), kMinBlock, kMaxBlock);
+  blocks_ = (tiles_ + most - 1) / most;
+  // Few blocks: as many per thread, but not so small that the weights they
+  // stream are used by fewer than 12 rows.
+  if (blocks_ < 4 * threads_) blocks_ = round_up(blocks_, threads_);
+  block_ = (tiles_ + blocks_ - 1) / blocks_;
   kchunk_ = ks16;
-  if (blocks_ < 4 * threads_) kchunk_ = round_up((ks16 + threads_ - 1) / threads_, 16);
+  if (block_ < 12) {
+    blocks_ = (tiles_ + most - 1) / most;
+    block_ = (tiles_ + blocks_ - 1) / blocks_;
+    kchunk_ = round_up((ks16 + threads_ - 1) / threads_, 16);
+  }
+  blocks_ = (tiles_ + block_ - 1) / block_;
   kchunks_ = (ks16 + kchunk_ - 1) / kchunk_;
   fused_ = schedule != WinogradSchedule::kBatchedMatmul;
   if (fused_) {
