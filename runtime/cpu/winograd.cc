@@ -210,6 +210,7 @@ void gemm_rows(const float* v, int64_t vs, const float* u, int64_t cp, float* m,
   v8 acc[R][2];
 #pragma GCC unroll 6
   for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+#pragma GCC unroll 4
   for (int64_t c = 0; c < cp; ++c) {
     const v8 u0 = _mm256_loadu_ps(u + c * 16), u1 = _mm256_loadu_ps(u + c * 16 + 8);
 #pragma GCC unroll 6

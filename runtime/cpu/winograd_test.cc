@@ -4,6 +4,7 @@
 #include "runtime/cpu/winograd.h"
 
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -177,6 +178,36 @@ TEST(WinogradConv, LargeSumIsAccurate) {
       EXPECT_LE(err, kTolerance) << describe(s, {tile, schedule});
       std::printf("%s: relative error %.3g\n", describe(s, {tile, schedule}).c_str(), err);
     }
+  }
+}
+
+TEST(WinogradConv, ResultsDoNotDependOnThreads) {
+  // Blocks and channel chunks change with the thread count; each output's sum
+  // runs in the same order regardless.
+  // 56 tiles: 2 or 3 blocks; 4 tiles: 1, 2 or 3 chunks of output channels.
+  for (const WinogradShape& s :
+       {WinogradShape{1, 24, 30, 27, 40, 1, 1, 1, 1}, WinogradShape{1, 24, 8, 8, 40, 1, 1, 1, 1}}) {
+    std::mt19937 rng(7);
+    std::normal_distribution<float> normal(0.f, 1.f);
+    std::vector<float> src(size_t(s.n * s.h * s.w * s.c)), w(size_t(s.k * s.c * 9));
+    for (float& x : src) x = normal(rng);
+    for (float& x : w) x = normal(rng);
+    dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    dnnl::stream stream(engine);
+    const int threads = omp_get_max_threads();
+    std::vector<std::vector<float>> outs;
+    for (int t : {1, 2, 3}) {
+      omp_set_num_threads(t);
+      WinogradConv conv(s, engine, 4, WinogradSchedule::kFused);
+      std::vector<float> u(size_t(conv.weights_floats()));
+      conv.transform_weights(w.data(), u.data());
+      std::vector<std::byte> scratch(size_t(conv.scratch_bytes()));
+      outs.emplace_back(size_t(s.n * s.oh() * s.ow() * s.k));
+      conv.run(src.data(), u.data(), outs.back().data(), scratch.data(), {}, stream);
+    }
+    omp_set_num_threads(threads);
+    EXPECT_EQ(outs[0], outs[1]) << "h " << s.h;
+    EXPECT_EQ(outs[0], outs[2]) << "h " << s.h;
   }
 }
 
