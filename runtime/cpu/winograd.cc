@@ -183,6 +183,7 @@ void output_tile(const Tiling& g, int64_t tile, int64_t k0, int64_t k1, const fl
   const int64_t b = tile / (g.th * g.tw), ty = tile / g.tw % g.th, tx = tile % g.tw;
   const int rows = int(std::min<int64_t>(M, oh - ty * M));
   const int cols = int(std::min<int64_t>(M, ow - tx * M));
+  const int64_t origin = ((b * oh + ty * M) * ow + tx * M) * s.k;  // the tile's first pixel
   for (int64_t k = k0; k < k1; k += kVec) {
     const bool full = k + kVec <= s.k;
     const __m256i mask = tail_mask(std::min<int64_t>(kVec, s.k - k));
@@ -191,9 +192,17 @@ void output_tile(const Tiling& g, int64_t tile, int64_t k0, int64_t k1, const fl
       for (int j = 0; j < A; ++j) d[i][j] = _mm256_loadu_ps(in + (i * A + j) * plane + k - k0);
     for (int j = 0; j < A; ++j) Transform<M>::output(&d[0][j], A, &t[0][j], A);
     for (int i = 0; i < M; ++i) Transform<M>::output(&t[i][0], 1, &o[i][0], 1);
+    if (full && rows == M && cols == M) {  // constant bounds keep o[][] in registers
+      for (int i = 0; i < M; ++i)
+        for (int j = 0; j < M; ++j) {
+          const int64_t at = origin + (i * ow + j) * s.k + k;
+          _mm256_storeu_ps(dst + at, apply_epilogue(o[i][j], epilogue, k, at, full, mask));
+        }
+      continue;
+    }
     for (int i = 0; i < rows; ++i) {
       for (int j = 0; j < cols; ++j) {
-        const int64_t at = ((b * oh + ty * M + i) * ow + tx * M + j) * s.k + k;
+        const int64_t at = origin + (i * ow + j) * s.k + k;
         const v8 x = apply_epilogue(o[i][j], epilogue, k, at, full, mask);
         if (full)
           _mm256_storeu_ps(dst + at, x);
