@@ -64,14 +64,16 @@ class WinogradConv {
                         WinogradSchedule schedule = WinogradSchedule::kAuto);
 
   int tile() const { return m_; }
-  // "winograd F(4x4,3x3) fused, blocks of 18 tiles": for profiles.
+  // "winograd F(4x4,3x3) fused, 8 blocks of 25 tiles x 1 channel chunks": for
+  // profiles.
   std::string impl_info() const;
   // Floats of the transformed weights transform_weights writes.
   int64_t weights_floats() const;
   // OIHW [k, c, 3, 3] weights into the layout run() reads; once, at plan time.
   void transform_weights(const float* oihw, float* out) const;
   // Bytes of per-run workspace (transformed input and output tiles, GEMM
-  // scratchpad). Any alignment works; 64 bytes is best.
+  // scratchpad; fused: one share per thread). Any alignment works; 64 bytes is
+  // best.
   int64_t scratch_bytes() const;
   // src NHWC [n, h, w, c], dst NHWC [n, oh, ow, k] (dense), weights from
   // transform_weights. kAddTensor data may alias dst.
