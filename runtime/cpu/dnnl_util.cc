@@ -1,5 +1,8 @@
 #include "runtime/cpu/dnnl_util.h"
 
+#include <algorithm>
+#include <numeric>
+
 namespace tso::cpu {
 
 Dims dims_of(const Shape& s) {
@@ -30,6 +33,20 @@ memory::desc plain_desc(const TensorType& type) {
 bool is_plain(const memory::desc& md) {
   if (md.get_inner_nblks() != 0) return false;
   return md == plain_desc(md.get_dims(), md.get_data_type());
+}
+
+memory::desc same_order(const memory::desc& md, const Dims& dims) {
+  const Dims st = md.get_strides();
+  std::vector<int> order(dims.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return st[a] > st[b]; });
+  Dims out(dims.size());
+  int64_t stride = 1;
+  for (int k = static_cast<int>(order.size()) - 1; k >= 0; --k) {
+    out[order[k]] = stride;
+    stride *= std::max<int64_t>(dims[order[k]], 1);
+  }
+  return memory::desc(dims, md.get_data_type(), out);
 }
 
 std::string impl_name(const char* kind, const dnnl::primitive_desc_base& pd) {

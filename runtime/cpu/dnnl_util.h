@@ -22,6 +22,9 @@ memory::data_type dnnl_type(DType t);
 memory::desc plain_desc(const TensorType& type);
 memory::desc plain_desc(const Dims& dims, memory::data_type dt = memory::data_type::f32);
 bool is_plain(const memory::desc& md);
+// The descriptor of `dims` with the dimension order of `md`'s strides (md
+// strided, not blocked): e.g. NHWC stays NHWC at the new extents.
+memory::desc same_order(const memory::desc& md, const Dims& dims);
 
 // Calls `f`; a dnnl::error it throws becomes an Error
 // "<what>: oneDNN <call> failed: <status>".

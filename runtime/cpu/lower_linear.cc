@@ -1,5 +1,6 @@
 // Convolutions and matrix products, each with its fusion group's post-ops.
 
+#include "core/signature.h"
 #include "runtime/common/geometry.h"
 #include "runtime/cpu/builder.h"
 #include "runtime/cpu/measure.h"
@@ -56,6 +57,41 @@ int widened_weights(Builder& b, int node, int w, int64_t groups, int64_t f) {
                              {f * cout * row, cout * row + cin * k, row, k, 1});
 }
 
+// Whether a convolution should run in the layout its input already has
+// (strided, e.g. NHWC) rather than the one oneDNN prefers (`preferred`):
+// measured, the convolution in the input's layout against the preferred one
+// plus the reorders into it and back out of it.
+template <class Kept>
+bool keep_input_layout(Builder& b, int node, int x,
+                       const dnnl::convolution_forward::primitive_desc& preferred, Kept kept) {
+  const memory::desc& in = b.tensor(x).md;
+  if (!b.options().measure || in == preferred.src_desc() || in.get_inner_nblks() != 0 ||
+      is_plain(in))
+    return false;
+  dnnl::convolution_forward::primitive_desc same;
+  try {
+    same = kept(in);
+  } catch (const dnnl::error&) {
+    return false;
+  }
+  const std::string impl = same.impl_info_str();
+  if (impl.find("ref") != std::string::npos || impl.find("gemm") != std::string::npos) return false;
+  const memory::desc out = same.dst_desc();
+  auto reorder_ms = [&](const memory::desc& from, const memory::desc& to) {
+    dnnl::reorder::primitive_desc pd(b.engine(), from, b.engine(), to);
+    return time_primitive(b.engine(), dnnl::reorder(pd), pd, {});
+  };
+  const std::string key = "conv layout " + op_signature(b.graph(), node) + " " +
+                          std::to_string(in.get_size());
+  return fastest(key, {[&] { return time_primitive(b.engine(), dnnl::convolution_forward(same), same, {}); },
+                       [&] {
+                         return time_primitive(b.engine(), dnnl::convolution_forward(preferred),
+                                               preferred, {}) +
+                                reorder_ms(in, preferred.src_desc()) +
+                                reorder_ms(preferred.dst_desc(), out);
+                       }}) == 0;
+}
+
 Status lower_conv(Builder& b, const FusionGroup& group) {
   const Node& n = b.graph().node(group.anchor);
   const Shape& xs = b.graph().type(n.args[0]).shape;
@@ -84,15 +120,27 @@ Status lower_conv(Builder& b, const FusionGroup& group) {
   const bool has_bias = n.args.size() == 3;
   const memory::desc bias_md = has_bias ? plain_desc({ws[0]}) : memory::desc();
 
+  memory::desc src_md = src_any;
   auto conv_pd = [&](const memory::desc& dst_md, const dnnl::primitive_attr& attr) {
     return dnnl::convolution_forward::primitive_desc(
-        b.engine(), prop_kind::forward_inference, algorithm::convolution_direct, src_any, wei_any,
+        b.engine(), prop_kind::forward_inference, algorithm::convolution_direct, src_md, wei_any,
         bias_md, dst_md, {h.stride, w.stride}, {h.dil - 1, w.dil - 1}, {h.pad_lo, w.pad_lo},
         {h.pad_hi, w.pad_hi}, attr);
   };
-  // The layout the convolution writes, chosen without post-ops; residual
-  // operands are brought to it.
-  const memory::desc layout = conv_pd(dst_any, b.attr()).dst_desc();
+  // The layouts the convolution reads and writes, chosen without post-ops
+  // (residual operands are brought to the one it writes): oneDNN's choice,
+  // or its input's layout when that is faster than reordering in and out.
+  memory::desc layout = conv_pd(dst_any, b.attr()).dst_desc();
+  if (keep_input_layout(b, group.anchor, b.value(n.args[0]), conv_pd(dst_any, b.attr()),
+                        [&](const memory::desc& in) {
+        src_md = in;
+        const auto pd = conv_pd(same_order(in, dims_of(ys)), b.attr());
+        src_md = src_any;
+        return pd;
+      })) {
+    src_md = b.tensor(b.value(n.args[0])).md;
+    layout = same_order(src_md, dims_of(ys));
+  }
   PostOps post;
   const DstView dst{dims_of(ys), group_type(b, group).shape, true, layout};
   TSO_RETURN_IF_ERROR(append_post_ops(b, group, dst, &post));

@@ -113,22 +113,6 @@ void lower_pad(Builder& b, int node, int x) {
   b.set_value({node, 0}, y);
 }
 
-// The descriptor of `dims` with the dimension order of `md`'s strides (md
-// is strided, not blocked): e.g. NHWC stays NHWC at the new extents.
-memory::desc same_order(const memory::desc& md, const Dims& dims) {
-  const Dims st = md.get_strides();
-  std::vector<int> order(dims.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return st[a] > st[b]; });
-  Dims out(dims.size());
-  int64_t stride = 1;
-  for (int k = static_cast<int>(order.size()) - 1; k >= 0; --k) {
-    out[order[k]] = stride;
-    stride *= std::max<int64_t>(dims[order[k]], 1);
-  }
-  return memory::desc(dims, md.get_data_type(), out);
-}
-
 // A pad that only grows an f32 tensor in a strided layout (NHWC after a
 // convolution) stays in that layout: fill the output, then reorder the input
 // into the window of it that it occupies.
