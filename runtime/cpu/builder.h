@@ -26,6 +26,8 @@ class Builder {
   const ExecutorOptions& options() const { return options_; }
   const dnnl::engine& engine() const { return engine_; }
   Plan& plan() { return plan_; }
+  // Valid until the next call that adds a tensor (output_tensor, as_layout,
+  // view, ...): copy what is needed across such calls.
   const PlanTensor& tensor(int t) const { return plan_.tensors[t]; }
 
   // The tensor that holds graph value `r` now.

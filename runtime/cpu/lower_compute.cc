@@ -21,7 +21,7 @@ const TensorType& out_type(Builder& b, int node) { return b.graph().node(node).o
 // A descriptor of `t`'s bytes with `rank` dimensions (leading ones added);
 // `t` must be row-major unless the rank already matches.
 memory::desc ranked(Builder& b, int* t, int rank) {
-  const memory::desc& md = b.tensor(*t).md;
+  const memory::desc md = b.tensor(*t).md;
   if (md.get_ndims() == rank) return md;
   *t = b.as_plain(*t);
   Dims d = dims_of(b.tensor(*t).type.shape);
@@ -234,7 +234,7 @@ Status lower_layernorm(Builder& b, int node) {
 Status lower_pool(Builder& b, int node) {
   const Node& n = b.graph().node(node);
   const int x = b.value(n.args[0]);
-  const Shape& xs = b.tensor(x).type.shape;
+  const Shape xs = b.tensor(x).type.shape;
   const std::vector<int64_t>& k = n.attrs.ints(AttrKey::kernel);
   Expected<std::vector<rt::WindowAxis>> win =
       rt::resolve_window(xs, k[0], k[1], n.attrs, n.attrs.i(AttrKey::ceil_mode) != 0);

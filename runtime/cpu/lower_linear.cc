@@ -45,7 +45,7 @@ int64_t group_widening(Builder& b, int64_t groups, const Shape& ws, Impl impl) {
 // The [O, I, kh, kw] weights of `groups` groups as the weights of groups / f
 // groups, each holding f original groups on its diagonal.
 int widened_weights(Builder& b, int node, int w, int64_t groups, int64_t f) {
-  const Shape& ws = b.tensor(w).type.shape;
+  const Shape ws = b.tensor(w).type.shape;
   const int64_t cout = ws[0] / groups, cin = ws[1], k = ws[2] * ws[3];
   const int64_t row = cin * f * k;  // one output channel of a merged group
   const TensorType type{DType::kF32, Shape{ws[0], cin * f, ws[2], ws[3]}};
@@ -64,7 +64,7 @@ int widened_weights(Builder& b, int node, int w, int64_t groups, int64_t f) {
 template <class Kept>
 bool keep_input_layout(Builder& b, int node, int x,
                        const dnnl::convolution_forward::primitive_desc& preferred, Kept kept) {
-  const memory::desc& in = b.tensor(x).md;
+  const memory::desc in = b.tensor(x).md;
   if (!b.options().measure || in == preferred.src_desc() || in.get_inner_nblks() != 0 ||
       is_plain(in))
     return false;
@@ -288,7 +288,7 @@ void append_gemm_terms(Builder& b, int node, int c, const DstView& dst, PostOps*
   if (pre != 1) post->ops.append_eltwise(algorithm::eltwise_linear, pre, 0);
   if (beta == 0) return;
   // C per row (or any shape a post-op does not broadcast) is stretched first.
-  const Shape& cs = b.tensor(c).type.shape;
+  const Shape cs = b.tensor(c).type.shape;
   const bool per_column = cs.rank() >= 1 && cs.numel() == cs.back() && cs.back() == dst.logical.back();
   if (!(cs.numel() == 1 || cs == dst.logical || per_column))
     c = broadcast_to(b, node, c, dst.logical);

@@ -58,7 +58,7 @@ int new_output(Builder& b, int node, int index, const std::vector<int>& reads) {
 
 void lower_transpose(Builder& b, int node, int x) {
   const Node& n = b.graph().node(node);
-  const Shape& xs = b.tensor(x).type.shape;
+  const Shape xs = b.tensor(x).type.shape;
   const std::vector<int64_t>& perm = n.attrs.ints(AttrKey::perm);
   const std::vector<int64_t> st = rt::strides_of(xs);
   CopyPlan p;
@@ -71,7 +71,7 @@ void lower_transpose(Builder& b, int node, int x) {
 
 void lower_slice(Builder& b, int node, int x) {
   const Node& n = b.graph().node(node);
-  const Shape& xs = b.tensor(x).type.shape;
+  const Shape xs = b.tensor(x).type.shape;
   const Shape& ys = n.outs[0].shape;
   const std::vector<int64_t>& starts = n.attrs.ints(AttrKey::starts);
   const std::vector<int64_t>& steps = n.attrs.ints(AttrKey::steps);
@@ -96,7 +96,7 @@ void lower_slice(Builder& b, int node, int x) {
 
 void lower_pad(Builder& b, int node, int x) {
   const Node& n = b.graph().node(node);
-  const Shape& xs = b.tensor(x).type.shape;
+  const Shape xs = b.tensor(x).type.shape;
   const Shape& ys = n.outs[0].shape;
   const std::vector<int64_t>& pads = n.attrs.ints(AttrKey::pads);
   const int r = xs.rank();
@@ -119,7 +119,7 @@ void lower_pad(Builder& b, int node, int x) {
 bool lower_pad_in_layout(Builder& b, int node) {
   const Node& n = b.graph().node(node);
   const int x = b.value(n.args[0]);
-  const memory::desc& md = b.tensor(x).md;
+  const memory::desc md = b.tensor(x).md;
   const std::vector<int64_t>& pads = n.attrs.ints(AttrKey::pads);
   if (md.get_ndims() == 0 || md.get_inner_nblks() != 0 || is_plain(md) ||
       md.get_data_type() != memory::data_type::f32)
@@ -146,8 +146,45 @@ bool lower_pad_in_layout(Builder& b, int node) {
   return true;
 }
 
+// A slice with unit steps of an f32 tensor in a strided layout (NHWC) stays
+// in that layout: one reorder from the window it keeps (NASNet crops before
+// its average pools).
+bool lower_slice_in_layout(Builder& b, int node) {
+  const Node& n = b.graph().node(node);
+  const int x = b.value(n.args[0]);
+  const memory::desc md = b.tensor(x).md;
+  if (md.get_ndims() == 0 || md.get_inner_nblks() != 0 || is_plain(md) ||
+      md.get_data_type() != memory::data_type::f32)
+    return false;
+  const std::vector<int64_t>& steps = n.attrs.ints(AttrKey::steps);
+  for (int64_t step : steps)
+    if (step != 1) return false;
+  const Shape xs = b.tensor(x).type.shape;
+  const std::vector<int64_t>& starts = n.attrs.ints(AttrKey::starts);
+  std::vector<int64_t> axes = n.attrs.ints(AttrKey::axes);
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  Dims offsets(xs.rank(), 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t ax = axes[i] < 0 ? axes[i] + xs.rank() : axes[i];
+    const int64_t s = starts[i] < 0 ? starts[i] + xs[ax] : starts[i];
+    offsets[ax] = std::clamp<int64_t>(s, 0, xs[ax]);
+  }
+  const TensorType& type = n.outs[0];
+  if (type.shape.numel() == 0) return false;
+  const memory::desc window = md.submemory_desc(dims_of(type.shape), offsets);
+  const memory::desc out_md = same_order(md, dims_of(type.shape));
+  dnnl::reorder::primitive_desc pd(b.engine(), window, b.engine(), out_md, b.attr());
+  b.note_scratchpad(pd);
+  const int y = b.output_tensor(type, out_md, {x});
+  b.add_primitive("slice " + std::string(pd.impl_info_str()), b.describe(node), dnnl::reorder(pd),
+                  {{DNNL_ARG_FROM, x, window}, {DNNL_ARG_TO, y}});
+  b.set_value({node, 0}, y);
+  return true;
+}
+
 void lower_enlarge(Builder& b, int node, int x) {
-  const Shape& xs = b.tensor(x).type.shape;
+  const Shape xs = b.tensor(x).type.shape;
   const Shape& ys = b.graph().node(node).outs[0].shape;
   const std::vector<int64_t> yst = rt::strides_of(ys);
   CopyPlan p{std::vector<int64_t>(xs.begin(), xs.end()), rt::strides_of(xs), yst};
@@ -161,7 +198,7 @@ void lower_enlarge(Builder& b, int node, int x) {
 // 1 (each piece is then a contiguous byte range), else copies.
 void lower_split(Builder& b, int node, int x) {
   const Node& n = b.graph().node(node);
-  const Shape& xs = b.tensor(x).type.shape;
+  const Shape xs = b.tensor(x).type.shape;
   int64_t axis = n.attrs.i(AttrKey::axis);
   if (axis < 0) axis += xs.rank();
   bool contiguous = true;
@@ -195,7 +232,7 @@ void lower_concat_copies(Builder& b, int node) {
   int64_t start = 0;
   for (const TensorRef& r : n.args) {
     const int t = b.as_plain(b.value(r));
-    const Shape& s = b.tensor(t).type.shape;
+    const Shape s = b.tensor(t).type.shape;
     CopyPlan p{std::vector<int64_t>(s.begin(), s.end()), rt::strides_of(s), yst};
     p.dst_off = start * yst[axis];
     copies.push_back(p);
@@ -227,6 +264,7 @@ Status lower_movement(Builder& b, int node) {
     return {};
   }
   if (n.op == Op::Pad && lower_pad_in_layout(b, node)) return {};
+  if (n.op == Op::Slice && lower_slice_in_layout(b, node)) return {};
   const int x = b.as_plain(b.value(n.args[0]));
   switch (n.op) {
     case Op::Reshape: case Op::Flatten: case Op::Squeeze: case Op::Unsqueeze:

@@ -66,7 +66,7 @@ bool epilogue_of(Builder& b, const FusionGroup& group, const memory::desc& nhwc,
       }
       case Op::Add: case Op::Mul: {
         const int other = b.value(p.other);
-        const Shape& os = b.tensor(other).type.shape;
+        const Shape os = b.tensor(other).type.shape;
         if (os == conv.outs[0].shape && n.op == Op::Add) {
           out->push_back({EpilogueOp::kAddTensor, b.as_layout(other, nhwc)});
         } else if (os.numel() == channels && channels > 1) {

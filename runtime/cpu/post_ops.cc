@@ -36,7 +36,7 @@ bool eltwise_of(const Node& n, algorithm* alg, float* alpha, float* beta) {
 }
 
 void append_binary(Builder& b, algorithm alg, int other, const DstView& dst, PostOps* out) {
-  const Shape& shape = b.tensor(other).type.shape;
+  const Shape shape = b.tensor(other).type.shape;
   const int index = out->ops.len();
   Arg arg{DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1, -1};
   Dims dims(dst.dims.size(), 1);

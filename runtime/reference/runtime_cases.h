@@ -392,6 +392,20 @@ inline const Case kCases[] = {
   %v = where(%m, x, %w)
   output y = %v
 })"},
+    {"pad_and_crop_in_the_convolution_layout", R"(graph g {
+  input x: f32[1,16,12,12]
+  weight w: f32[16,16,1,1]
+  %c = conv2d(x, w, act=relu)
+  %p = pad(%c, pads=[0,0,0,0,0,0,1,1])
+  %s = slice(%p, starts=[1,1], ends=[13,13], axes=[2,3], steps=[1,1])
+  %a = avgpool(%s, kernel=[1,1], stride=[2,2])
+  %q = pad(%c, pads=[0,0,1,1,0,0,1,1], value=-0.5)
+  %m = maxpool(%q, kernel=[3,3], stride=[2,2])
+  %t = slice(%c, starts=[0,3], ends=[16,-1], axes=[1,3], steps=[1,1])
+  output a = %a
+  output m = %m
+  output t = %t
+})"},
     {"movement_chain", R"(graph g {
   input x: f32[2,3,4]
   %t = transpose(x, perm=[2,0,1])
