@@ -57,39 +57,50 @@ int widened_weights(Builder& b, int node, int w, int64_t groups, int64_t f) {
                              {f * cout * row, cout * row + cin * k, row, k, 1});
 }
 
-// Whether a convolution should run in the layout its input already has
-// (strided, e.g. NHWC) rather than the one oneDNN prefers (`preferred`):
-// measured, the convolution in the input's layout against the preferred one
-// plus the reorders into it and back out of it.
-template <class Kept>
-bool keep_input_layout(Builder& b, int node, int x,
-                       const dnnl::convolution_forward::primitive_desc& preferred, Kept kept) {
-  const memory::desc in = b.tensor(x).md;
-  if (!b.options().measure || in == preferred.src_desc() || in.get_inner_nblks() != 0 ||
-      is_plain(in))
-    return false;
-  dnnl::convolution_forward::primitive_desc same;
-  try {
-    same = kept(in);
-  } catch (const dnnl::error&) {
-    return false;
-  }
-  const std::string impl = same.impl_info_str();
-  if (impl.find("ref") != std::string::npos || impl.find("gemm") != std::string::npos) return false;
-  const memory::desc out = same.dst_desc();
+// The source and destination layouts a convolution runs in: oneDNN's
+// preferred ones, NHWC for both, or the input's own strided layout for both.
+// Each candidate is charged the reorders it implies, measured: bringing the
+// input to its source layout, and for a blocked destination (the 3-channel
+// stem's nChw8c) the reorder to NHWC that the next convolutions read. `make`
+// creates the convolution for a (source, destination) pair.
+template <class Make>
+std::pair<memory::desc, memory::desc> choose_layouts(Builder& b, int node, const memory::desc& in,
+                                                     const memory::desc& src_any,
+                                                     const memory::desc& dst_any, Make make) {
+  const auto preferred = make(src_any, dst_any);
+  std::vector<std::pair<memory::desc, memory::desc>> layouts = {
+      {preferred.src_desc(), preferred.dst_desc()}};
+  if (!b.options().measure || in.get_ndims() != 4) return layouts[0];
+  const memory::desc nhwc_in(in.get_dims(), dt::f32, tag::nhwc);
+  const memory::desc nhwc_out(dst_any.get_dims(), dt::f32, tag::nhwc);
+  layouts.push_back({nhwc_in, nhwc_out});
+  if (in.get_inner_nblks() == 0 && !is_plain(in) && in != nhwc_in)
+    layouts.push_back({in, same_order(in, dst_any.get_dims())});
   auto reorder_ms = [&](const memory::desc& from, const memory::desc& to) {
+    if (from == to) return 0.0;
     dnnl::reorder::primitive_desc pd(b.engine(), from, b.engine(), to);
     return time_primitive(b.engine(), dnnl::reorder(pd), pd, {});
   };
-  const std::string key = "conv layout " + op_signature(b.graph(), node) + " " +
-                          std::to_string(in.get_size());
-  return fastest(key, {[&] { return time_primitive(b.engine(), dnnl::convolution_forward(same), same, {}); },
-                       [&] {
-                         return time_primitive(b.engine(), dnnl::convolution_forward(preferred),
-                                               preferred, {}) +
-                                reorder_ms(in, preferred.src_desc()) +
-                                reorder_ms(preferred.dst_desc(), out);
-                       }}) == 0;
+  std::vector<std::function<double()>> costs;
+  for (const auto& [src, dst] : layouts)
+    costs.push_back([&, src = src, dst = dst]() -> double {
+      dnnl::convolution_forward::primitive_desc pd;
+      try {
+        pd = make(src, dst);
+      } catch (const dnnl::error&) {
+        return 1e30;
+      }
+      const std::string impl = pd.impl_info_str();
+      if (impl.find("ref") != std::string::npos || impl.find("gemm") != std::string::npos)
+        return 1e30;
+      return time_primitive(b.engine(), dnnl::convolution_forward(pd), pd, {}) +
+             reorder_ms(in, src) + (dst.get_inner_nblks() ? reorder_ms(dst, nhwc_out) : 0.0);
+    });
+  if (layouts[0] == layouts[1]) return layouts[0];
+  const std::string key = "conv layouts " + op_signature(b.graph(), node) + " " +
+                          std::to_string(in.get_size()) + " " +
+                          std::to_string(in.get_strides()[1]) + std::to_string(in.get_inner_nblks());
+  return layouts[fastest(key, costs)];
 }
 
 Status lower_conv(Builder& b, const FusionGroup& group) {
@@ -120,33 +131,24 @@ Status lower_conv(Builder& b, const FusionGroup& group) {
   const bool has_bias = n.args.size() == 3;
   const memory::desc bias_md = has_bias ? plain_desc({ws[0]}) : memory::desc();
 
-  memory::desc src_md = src_any;
-  auto conv_pd = [&](const memory::desc& dst_md, const dnnl::primitive_attr& attr) {
+  auto conv_pd = [&](const memory::desc& src_md, const memory::desc& dst_md,
+                     const dnnl::primitive_attr& attr) {
     return dnnl::convolution_forward::primitive_desc(
         b.engine(), prop_kind::forward_inference, algorithm::convolution_direct, src_md, wei_any,
         bias_md, dst_md, {h.stride, w.stride}, {h.dil - 1, w.dil - 1}, {h.pad_lo, w.pad_lo},
         {h.pad_hi, w.pad_hi}, attr);
   };
-  // The layouts the convolution reads and writes, chosen without post-ops
-  // (residual operands are brought to the one it writes): oneDNN's choice,
-  // or its input's layout when that is faster than reordering in and out.
-  memory::desc layout = conv_pd(dst_any, b.attr()).dst_desc();
-  if (keep_input_layout(b, group.anchor, b.value(n.args[0]), conv_pd(dst_any, b.attr()),
-                        [&](const memory::desc& in) {
-        src_md = in;
-        const auto pd = conv_pd(same_order(in, dims_of(ys)), b.attr());
-        src_md = src_any;
-        return pd;
-      })) {
-    src_md = b.tensor(b.value(n.args[0])).md;
-    layout = same_order(src_md, dims_of(ys));
-  }
+  // The layouts it reads and writes, chosen without post-ops (residual
+  // operands are brought to the one it writes).
+  const auto [src_md, layout] = choose_layouts(
+      b, group.anchor, b.tensor(b.value(n.args[0])).md, src_any, dst_any,
+      [&](const memory::desc& src, const memory::desc& dst) { return conv_pd(src, dst, b.attr()); });
   PostOps post;
   const DstView dst{dims_of(ys), group_type(b, group).shape, true, layout};
   TSO_RETURN_IF_ERROR(append_post_ops(b, group, dst, &post));
   dnnl::primitive_attr attr = b.attr();
   attr.set_post_ops(post.ops);
-  const dnnl::convolution_forward::primitive_desc pd = conv_pd(layout, attr);
+  const dnnl::convolution_forward::primitive_desc pd = conv_pd(src_md, layout, attr);
   if (b.options().winograd != ExecutorOptions::Winograd::kOff) {
     Expected<bool> winograd = lower_winograd(b, group, pd, post.args);
     if (!winograd) return winograd.error();

@@ -131,12 +131,37 @@ bool lower_pad_in_layout(Builder& b, int node) {
   const Dims offsets(pads.begin(), pads.begin() + md.get_ndims());
   const memory::desc window = out_md.submemory_desc(md.get_dims(), offsets);
   const int y = b.output_tensor(type, out_md, {x});
+  // The border only, as boxes: for each dimension d, the slabs before and
+  // after the input along d, within the input's extent along the dimensions
+  // before d and the whole extent after it.
+  const Dims in_dims = md.get_dims(), out_dims = out_md.get_dims(), st = out_md.get_strides();
+  const int r = static_cast<int>(in_dims.size());
+  std::vector<CopyPlan> boxes;
+  for (int d = 0; d < r; ++d)
+    for (bool before : {true, false}) {
+      const int64_t lo = pads[d], in = in_dims[d];
+      CopyPlan box{std::vector<int64_t>(r), std::vector<int64_t>(r, 0),
+                   std::vector<int64_t>(st.begin(), st.end())};
+      for (int e = 0; e < r; ++e) {
+        int64_t start = 0, extent = out_dims[e];
+        if (e < d) start = pads[e], extent = in_dims[e];
+        if (e == d) start = before ? 0 : lo + in, extent = before ? lo : out_dims[e] - lo - in;
+        box.extent[e] = extent;
+        box.dst_off += start * st[e];
+      }
+      bool empty = false;
+      for (int64_t x : box.extent) empty = empty || x == 0;
+      if (!empty) boxes.push_back(box);
+    }
   const float value = static_cast<float>(n.attrs.f(AttrKey::value));
-  const int64_t count = static_cast<int64_t>(out_md.get_size() / sizeof(float));
   // Reads x only to run when x changes (each run, or once for a constant).
-  b.add_kernel("fill (own)", b.describe(node), {x}, {y}, [=](const Bindings& m) -> Run {
+  b.add_kernel("pad border (own)", b.describe(node), {x}, {y}, [=](const Bindings& m) -> Run {
     std::byte* out = m.data(y);
-    return [=] { fill(out, count, 4, &value); };
+    return [=] {
+      for (const CopyPlan& box : boxes)
+        strided_copy({4, box.extent, 0, box.src_st, box.dst_off, box.dst_st},
+                     reinterpret_cast<const std::byte*>(&value), out);
+    };
   });
   dnnl::reorder::primitive_desc pd(b.engine(), md, b.engine(), window, b.attr());
   b.note_scratchpad(pd);
