@@ -91,6 +91,11 @@ Status lower_linear(Builder& b, const FusionGroup& group);    // conv2d, matmul,
 Expected<bool> lower_winograd(Builder& b, const FusionGroup& group,
                               const dnnl::convolution_forward::primitive_desc& direct,
                               const std::vector<Arg>& direct_extra);
+// A 1x1 stride-1 NHWC conv2d group as an inner product of [rows, C] by
+// [C, K] when that measures faster than `direct`; false: lower it direct.
+bool lower_pointwise(Builder& b, const FusionGroup& group,
+                     const dnnl::convolution_forward::primitive_desc& direct,
+                     const std::vector<Arg>& direct_extra);
 Status lower_compute(Builder& b, int node);                   // oneDNN primitives
 Status lower_movement(Builder& b, int node);                  // views and own kernels
 bool is_movement(const Graph& g, int node);

@@ -32,10 +32,13 @@ struct ExecutorOptions {
   // each per shape at plan time and keep the fastest (off: the library's
   // default, inner product and direct).
   bool measure = true;
-  // 3x3 stride-1 convolutions: Winograd where measured faster (kMeasured, with
-  // `measure`), never, or always where it applies (F(4x4,3x3); for tests).
-  enum class Winograd : unsigned char { kMeasured, kOff, kAlways };
-  Winograd winograd = Winograd::kMeasured;
+  // An alternative implementation is used where measured faster (kMeasured,
+  // with `measure`), never, or always where it applies (for tests).
+  enum class Choice : unsigned char { kMeasured, kOff, kAlways };
+  // 3x3 stride-1 convolutions on Winograd (F(4x4,3x3) when always).
+  Choice winograd = Choice::kMeasured;
+  // 1x1 stride-1 NHWC convolutions as inner products.
+  Choice pointwise_product = Choice::kMeasured;
 };
 
 struct ExecutorStats {

@@ -34,16 +34,17 @@ double relative_error(const std::vector<float>& got, const std::vector<float>& w
 
 void expect_matches_reference(const Case& c, bool fuse,
                               const std::map<std::string, float>& constants = {},
-                              ExecutorOptions::Winograd winograd = ExecutorOptions::Winograd::kMeasured) {
+                              ExecutorOptions::Choice alternatives = ExecutorOptions::Choice::kMeasured) {
   SCOPED_TRACE(std::string(c.name) + (fuse ? " (fused)" : " (unfused)") +
-               (winograd == ExecutorOptions::Winograd::kAlways ? " (winograd)" : ""));
+               (alternatives == ExecutorOptions::Choice::kAlways ? " (alternatives forced)" : ""));
   const Graph g = ref::testing::graph_with_weights(c.text, 3, constants);
   std::map<std::string, ref::Tensor<float>> feeds = ref::testing::random_feeds(g, 5);
   Expected<std::vector<ref::Tensor<float>>> want = ref::evaluate<float>(g, feeds);
   ASSERT_TRUE(want.ok()) << want.error().message;
   ExecutorOptions o;
   o.fuse = fuse;
-  o.winograd = winograd;
+  o.winograd = alternatives;
+  o.pointwise_product = alternatives;
   Expected<std::unique_ptr<Executor>> ex = Executor::create(g, o);
   ASSERT_TRUE(ex.ok()) << ex.error().message;
   for (const auto& [name, t] : feeds) {
@@ -71,9 +72,10 @@ TEST(CpuExecutor, MatchesTheReferenceUnfused) {
   for (const Case& c : ref::testing::kCases) expect_matches_reference(c, false);
 }
 
-TEST(CpuExecutor, MatchesTheReferenceWithWinogradWhereverItApplies) {
+// Winograd for every 3x3 convolution and inner products for every 1x1 one.
+TEST(CpuExecutor, MatchesTheReferenceWithEveryAlternativeForced) {
   for (const Case& c : ref::testing::kCases)
-    expect_matches_reference(c, true, {}, ExecutorOptions::Winograd::kAlways);
+    expect_matches_reference(c, true, {}, ExecutorOptions::Choice::kAlways);
 }
 
 TEST(CpuExecutor, CasesCoverEveryOperatorButOpaque) {
@@ -129,7 +131,7 @@ TEST(CpuExecutor, WinogradRunsTheConvolutionWithItsEpilogue) {
 })"};
   const Graph g = ref::testing::graph_with_weights(c.text, 3);
   ExecutorOptions o;
-  o.winograd = ExecutorOptions::Winograd::kAlways;
+  o.winograd = ExecutorOptions::Choice::kAlways;
   Expected<std::unique_ptr<Executor>> ex = Executor::create(g, o);
   ASSERT_TRUE(ex.ok()) << ex.error().message;
   Expected<std::vector<StepTime>> steps = (*ex)->profile_steps(1);
@@ -137,7 +139,34 @@ TEST(CpuExecutor, WinogradRunsTheConvolutionWithItsEpilogue) {
   bool winograd = false;
   for (const StepTime& s : *steps) winograd = winograd || s.what.find("winograd") != std::string::npos;
   EXPECT_TRUE(winograd);
-  expect_matches_reference(c, true, {}, ExecutorOptions::Winograd::kAlways);
+  expect_matches_reference(c, true, {}, ExecutorOptions::Choice::kAlways);
+}
+
+TEST(CpuExecutor, PointwiseConvolutionsRunAsInnerProductsWithTheirPostOps) {
+  const Case c{"pointwise_residual", R"(graph g {
+  input x: f32[1,20,9,7]
+  weight w0: f32[24,20,3,3]
+  weight w: f32[24,24,1,1]
+  weight b: f32[24]
+  %h = conv2d(x, w0, pad=same, act=relu)
+  %c = conv2d(%h, w, b)
+  %a = add(%h, %c)
+  %r = relu(%a)
+  output y = %r
+})"};
+  const Graph g = ref::testing::graph_with_weights(c.text, 3);
+  ExecutorOptions o;
+  o.pointwise_product = ExecutorOptions::Choice::kAlways;
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, o);
+  ASSERT_TRUE(ex.ok()) << ex.error().message;
+  Expected<std::vector<StepTime>> steps = (*ex)->profile_steps(1);
+  ASSERT_TRUE(steps.ok()) << steps.error().message;
+  bool product = false;
+  for (const StepTime& s : *steps)
+    product = product || (s.what.find("inner_product") != std::string::npos &&
+                          s.nodes.find("+ add + relu") != std::string::npos);
+  EXPECT_TRUE(product);
+  expect_matches_reference(c, true, {}, ExecutorOptions::Choice::kAlways);
 }
 
 TEST(CpuExecutor, AnExportedGeluRunsAsOnePostOp) {

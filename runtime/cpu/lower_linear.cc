@@ -15,14 +15,6 @@ using dt = memory::data_type;
 
 namespace {
 
-std::string group_nodes(Builder& b, const FusionGroup& group, const PostOps& post) {
-  return b.describe(group.anchor) + post.nodes;
-}
-
-const TensorType& group_type(Builder& b, const FusionGroup& group) {
-  return b.graph().node(group.tail()).outs[0];
-}
-
 // A grouped convolution with fewer than 8 input channels per group has no
 // fast oneDNN kernel on AVX2 (a GEMM fallback at a tenth of the speed).
 // Merging f neighbouring groups into one with block-diagonal weights (zeros
@@ -149,11 +141,12 @@ Status lower_conv(Builder& b, const FusionGroup& group) {
   dnnl::primitive_attr attr = b.attr();
   attr.set_post_ops(post.ops);
   const dnnl::convolution_forward::primitive_desc pd = conv_pd(src_md, layout, attr);
-  if (b.options().winograd != ExecutorOptions::Winograd::kOff) {
+  if (b.options().winograd != ExecutorOptions::Choice::kOff) {
     Expected<bool> winograd = lower_winograd(b, group, pd, post.args);
     if (!winograd) return winograd.error();
     if (*winograd) return {};
   }
+  if (lower_pointwise(b, group, pd, post.args)) return {};
   b.note_scratchpad(pd);
 
   const int x = b.as_layout(b.value(n.args[0]), pd.src_desc());
@@ -327,7 +320,7 @@ Status lower_product(Builder& b, const FusionGroup& group) {
   for (size_t i = 0; i + 2 < rank && !weights_path; ++i) dd[i] = std::max(ad[i], bd[i]);
 
   PostOps post;
-  const DstView dst{dd, group_type(b, group).shape, false, plain_desc(dd)};
+  const DstView dst{dd, group_type(b, group).shape, false, plain_desc(group_type(b, group))};
   if (gemm) append_gemm_terms(b, group.anchor, n.args.size() == 3 ? b.value(n.args[2]) : -1, dst, &post);
   TSO_RETURN_IF_ERROR(append_post_ops(b, group, dst, &post));
   if (weights_path) {

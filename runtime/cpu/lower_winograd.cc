@@ -140,7 +140,7 @@ Expected<bool> lower_winograd(Builder& b, const FusionGroup& group,
                     std::to_string(p[3]);
   for (const EpiloguePlan& e : epilogue) key += " " + std::to_string(int(e.kind));
   const ExecutorOptions& o = b.options();
-  const int choice = o.winograd == ExecutorOptions::Winograd::kAlways ? 1
+  const int choice = o.winograd == ExecutorOptions::Choice::kAlways ? 1
                      : o.measure                                     ? fastest(key, candidates)
                                                                      : 0;
   if (choice == 0) return false;

@@ -40,15 +40,12 @@ void append_binary(Builder& b, algorithm alg, int other, const DstView& dst, Pos
   const int index = out->ops.len();
   Arg arg{DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1, -1};
   Dims dims(dst.dims.size(), 1);
-  if (shape == dst.logical && static_cast<int>(dst.dims.size()) == shape.rank() &&
-      Dims(shape.begin(), shape.end()) == dst.dims) {
+  if (shape == dst.logical) {
     arg.tensor = b.as_layout(other, dst.layout);
-    arg.md = dst.layout;
+    arg.md = dst.layout.get_dims() == dst.dims ? dst.layout : plain_desc(dst.dims);
   } else {
     arg.tensor = b.as_plain(other);
-    if (shape == dst.logical) {
-      dims = dst.dims;  // full shape, folded like the destination
-    } else if (shape.numel() > 1) {
+    if (shape.numel() > 1) {
       const int axis = dst.conv ? 1 : static_cast<int>(dims.size()) - 1;
       dims[axis] = shape.numel();
     }

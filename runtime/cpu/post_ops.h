@@ -25,11 +25,21 @@ struct DstView {
   Dims dims;
   Shape logical;  // the group's output shape
   bool conv = false;
-  // The destination's layout: a full-shape operand is reordered to it, since
-  // a binary post-op whose operand has another layout falls back to
-  // oneDNN's reference kernels.
+  // The destination's layout at the logical shape: a full-shape operand is
+  // reordered to it (a binary post-op whose operand has another layout falls
+  // back to oneDNN's reference kernels), then seen through `dims` when the
+  // primitive folds dimensions (row-major or NHWC bytes as [rows, N]).
   memory::desc layout;
 };
+
+// "node 'conv1' (conv2d) + relu + add": a group's nodes, for step names.
+inline std::string group_nodes(const Builder& b, const FusionGroup& group, const PostOps& post) {
+  return b.describe(group.anchor) + post.nodes;
+}
+// The type of the group's result (its last node's).
+inline const TensorType& group_type(const Builder& b, const FusionGroup& group) {
+  return b.graph().node(group.tail()).outs[0];
+}
 
 // Appends the group's post-ops (the anchor's `act` first) to `out`.
 Status append_post_ops(Builder& b, const FusionGroup& group, const DstView& dst, PostOps* out);
