@@ -65,7 +65,8 @@ TEST_P(CpuOnSharedModels, MatchesTheReferenceExecutor) {
 INSTANTIATE_TEST_SUITE_P(Models, CpuOnSharedModels,
                          ::testing::Values("squeezenet1_1.onnx", "resnet50.graph.onnx",
                                            "resnext50_32x4d.graph.onnx", "inception_v3.graph.onnx",
-                                           "nasnetalarge.graph.onnx", "bert_base_seq128.graph.onnx"),
+                                           "nasnetalarge.graph.onnx",
+                                           "bert_base_seq128.graph.onnx"),
                          [](const auto& info) {
                            std::string s = info.param;
                            return s.substr(0, s.find('.'));

@@ -85,7 +85,7 @@ class Builder {
 
 // Lowering of one group or node; each appends steps and sets the values of
 // the nodes it computes. Errors name the node.
-Status lower_linear(Builder& b, const FusionGroup& group);    // conv2d, matmul, gemm
+Status lower_linear(Builder& b, const FusionGroup& group);  // conv2d, matmul, gemm
 // A 3x3 stride-1 conv2d group on Winograd when it applies and is faster than
 // `direct` (with its post-op operands `direct_extra`); false: lower it direct.
 Expected<bool> lower_winograd(Builder& b, const FusionGroup& group,
@@ -96,8 +96,8 @@ Expected<bool> lower_winograd(Builder& b, const FusionGroup& group,
 bool lower_pointwise(Builder& b, const FusionGroup& group,
                      const dnnl::convolution_forward::primitive_desc& direct,
                      const std::vector<Arg>& direct_extra);
-Status lower_compute(Builder& b, int node);                   // oneDNN primitives
-Status lower_movement(Builder& b, int node);                  // views and own kernels
+Status lower_compute(Builder& b, int node);   // oneDNN primitives
+Status lower_movement(Builder& b, int node);  // views and own kernels
 bool is_movement(const Graph& g, int node);
 // `t` (row-major) stretched to `shape` by a copy, numpy broadcasting.
 int broadcast_to(Builder& b, int node, int t, const Shape& shape);

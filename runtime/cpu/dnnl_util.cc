@@ -12,10 +12,14 @@ Dims dims_of(const Shape& s) {
 
 memory::data_type dnnl_type(DType t) {
   switch (t) {
-    case DType::kF32: return memory::data_type::f32;
-    case DType::kF16: return memory::data_type::f16;
-    case DType::kI32: return memory::data_type::s32;
-    default: return memory::data_type::undef;
+    case DType::kF32:
+      return memory::data_type::f32;
+    case DType::kF16:
+      return memory::data_type::f16;
+    case DType::kI32:
+      return memory::data_type::s32;
+    default:
+      return memory::data_type::undef;
   }
 }
 

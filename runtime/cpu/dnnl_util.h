@@ -34,8 +34,7 @@ Status dnnl_call(const std::string& what, F&& f) {
     f();
     return {};
   } catch (const dnnl::error& e) {
-    return Error{what + ": oneDNN " + e.what() + " (status " + std::to_string(int(e.status)) +
-                 ")"};
+    return Error{what + ": oneDNN " + e.what() + " (status " + std::to_string(int(e.status)) + ")"};
   }
 }
 

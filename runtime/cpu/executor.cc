@@ -53,10 +53,15 @@ struct Executor::Impl : Bindings {
   std::byte* data(int t) const override {
     const PlanTensor& p = plan.tensors[t];
     switch (p.storage) {
-      case Storage::kHost: return const_cast<std::byte*>(p.host_bytes);
-      case Storage::kInput: case Storage::kStatic: return static_block.get() + p.offset;
-      case Storage::kArena: return arena.get() + p.offset;
-      case Storage::kView: return data(p.parent) + p.view_offset;
+      case Storage::kHost:
+        return const_cast<std::byte*>(p.host_bytes);
+      case Storage::kInput:
+      case Storage::kStatic:
+        return static_block.get() + p.offset;
+      case Storage::kArena:
+        return arena.get() + p.offset;
+      case Storage::kView:
+        return data(p.parent) + p.view_offset;
     }
     return nullptr;
   }
@@ -107,11 +112,11 @@ struct Executor::Impl : Bindings {
     stats.scratchpad_bytes = plan.scratchpad_bytes;
     for (const PlanTensor& t : plan.tensors)
       if (t.storage == Storage::kHost) stats.static_bytes += t.bytes;
-    TSO_RETURN_IF_ERROR(rt::check_allocation(
-        layout.peak_bytes + static_bytes + plan.scratchpad_bytes,
-        "the CPU plan (arena " + rt::format_bytes(layout.peak_bytes) + ", static " +
-            rt::format_bytes(static_bytes) + ", scratchpad " +
-            rt::format_bytes(plan.scratchpad_bytes) + ")"));
+    TSO_RETURN_IF_ERROR(
+        rt::check_allocation(layout.peak_bytes + static_bytes + plan.scratchpad_bytes,
+                             "the CPU plan (arena " + rt::format_bytes(layout.peak_bytes) +
+                                 ", static " + rt::format_bytes(static_bytes) + ", scratchpad " +
+                                 rt::format_bytes(plan.scratchpad_bytes) + ")"));
     static_block = allocate(static_bytes);
     arena = allocate(layout.peak_bytes);
     scratch = allocate(plan.scratchpad_bytes);
@@ -229,8 +234,8 @@ Expected<std::vector<std::byte>> Executor::output_bytes(int index) const {
     return Error{"no output " + std::to_string(index)};
   const int t = impl_->plan.outputs[index];
   const std::byte* p = impl_->data(t);
-  const int64_t n = impl_->plan.tensors[t].type.shape.numel() *
-                    dtype_bytes(impl_->plan.tensors[t].type.dtype);
+  const int64_t n =
+      impl_->plan.tensors[t].type.shape.numel() * dtype_bytes(impl_->plan.tensors[t].type.dtype);
   return std::vector<std::byte>(p, p + n);
 }
 
@@ -238,7 +243,8 @@ Expected<std::vector<float>> Executor::output(int index) const {
   Expected<std::vector<std::byte>> bytes = output_bytes(index);
   if (!bytes) return bytes.error();
   const TensorType& type = impl_->plan.tensors[impl_->plan.outputs[index]].type;
-  if (type.dtype != DType::kF32) return Error{"output " + std::to_string(index) + " is " + to_string(type)};
+  if (type.dtype != DType::kF32)
+    return Error{"output " + std::to_string(index) + " is " + to_string(type)};
   std::vector<float> v(bytes->size() / sizeof(float));
   std::memcpy(v.data(), bytes->data(), bytes->size());
   return v;
@@ -250,14 +256,16 @@ Expected<std::vector<double>> Executor::time_runs(int iters, int warmup) {
   for (int i = 0; i < iters; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     TSO_RETURN_IF_ERROR(run());
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   return ms;
 }
 
 Expected<std::vector<StepTime>> Executor::profile_steps(int iters) {
   std::vector<StepTime> times;
-  for (int i : impl_->run_steps) times.push_back({impl_->plan.steps[i].what, impl_->plan.steps[i].nodes, 0});
+  for (int i : impl_->run_steps)
+    times.push_back({impl_->plan.steps[i].what, impl_->plan.steps[i].nodes, 0});
   omp_set_num_threads(impl_->threads);
   for (int it = 0; it < iters; ++it)
     for (size_t k = 0; k < impl_->runs.size(); ++k) {
@@ -268,7 +276,8 @@ Expected<std::vector<StepTime>> Executor::profile_steps(int iters) {
         return Error{times[k].nodes + ": " + times[k].what + ": oneDNN " + e.what()};
       }
       impl_->strm.wait();
-      times[k].ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      times[k].ms +=
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     }
   return times;
 }
@@ -279,10 +288,18 @@ std::string Executor::library_info() {
   const dnnl_version_t* v = dnnl_version();
   std::string isa;
   switch (dnnl::get_effective_cpu_isa()) {
-    case dnnl::cpu_isa::avx2: isa = "avx2"; break;
-    case dnnl::cpu_isa::avx512_core: isa = "avx512_core"; break;
-    case dnnl::cpu_isa::sse41: isa = "sse41"; break;
-    default: isa = "isa " + std::to_string(static_cast<int>(dnnl::get_effective_cpu_isa())); break;
+    case dnnl::cpu_isa::avx2:
+      isa = "avx2";
+      break;
+    case dnnl::cpu_isa::avx512_core:
+      isa = "avx512_core";
+      break;
+    case dnnl::cpu_isa::sse41:
+      isa = "sse41";
+      break;
+    default:
+      isa = "isa " + std::to_string(static_cast<int>(dnnl::get_effective_cpu_isa()));
+      break;
   }
   return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
          std::to_string(v->patch) + ", " + isa;

@@ -14,8 +14,8 @@
 #include <set>
 
 #include "core/text_format.h"
-#include "runtime/reference/runtime_cases.h"
 #include "runtime/reference/executor.h"
+#include "runtime/reference/runtime_cases.h"
 
 namespace tso::cpu {
 namespace {
@@ -32,9 +32,9 @@ double relative_error(const std::vector<float>& got, const std::vector<float>& w
   return diff / scale;
 }
 
-void expect_matches_reference(const Case& c, bool fuse,
-                              const std::map<std::string, float>& constants = {},
-                              ExecutorOptions::Choice alternatives = ExecutorOptions::Choice::kMeasured) {
+void expect_matches_reference(
+    const Case& c, bool fuse, const std::map<std::string, float>& constants = {},
+    ExecutorOptions::Choice alternatives = ExecutorOptions::Choice::kMeasured) {
   SCOPED_TRACE(std::string(c.name) + (fuse ? " (fused)" : " (unfused)") +
                (alternatives == ExecutorOptions::Choice::kAlways ? " (alternatives forced)" : ""));
   const Graph g = ref::testing::graph_with_weights(c.text, 3, constants);
@@ -104,7 +104,8 @@ TEST(CpuExecutor, FusesPostOpsAndKeepsBlockedLayoutsBetweenConvolutions) {
   %c3 = conv2d(%r, w3)
   %k = clip(%c3, min=0, max=6)
   output y = %k
-})", 3);
+})",
+                                                   3);
   Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
   ASSERT_TRUE(ex.ok()) << ex.error().message;
   const ExecutorStats s = (*ex)->stats();
@@ -137,7 +138,8 @@ TEST(CpuExecutor, WinogradRunsTheConvolutionWithItsEpilogue) {
   Expected<std::vector<StepTime>> steps = (*ex)->profile_steps(1);
   ASSERT_TRUE(steps.ok()) << steps.error().message;
   bool winograd = false;
-  for (const StepTime& s : *steps) winograd = winograd || s.what.find("winograd") != std::string::npos;
+  for (const StepTime& s : *steps)
+    winograd = winograd || s.what.find("winograd") != std::string::npos;
   EXPECT_TRUE(winograd);
   expect_matches_reference(c, true, {}, ExecutorOptions::Choice::kAlways);
 }
@@ -186,7 +188,8 @@ TEST(CpuExecutor, AnExportedGeluRunsAsOnePostOp) {
   %y = mul(half, %q)
   output y = %y
 })"};
-  const std::map<std::string, float> constants = {{"sqrt2", 1.41421356f}, {"one", 1.f}, {"half", 0.5f}};
+  const std::map<std::string, float> constants = {
+      {"sqrt2", 1.41421356f}, {"one", 1.f}, {"half", 0.5f}};
   const Graph g = ref::testing::graph_with_weights(c.text, 3, constants);
   Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
   ASSERT_TRUE(ex.ok()) << ex.error().message;
@@ -201,7 +204,8 @@ TEST(CpuExecutor, GroupsOfFourChannelsRunOnADirectKernel) {
   weight w: f32[128,4,3,3]
   %c = conv2d(x, w, pad=same, groups=32)
   output y = %c
-})", 3);
+})",
+                                                   3);
   Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
   ASSERT_TRUE(ex.ok()) << ex.error().message;
   Expected<std::vector<StepTime>> steps = (*ex)->profile_steps(1);
@@ -218,7 +222,8 @@ TEST(CpuExecutor, ConstantSubgraphsRunOnceInThePrologue) {
   %w = concat(%e, b, axis=0)
   %c = conv2d(x, %w, pad=same)
   output y = %c
-})", 3);
+})",
+                                                   3);
   Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
   ASSERT_TRUE(ex.ok()) << ex.error().message;
   EXPECT_LE((*ex)->stats().steps, 3);  // the conv, and reorders at the boundary
@@ -230,7 +235,8 @@ TEST(CpuExecutor, ConstantSubgraphsRunOnceInThePrologue) {
   %w = concat(%e, b, axis=0)
   %c = conv2d(x, %w, pad=same)
   output y = %c
-})"}, true);
+})"},
+                           true);
 }
 
 TEST(CpuExecutor, OpaqueNodesAreAnErrorNamingTheOperator) {
@@ -238,7 +244,8 @@ TEST(CpuExecutor, OpaqueNodesAreAnErrorNamingTheOperator) {
   input x: f32[2,3]
   %o: i64[2,6] = opaque(x, op_type="NonZero")
   output y = %o
-})", "<test>");
+})",
+                                  "<test>");
   ASSERT_TRUE(g.ok()) << g.error().message;
   Expected<std::unique_ptr<Executor>> ex = Executor::create(*g, {});
   ASSERT_FALSE(ex.ok());
@@ -252,7 +259,8 @@ TEST(CpuExecutor, APlanLargerThanTheMachineIsAnErrorBeforeAllocating) {
   %p = pad(x, pads=[0,0,0,0,0,0,300000,300000])
   %r = relu(%p)
   output y = %r
-})", 3);
+})",
+                                                   3);
   Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
   ASSERT_FALSE(ex.ok()) << "a 720 GB plan";
   EXPECT_NE(ex.error().message.find("needs"), std::string::npos) << ex.error().message;
@@ -264,7 +272,8 @@ TEST(CpuExecutor, ATensorWhoseSizeOverflowsIsAnErrorNamingTheNode) {
   input x: f32[4294967296,4294967296,16]
   %r = relu(x)
   output y = %r
-})", 3);
+})",
+                                                   3);
   Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
   ASSERT_FALSE(ex.ok());
   EXPECT_NE(ex.error().message.find("'x'"), std::string::npos) << ex.error().message;

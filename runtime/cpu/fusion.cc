@@ -12,8 +12,14 @@ bool is_anchor(Op op) { return op == Op::Conv2d || op == Op::Matmul || op == Op:
 
 bool is_unary_post_op(Op op) {
   switch (op) {
-    case Op::Relu: case Op::Sigmoid: case Op::Tanh: case Op::Clip: case Op::Gelu:
-    case Op::Exp: case Op::Sqrt: case Op::Neg:
+    case Op::Relu:
+    case Op::Sigmoid:
+    case Op::Tanh:
+    case Op::Clip:
+    case Op::Gelu:
+    case Op::Exp:
+    case Op::Sqrt:
+    case Op::Neg:
       return true;
     default:
       return false;
@@ -33,8 +39,8 @@ bool post_op_operand_fits(Op anchor, const Shape& other, const Shape& out) {
     if (other[d] != out[lead + d] || stretched_to >= 0) return false;
     stretched_to = lead + d;
   }
-  if (anchor == Op::Conv2d) return stretched_to == 1;      // per channel
-  return stretched_to == out.rank() - 1;                   // per output column
+  if (anchor == Op::Conv2d) return stretched_to == 1;  // per channel
+  return stretched_to == out.rank() - 1;               // per output column
 }
 
 struct Consumers {
@@ -81,7 +87,8 @@ bool joins(const Graph& g, Op anchor, int cur, int next, PostOpNode* out) {
 // The constant value of a one-element stored f32 weight.
 bool scalar_weight(const Graph& g, TensorRef r, float* v) {
   const Node& n = g.node(r.node);
-  if (n.op != Op::Weight || !n.data || n.outs[0].dtype != DType::kF32 || n.outs[0].shape.numel() != 1)
+  if (n.op != Op::Weight || !n.data || n.outs[0].dtype != DType::kF32 ||
+      n.outs[0].shape.numel() != 1)
     return false;
   std::memcpy(v, n.data->bytes.data(), sizeof(float));
   return true;

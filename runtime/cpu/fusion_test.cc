@@ -133,8 +133,8 @@ TEST(Fusion, ProductTakesTheFiveNodesOfAnExportedGelu) {
 }
 
 TEST(Fusion, AGeluLookalikeWithOtherConstantsStaysApart) {
-  const Graph g = ref::testing::graph_with_weights(
-      kExportedGelu, 1, {{"sqrt2", 1.5f}, {"one", 1.f}, {"half", 0.5f}});
+  const Graph g = ref::testing::graph_with_weights(kExportedGelu, 1,
+                                                   {{"sqrt2", 1.5f}, {"one", 1.f}, {"half", 0.5f}});
   const Fusion f = find_fusions(g, true);
   EXPECT_EQ(f.groups[f.group_of[named(g, "%m")]].post.size(), 1u);  // the bias only
   EXPECT_EQ(f.group_of[named(g, "%y")], -1);

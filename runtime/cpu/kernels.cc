@@ -72,10 +72,14 @@ void strided_copy(const StridedCopy& c, const std::byte* src, std::byte* dst) {
     if (e == 0) return;
   const Collapsed k = collapse(c);
   switch (c.elem_bytes) {
-    case 1: return copy_rows<1>(k, c.src_off, src, c.dst_off, dst);
-    case 2: return copy_rows<2>(k, c.src_off, src, c.dst_off, dst);
-    case 4: return copy_rows<4>(k, c.src_off, src, c.dst_off, dst);
-    default: return copy_rows<8>(k, c.src_off, src, c.dst_off, dst);
+    case 1:
+      return copy_rows<1>(k, c.src_off, src, c.dst_off, dst);
+    case 2:
+      return copy_rows<2>(k, c.src_off, src, c.dst_off, dst);
+    case 4:
+      return copy_rows<4>(k, c.src_off, src, c.dst_off, dst);
+    default:
+      return copy_rows<8>(k, c.src_off, src, c.dst_off, dst);
   }
 }
 
@@ -111,7 +115,8 @@ void where(const uint8_t* c, const Shape& cs, const float* a, const Shape& as, c
     for (int64_t i = 0; i < n; ++i) y[i] = c[i * dc] ? a[i * da] : b[i * db];
     return;
   }
-  const std::vector<int64_t> sc = rt::broadcast_strides(cs, out), sa = rt::broadcast_strides(as, out),
+  const std::vector<int64_t> sc = rt::broadcast_strides(cs, out),
+                             sa = rt::broadcast_strides(as, out),
                              sb = rt::broadcast_strides(bs, out);
   const int r = out.rank();
 #pragma omp parallel for schedule(static) if (n > 16384)
@@ -132,20 +137,26 @@ namespace {
 
 float apply(BinaryFn f, float a, float b) {
   switch (f) {
-    case BinaryFn::kAdd: return a + b;
-    case BinaryFn::kSub: return a - b;
-    case BinaryFn::kMul: return a * b;
-    case BinaryFn::kDiv: return a / b;
-    case BinaryFn::kPow: return std::pow(a, b);
+    case BinaryFn::kAdd:
+      return a + b;
+    case BinaryFn::kSub:
+      return a - b;
+    case BinaryFn::kMul:
+      return a * b;
+    case BinaryFn::kDiv:
+      return a / b;
+    case BinaryFn::kPow:
+      return std::pow(a, b);
   }
   return 0;
 }
 
 }  // namespace
 
-void broadcast_binary(BinaryFn f, const float* a, const Shape& as, const float* b,
-                      const Shape& bs, float* y, const Shape& out) {
-  const std::vector<int64_t> sa = rt::broadcast_strides(as, out), sb = rt::broadcast_strides(bs, out);
+void broadcast_binary(BinaryFn f, const float* a, const Shape& as, const float* b, const Shape& bs,
+                      float* y, const Shape& out) {
+  const std::vector<int64_t> sa = rt::broadcast_strides(as, out),
+                             sb = rt::broadcast_strides(bs, out);
   const int r = out.rank();
   const int64_t n = out.numel();
 #pragma omp parallel for schedule(static) if (n > 16384)
@@ -171,8 +182,9 @@ void avgpool_include_pad(const AvgPoolGeometry& g, const float* x, float* y) {
         const int64_t hs = oh * g.s_h - g.pad_top, ws = ow * g.s_w - g.pad_left;
         const int64_t h0 = std::max<int64_t>(hs, 0), h1 = std::min(hs + g.k_h, g.in_h);
         const int64_t w0 = std::max<int64_t>(ws, 0), w1 = std::min(ws + g.k_w, g.in_w);
-        const int64_t count = (std::min(hs + g.k_h, g.in_h + g.pad_bottom) - std::max(hs, -g.pad_top)) *
-                              (std::min(ws + g.k_w, g.in_w + g.pad_right) - std::max(ws, -g.pad_left));
+        const int64_t count =
+            (std::min(hs + g.k_h, g.in_h + g.pad_bottom) - std::max(hs, -g.pad_top)) *
+            (std::min(ws + g.k_w, g.in_w + g.pad_right) - std::max(ws, -g.pad_left));
         float sum = 0;
         for (int64_t i = h0; i < h1; ++i)
           for (int64_t j = w0; j < w1; ++j) sum += plane[i * g.in_w + j];

@@ -39,8 +39,8 @@ void where(const uint8_t* c, const Shape& cs, const float* a, const Shape& as, c
 
 enum class BinaryFn : unsigned char { kAdd, kSub, kMul, kDiv, kPow };
 // y = f(a, b) with numpy broadcasting of `a` and `b` to `out`.
-void broadcast_binary(BinaryFn f, const float* a, const Shape& as, const float* b,
-                      const Shape& bs, float* y, const Shape& out);
+void broadcast_binary(BinaryFn f, const float* a, const Shape& as, const float* b, const Shape& bs,
+                      float* y, const Shape& out);
 
 // Average pooling of an NCHW tensor whose windows are divided by their size
 // clipped to the padded input (count_include_pad = 1 with ceil-mode windows

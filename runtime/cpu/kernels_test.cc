@@ -99,8 +99,8 @@ TEST(AvgPoolIncludePad, DividesByTheWindowClippedToThePaddedInput) {
   const std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, 9};
   std::vector<float> y(4);
   avgpool_include_pad({1, 3, 3, 2, 2, 2, 2, 2, 2, 1, 1, 0, 0}, x.data(), y.data());
-  EXPECT_FLOAT_EQ(y[0], 1.f / 4);         // pad, pad, pad, x00: 4 positions
-  EXPECT_FLOAT_EQ(y[1], (2 + 3) / 4.f);   // pad row + x01, x02
+  EXPECT_FLOAT_EQ(y[0], 1.f / 4);        // pad, pad, pad, x00: 4 positions
+  EXPECT_FLOAT_EQ(y[1], (2 + 3) / 4.f);  // pad row + x01, x02
   EXPECT_FLOAT_EQ(y[2], (4 + 7) / 4.f);
   EXPECT_FLOAT_EQ(y[3], (5 + 6 + 8 + 9) / 4.f);
 }

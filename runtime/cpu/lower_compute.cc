@@ -73,11 +73,21 @@ Status lower_binary(Builder& b, int node) {
   BinaryFn fn = BinaryFn::kAdd;
   algorithm alg = algorithm::binary_add;
   switch (n.op) {
-    case Op::Sub: fn = BinaryFn::kSub, alg = algorithm::binary_sub; break;
-    case Op::Mul: case Op::ScalarMul: fn = BinaryFn::kMul, alg = algorithm::binary_mul; break;
-    case Op::Div: fn = BinaryFn::kDiv, alg = algorithm::binary_div; break;
-    case Op::Pow: fn = BinaryFn::kPow; break;
-    default: break;
+    case Op::Sub:
+      fn = BinaryFn::kSub, alg = algorithm::binary_sub;
+      break;
+    case Op::Mul:
+    case Op::ScalarMul:
+      fn = BinaryFn::kMul, alg = algorithm::binary_mul;
+      break;
+    case Op::Div:
+      fn = BinaryFn::kDiv, alg = algorithm::binary_div;
+      break;
+    case Op::Pow:
+      fn = BinaryFn::kPow;
+      break;
+    default:
+      break;
   }
   if (fn == BinaryFn::kPow) {
     float e = 0;
@@ -87,7 +97,8 @@ Status lower_binary(Builder& b, int node) {
     return {};
   }
   const bool commutative = fn == BinaryFn::kAdd || fn == BinaryFn::kMul;
-  if (!(b.tensor(x).type.shape == ys) && commutative && b.tensor(z).type.shape == ys) std::swap(x, z);
+  if (!(b.tensor(x).type.shape == ys) && commutative && b.tensor(z).type.shape == ys)
+    std::swap(x, z);
   if (!(b.tensor(x).type.shape == ys)) {
     own_binary(b, node, fn, x, z);  // the left operand is stretched: oneDNN stretches src1 only
     return {};
@@ -138,8 +149,8 @@ Status lower_where(Builder& b, int node) {
   const int x = b.as_plain(b.value(n.args[1])), z = b.as_plain(b.value(n.args[2]));
   const TensorType& type = n.outs[0];
   const int y = b.output_tensor(type, plain_desc(type), {c, x, z});
-  const Shape cs = b.tensor(c).type.shape, xs = b.tensor(x).type.shape,
-              zs = b.tensor(z).type.shape, ys = type.shape;
+  const Shape cs = b.tensor(c).type.shape, xs = b.tensor(x).type.shape, zs = b.tensor(z).type.shape,
+              ys = type.shape;
   b.add_kernel("where (own)", b.describe(node), {c, x, z}, {y}, [=](const Bindings& m) -> Run {
     const uint8_t* pc = reinterpret_cast<const uint8_t*>(m.data(c));
     const float* px = reinterpret_cast<const float*>(m.data(x));
@@ -167,8 +178,11 @@ Status lower_batchnorm(Builder& b, int node) {
   const int y = b.output_tensor(n.outs[0], md, {x, p[0], p[1], p[2], p[3]});
   b.add_primitive(impl_name("batchnorm", pd), b.describe(node),
                   dnnl::batch_normalization_forward(pd),
-                  {{DNNL_ARG_SRC, x}, {DNNL_ARG_SCALE, p[0], c_md}, {DNNL_ARG_SHIFT, p[1], c_md},
-                   {DNNL_ARG_MEAN, p[2], c_md}, {DNNL_ARG_VARIANCE, p[3], c_md},
+                  {{DNNL_ARG_SRC, x},
+                   {DNNL_ARG_SCALE, p[0], c_md},
+                   {DNNL_ARG_SHIFT, p[1], c_md},
+                   {DNNL_ARG_MEAN, p[2], c_md},
+                   {DNNL_ARG_VARIANCE, p[3], c_md},
                    {DNNL_ARG_DST, y}});
   b.set_value({node, 0}, y);
   return {};
@@ -204,8 +218,8 @@ Status lower_layernorm(Builder& b, int node) {
   const int64_t rows = cols == 0 ? 0 : xs.numel() / cols;
   const memory::desc md = plain_desc({rows, cols});
   int scale = b.value(n.args[1]), shift = b.value(n.args[2]);
-  const bool fused = b.tensor(scale).type.shape.numel() == cols &&
-                     b.tensor(shift).type.shape.numel() == cols;
+  const bool fused =
+      b.tensor(scale).type.shape.numel() == cols && b.tensor(shift).type.shape.numel() == cols;
   auto flags = dnnl::normalization_flags::none;
   if (fused) flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
   dnnl::layer_normalization_forward::primitive_desc pd(
@@ -248,8 +262,8 @@ Status lower_pool(Builder& b, int node) {
     const int xp = b.as_plain(x);
     const TensorType& type = n.outs[0];
     const int y = b.output_tensor(type, plain_desc(type), {xp});
-    const AvgPoolGeometry geo{xs[0] * xs[1], h.in, w.in, h.out, w.out, h.k, w.k, h.stride,
-                              w.stride, h.pad_lo, w.pad_lo, h.pad_hi, w.pad_hi};
+    const AvgPoolGeometry geo{xs[0] * xs[1], h.in,     w.in,     h.out,    w.out,    h.k,     w.k,
+                              h.stride,      w.stride, h.pad_lo, w.pad_lo, h.pad_hi, w.pad_hi};
     b.add_kernel("avgpool (own)", b.describe(node), {xp}, {y}, [=](const Bindings& m) -> Run {
       const float* px = reinterpret_cast<const float*>(m.data(xp));
       float* py = reinterpret_cast<float*>(m.data(y));
@@ -264,8 +278,8 @@ Status lower_pool(Builder& b, int node) {
   const memory::desc dst_any(dims_of(n.outs[0].shape), dt::f32, tag::any);
   dnnl::pooling_forward::primitive_desc pd(
       b.engine(), prop_kind::forward_inference, alg, b.tensor(x).md, dst_any, {h.stride, w.stride},
-      {h.k, w.k}, {0, 0}, {h.pad_lo, w.pad_lo}, {std::max(reach_h, h.pad_hi) , std::max(reach_w, w.pad_hi)},
-      b.attr());
+      {h.k, w.k}, {0, 0}, {h.pad_lo, w.pad_lo},
+      {std::max(reach_h, h.pad_hi), std::max(reach_w, w.pad_hi)}, b.attr());
   b.note_scratchpad(pd);
   const int y = b.output_tensor(n.outs[0], pd.dst_desc(), {x});
   b.add_primitive(impl_name("pool", pd), b.describe(node), dnnl::pooling_forward(pd),
@@ -311,8 +325,8 @@ Status lower_reduce_mean(Builder& b, int node) {
   dnnl::reduction::primitive_desc pd(b.engine(), algorithm::reduction_mean, b.tensor(x).md,
                                      memory::desc(dd, dt::f32, tag::any), 0.f, 0.f, b.attr());
   b.note_scratchpad(pd);
-  const int y = b.output_tensor({DType::kF32, Shape(std::span<const int64_t>(dd))},
-                                pd.dst_desc(), {x});
+  const int y =
+      b.output_tensor({DType::kF32, Shape(std::span<const int64_t>(dd))}, pd.dst_desc(), {x});
   b.add_primitive(impl_name("reduce_mean", pd), b.describe(node), dnnl::reduction(pd),
                   {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}});
   b.set_value({node, 0}, dims_of(type.shape) == dd ? y : b.view(b.as_plain(y), type));
@@ -352,17 +366,33 @@ Status lower_compute(Builder& b, int node) {
   float alpha, beta;
   if (eltwise_of(n, &alg, &alpha, &beta)) return lower_eltwise(b, node, alg, alpha, beta);
   switch (n.op) {
-    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::ScalarMul: case Op::Pow:
+    case Op::Add:
+    case Op::Sub:
+    case Op::Mul:
+    case Op::Div:
+    case Op::ScalarMul:
+    case Op::Pow:
       return lower_binary(b, node);
-    case Op::Erf: return lower_erf(b, node);
-    case Op::BatchNorm: return lower_batchnorm(b, node);
-    case Op::Softmax: return lower_softmax(b, node);
-    case Op::LayerNorm: return lower_layernorm(b, node);
-    case Op::AvgPool: case Op::MaxPool: return lower_pool(b, node);
-    case Op::ReduceMean: case Op::GlobalAvgPool: return lower_reduce_mean(b, node);
-    case Op::Concat: return lower_concat(b, node);
-    case Op::IsNaN: return lower_isnan(b, node);
-    case Op::Where: return lower_where(b, node);
+    case Op::Erf:
+      return lower_erf(b, node);
+    case Op::BatchNorm:
+      return lower_batchnorm(b, node);
+    case Op::Softmax:
+      return lower_softmax(b, node);
+    case Op::LayerNorm:
+      return lower_layernorm(b, node);
+    case Op::AvgPool:
+    case Op::MaxPool:
+      return lower_pool(b, node);
+    case Op::ReduceMean:
+    case Op::GlobalAvgPool:
+      return lower_reduce_mean(b, node);
+    case Op::Concat:
+      return lower_concat(b, node);
+    case Op::IsNaN:
+      return lower_isnan(b, node);
+    case Op::Where:
+      return lower_where(b, node);
     default:
       return Error{b.describe(node) + ": no CPU lowering for operator '" +
                    std::string(op_name(n.op)) + "'"};

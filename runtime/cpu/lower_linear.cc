@@ -28,8 +28,9 @@ int64_t group_widening(Builder& b, int64_t groups, const Shape& ws, Impl impl) {
   if (groups == 1 || cin >= 8 || 8 % cin != 0) return 1;
   const int64_t f = 8 / cin;
   if (groups % f != 0) return 1;
-  auto slow = [](const std::string& name) { return name.find("gemm") != std::string::npos ||
-                                                   name.find("ref") != std::string::npos; };
+  auto slow = [](const std::string& name) {
+    return name.find("gemm") != std::string::npos || name.find("ref") != std::string::npos;
+  };
   if (!slow(impl(groups, 1)) || slow(impl(groups / f, f))) return 1;
   return f;
 }
@@ -89,9 +90,9 @@ std::pair<memory::desc, memory::desc> choose_layouts(Builder& b, int node, const
              reorder_ms(in, src) + (dst.get_inner_nblks() ? reorder_ms(dst, nhwc_out) : 0.0);
     });
   if (layouts[0] == layouts[1]) return layouts[0];
-  const std::string key = "conv layouts " + op_signature(b.graph(), node) + " " +
-                          std::to_string(in.get_size()) + " " +
-                          std::to_string(in.get_strides()[1]) + std::to_string(in.get_inner_nblks());
+  const std::string key =
+      "conv layouts " + op_signature(b.graph(), node) + " " + std::to_string(in.get_size()) + " " +
+      std::to_string(in.get_strides()[1]) + std::to_string(in.get_inner_nblks());
   return layouts[fastest(key, costs)];
 }
 
@@ -116,8 +117,8 @@ Status lower_conv(Builder& b, const FusionGroup& group) {
         .impl_info_str();
   });
   const int64_t g2 = groups / widen;
-  const Dims wdims = groups == 1 ? dims_of(ws)
-                                 : Dims{g2, ws[0] / groups * widen, ws[1] * widen, ws[2], ws[3]};
+  const Dims wdims =
+      groups == 1 ? dims_of(ws) : Dims{g2, ws[0] / groups * widen, ws[1] * widen, ws[2], ws[3]};
   const memory::desc wei_any(wdims, dt::f32, tag::any);
   const memory::desc dst_any(dims_of(ys), dt::f32, tag::any);
   const bool has_bias = n.args.size() == 3;
@@ -132,9 +133,11 @@ Status lower_conv(Builder& b, const FusionGroup& group) {
   };
   // The layouts it reads and writes, chosen without post-ops (residual
   // operands are brought to the one it writes).
-  const auto [src_md, layout] = choose_layouts(
-      b, group.anchor, b.tensor(b.value(n.args[0])).md, src_any, dst_any,
-      [&](const memory::desc& src, const memory::desc& dst) { return conv_pd(src, dst, b.attr()); });
+  const auto [src_md, layout] =
+      choose_layouts(b, group.anchor, b.tensor(b.value(n.args[0])).md, src_any, dst_any,
+                     [&](const memory::desc& src, const memory::desc& dst) {
+                       return conv_pd(src, dst, b.attr());
+                     });
   PostOps post;
   const DstView dst{dims_of(ys), group_type(b, group).shape, true, layout};
   TSO_RETURN_IF_ERROR(append_post_ops(b, group, dst, &post));
@@ -152,7 +155,8 @@ Status lower_conv(Builder& b, const FusionGroup& group) {
   const int x = b.as_layout(b.value(n.args[0]), pd.src_desc());
   int wt = b.value(n.args[1]);
   if (widen > 1) wt = widened_weights(b, group.anchor, wt, groups, widen);
-  if (groups != 1) wt = b.view(b.as_plain(wt), {DType::kF32, Shape(std::span<const int64_t>(wdims))});
+  if (groups != 1)
+    wt = b.view(b.as_plain(wt), {DType::kF32, Shape(std::span<const int64_t>(wdims))});
   wt = b.as_layout(wt, pd.weights_desc());
   std::vector<Arg> args = {{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, wt}};
   std::vector<int> reads = {x, wt};
@@ -200,23 +204,26 @@ Status lower_weights_product(Builder& b, const FusionGroup& group, Operand a, in
   dnnl::primitive_attr attr = b.attr();
   attr.set_post_ops(post.ops);
   // Inner product weights are [N, K]; matmul weights [K, N].
-  const memory::desc ip_src_w = b_transposed ? plain_desc({n, k})
-                                             : memory::desc({n, k}, dt::f32, Dims{1, n});
-  const memory::desc mm_src_w = b_transposed ? memory::desc({k, n}, dt::f32, Dims{1, k})
-                                             : plain_desc({k, n});
-  dnnl::inner_product_forward::primitive_desc ip(
-      b.engine(), prop_kind::forward_inference, src_md, memory::desc({n, k}, dt::f32, tag::any),
-      memory::desc(), dst_md, attr);
+  const memory::desc ip_src_w =
+      b_transposed ? plain_desc({n, k}) : memory::desc({n, k}, dt::f32, Dims{1, n});
+  const memory::desc mm_src_w =
+      b_transposed ? memory::desc({k, n}, dt::f32, Dims{1, k}) : plain_desc({k, n});
+  dnnl::inner_product_forward::primitive_desc ip(b.engine(), prop_kind::forward_inference, src_md,
+                                                 memory::desc({n, k}, dt::f32, tag::any),
+                                                 memory::desc(), dst_md, attr);
   dnnl::matmul::primitive_desc mm(b.engine(), src_md, memory::desc({k, n}, dt::f32, tag::any),
                                   dst_md, attr);
   bool use_ip = true;
   if (b.options().measure) {
     const std::string key = "product " + std::to_string(rows) + "x" + std::to_string(k) + "x" +
                             std::to_string(n) + post.nodes + std::to_string(post.ops.len());
-    use_ip = fastest(key, {[&] { return time_primitive(b.engine(), dnnl::inner_product_forward(ip),
-                                                       ip, post.args); },
-                           [&] { return time_primitive(b.engine(), dnnl::matmul(mm), mm,
-                                                       post.args); }}) == 0;
+    use_ip =
+        fastest(key,
+                {[&] {
+                   return time_primitive(b.engine(), dnnl::inner_product_forward(ip), ip,
+                                         post.args);
+                 },
+                 [&] { return time_primitive(b.engine(), dnnl::matmul(mm), mm, post.args); }}) == 0;
   }
   const dnnl::primitive_desc& pd = use_ip ? static_cast<const dnnl::primitive_desc&>(ip) : mm;
   b.note_scratchpad(pd);
@@ -227,12 +234,13 @@ Status lower_weights_product(Builder& b, const FusionGroup& group, Operand a, in
   std::vector<int> reads = {a.tensor, w};
   reads.insert(reads.end(), post.reads.begin(), post.reads.end());
   const int y = b.output_tensor(group_type(b, group), plain_desc(group_type(b, group)), reads);
-  std::vector<Arg> args = {{DNNL_ARG_SRC, a.tensor, src_md}, {DNNL_ARG_WEIGHTS, w},
-                           {DNNL_ARG_DST, y, dst_md}};
+  std::vector<Arg> args = {
+      {DNNL_ARG_SRC, a.tensor, src_md}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, y, dst_md}};
   args.insert(args.end(), post.args.begin(), post.args.end());
   const std::string nodes = group_nodes(b, group, post);
   if (use_ip)
-    b.add_primitive(impl_name("inner_product", ip), nodes, dnnl::inner_product_forward(ip), std::move(args));
+    b.add_primitive(impl_name("inner_product", ip), nodes, dnnl::inner_product_forward(ip),
+                    std::move(args));
   else
     b.add_primitive(impl_name("matmul", mm), nodes, dnnl::matmul(mm), std::move(args));
   b.set_value({group.tail(), 0}, y);
@@ -265,10 +273,11 @@ Status lower_batched_product(Builder& b, const FusionGroup& group, const Operand
   std::vector<int> reads = {a.tensor, w};
   reads.insert(reads.end(), post.reads.begin(), post.reads.end());
   const int y = b.output_tensor(group_type(b, group), plain_desc(group_type(b, group)), reads);
-  std::vector<Arg> args = {{DNNL_ARG_SRC, a.tensor, a.md}, {DNNL_ARG_WEIGHTS, w, w_arg},
-                           {DNNL_ARG_DST, y, dst_md}};
+  std::vector<Arg> args = {
+      {DNNL_ARG_SRC, a.tensor, a.md}, {DNNL_ARG_WEIGHTS, w, w_arg}, {DNNL_ARG_DST, y, dst_md}};
   args.insert(args.end(), post.args.begin(), post.args.end());
-  b.add_primitive(impl_name("matmul", pd), group_nodes(b, group, post), dnnl::matmul(pd), std::move(args));
+  b.add_primitive(impl_name("matmul", pd), group_nodes(b, group, post), dnnl::matmul(pd),
+                  std::move(args));
   b.set_value({group.tail(), 0}, y);
   return {};
 }
@@ -284,7 +293,8 @@ void append_gemm_terms(Builder& b, int node, int c, const DstView& dst, PostOps*
   if (beta == 0) return;
   // C per row (or any shape a post-op does not broadcast) is stretched first.
   const Shape cs = b.tensor(c).type.shape;
-  const bool per_column = cs.rank() >= 1 && cs.numel() == cs.back() && cs.back() == dst.logical.back();
+  const bool per_column =
+      cs.rank() >= 1 && cs.numel() == cs.back() && cs.back() == dst.logical.back();
   if (!(cs.numel() == 1 || cs == dst.logical || per_column))
     c = broadcast_to(b, node, c, dst.logical);
   append_binary(b, algorithm::binary_add, c, dst, post);
@@ -315,13 +325,16 @@ Status lower_product(Builder& b, const FusionGroup& group) {
   int64_t rows = 1;
   for (size_t i = 0; i + 1 < rank; ++i) rows *= ad[i];
   Dims dd = ad;
-  if (weights_path) dd = {rows, nn};
-  else dd[rank - 2] = m, dd[rank - 1] = nn;
+  if (weights_path)
+    dd = {rows, nn};
+  else
+    dd[rank - 2] = m, dd[rank - 1] = nn;
   for (size_t i = 0; i + 2 < rank && !weights_path; ++i) dd[i] = std::max(ad[i], bd[i]);
 
   PostOps post;
   const DstView dst{dd, group_type(b, group).shape, false, plain_desc(group_type(b, group))};
-  if (gemm) append_gemm_terms(b, group.anchor, n.args.size() == 3 ? b.value(n.args[2]) : -1, dst, &post);
+  if (gemm)
+    append_gemm_terms(b, group.anchor, n.args.size() == 3 ? b.value(n.args[2]) : -1, dst, &post);
   TSO_RETURN_IF_ERROR(append_post_ops(b, group, dst, &post));
   if (weights_path) {
     Operand a{b.as_plain(b.value(n.args[0])), {}};

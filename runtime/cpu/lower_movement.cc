@@ -24,29 +24,28 @@ void add_copies(Builder& b, int node, const char* what, int y, std::vector<CopyP
   const int elem = static_cast<int>(dtype_bytes(b.tensor(y).type.dtype));
   const int64_t count = b.tensor(y).type.shape.numel();
   std::vector<int> reads = srcs;
-  b.add_kernel(std::string(what) + " (own)", b.describe(node), reads, {y},
-               [=](const Bindings& m) -> Run {
-                 std::vector<const std::byte*> in;
-                 for (int s : srcs) in.push_back(m.data(s));
-                 std::byte* out = m.data(y);
-                 return [=] {
-                   if (fill_first) {
-                     // A pad value is converted to the tensor's dtype.
-                     alignas(8) std::byte v[8] = {};
-                     if (elem == 4) std::memcpy(v, &fill_value, 4);
-                     if (elem == 8) {
-                       const int64_t i = static_cast<int64_t>(fill_value);
-                       std::memcpy(v, &i, 8);
-                     }
-                     fill(out, count, elem, v);
-                   }
-                   for (size_t c = 0; c < copies.size(); ++c) {
-                     const CopyPlan& p = copies[c];
-                     strided_copy({elem, p.extent, p.src_off, p.src_st, p.dst_off, p.dst_st},
-                                  in[c], out);
-                   }
-                 };
-               });
+  b.add_kernel(
+      std::string(what) + " (own)", b.describe(node), reads, {y}, [=](const Bindings& m) -> Run {
+        std::vector<const std::byte*> in;
+        for (int s : srcs) in.push_back(m.data(s));
+        std::byte* out = m.data(y);
+        return [=] {
+          if (fill_first) {
+            // A pad value is converted to the tensor's dtype.
+            alignas(8) std::byte v[8] = {};
+            if (elem == 4) std::memcpy(v, &fill_value, 4);
+            if (elem == 8) {
+              const int64_t i = static_cast<int64_t>(fill_value);
+              std::memcpy(v, &i, 8);
+            }
+            fill(out, count, elem, v);
+          }
+          for (size_t c = 0; c < copies.size(); ++c) {
+            const CopyPlan& p = copies[c];
+            strided_copy({elem, p.extent, p.src_off, p.src_st, p.dst_off, p.dst_st}, in[c], out);
+          }
+        };
+      });
 }
 
 int new_output(Builder& b, int node, int index, const std::vector<int>& reads) {
@@ -274,11 +273,20 @@ void lower_concat_copies(Builder& b, int node) {
 bool is_movement(const Graph& g, int node) {
   const Node& n = g.node(node);
   switch (n.op) {
-    case Op::Reshape: case Op::Flatten: case Op::Squeeze: case Op::Unsqueeze: case Op::Split:
-    case Op::Transpose: case Op::Slice: case Op::Pad: case Op::Enlarge:
+    case Op::Reshape:
+    case Op::Flatten:
+    case Op::Squeeze:
+    case Op::Unsqueeze:
+    case Op::Split:
+    case Op::Transpose:
+    case Op::Slice:
+    case Op::Pad:
+    case Op::Enlarge:
       return true;
-    case Op::Concat: return n.outs[0].dtype != DType::kF32;
-    default: return false;
+    case Op::Concat:
+      return n.outs[0].dtype != DType::kF32;
+    default:
+      return false;
   }
 }
 
@@ -292,15 +300,29 @@ Status lower_movement(Builder& b, int node) {
   if (n.op == Op::Slice && lower_slice_in_layout(b, node)) return {};
   const int x = b.as_plain(b.value(n.args[0]));
   switch (n.op) {
-    case Op::Reshape: case Op::Flatten: case Op::Squeeze: case Op::Unsqueeze:
+    case Op::Reshape:
+    case Op::Flatten:
+    case Op::Squeeze:
+    case Op::Unsqueeze:
       b.set_value({node, 0}, b.view(x, n.outs[0]));
       return {};
-    case Op::Split: lower_split(b, node, x); return {};
-    case Op::Transpose: lower_transpose(b, node, x); return {};
-    case Op::Slice: lower_slice(b, node, x); return {};
-    case Op::Pad: lower_pad(b, node, x); return {};
-    case Op::Enlarge: lower_enlarge(b, node, x); return {};
-    default: return Error{b.describe(node) + ": not a data-movement operator"};
+    case Op::Split:
+      lower_split(b, node, x);
+      return {};
+    case Op::Transpose:
+      lower_transpose(b, node, x);
+      return {};
+    case Op::Slice:
+      lower_slice(b, node, x);
+      return {};
+    case Op::Pad:
+      lower_pad(b, node, x);
+      return {};
+    case Op::Enlarge:
+      lower_enlarge(b, node, x);
+      return {};
+    default:
+      return Error{b.describe(node) + ": not a data-movement operator"};
   }
 }
 

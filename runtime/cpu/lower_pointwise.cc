@@ -25,9 +25,10 @@ bool lower_pointwise(Builder& b, const FusionGroup& group,
   const memory::desc nhwc_out(dims_of(ys), dt::f32, tag::nhwc);
   const ExecutorOptions::Choice choice = b.options().pointwise_product;
   if (choice == ExecutorOptions::Choice::kOff ||
-      (choice == ExecutorOptions::Choice::kMeasured && !b.options().measure) || ws[2] != 1 || ws[3] != 1 || !(xs[2] == ys[2] && xs[3] == ys[3]) ||
-      n.attrs.i(AttrKey::groups) != 1 || direct.src_desc() != nhwc_in ||
-      direct.dst_desc() != nhwc_out || !b.is_const(b.value(n.args[1])))
+      (choice == ExecutorOptions::Choice::kMeasured && !b.options().measure) || ws[2] != 1 ||
+      ws[3] != 1 || !(xs[2] == ys[2] && xs[3] == ys[3]) || n.attrs.i(AttrKey::groups) != 1 ||
+      direct.src_desc() != nhwc_in || direct.dst_desc() != nhwc_out ||
+      !b.is_const(b.value(n.args[1])))
     return false;
   const int64_t rows = xs[0] * xs[2] * xs[3], c = xs[1], k = ys[1];
   const memory::desc src_md = plain_desc({rows, c}), dst_md = plain_desc({rows, k});
@@ -43,10 +44,14 @@ bool lower_pointwise(Builder& b, const FusionGroup& group,
       has_bias ? plain_desc({k}) : memory::desc(), dst_md, attr);
   const std::string key = "pointwise " + op_signature(g, group.anchor) + post.nodes;
   if (choice == ExecutorOptions::Choice::kMeasured &&
-      fastest(key, {[&] { return time_primitive(b.engine(), dnnl::convolution_forward(direct),
-                                                direct, direct_extra); },
-                    [&] { return time_primitive(b.engine(), dnnl::inner_product_forward(ip), ip,
-                                                post.args); }}) == 0)
+      fastest(key, {[&] {
+                      return time_primitive(b.engine(), dnnl::convolution_forward(direct), direct,
+                                            direct_extra);
+                    },
+                    [&] {
+                      return time_primitive(b.engine(), dnnl::inner_product_forward(ip), ip,
+                                            post.args);
+                    }}) == 0)
     return false;
 
   b.note_scratchpad(ip);

@@ -35,15 +35,21 @@ bool epilogue_of(Builder& b, const FusionGroup& group, const memory::desc& nhwc,
   if (conv.args.size() == 3)
     out->push_back({EpilogueOp::kAddChannel, b.as_plain(b.value(conv.args[2]))});
   switch (conv.attrs.act(AttrKey::act)) {
-    case Act::kNone: break;
-    case Act::kRelu: out->push_back({EpilogueOp::kRelu}); break;
-    default: return false;
+    case Act::kNone:
+      break;
+    case Act::kRelu:
+      out->push_back({EpilogueOp::kRelu});
+      break;
+    default:
+      return false;
   }
   for (const PostOpNode& p : group.post) {
     const Node& n = g.node(p.node);
     if (!p.inner.empty()) return false;
     switch (n.op) {
-      case Op::Relu: out->push_back({EpilogueOp::kRelu}); continue;
+      case Op::Relu:
+        out->push_back({EpilogueOp::kRelu});
+        continue;
       case Op::Clip:
         out->push_back({EpilogueOp::kClip, -1, static_cast<float>(n.attrs.f(AttrKey::min)),
                         static_cast<float>(n.attrs.f(AttrKey::max))});
@@ -54,17 +60,20 @@ bool epilogue_of(Builder& b, const FusionGroup& group, const memory::desc& nhwc,
           const float* v = reinterpret_cast<const float*>(w.bytes.data());
           return std::vector<float>(v, v + channels);
         };
-        const std::vector<float> gamma = floats(1), beta = floats(2), mean = floats(3), var = floats(4);
+        const std::vector<float> gamma = floats(1), beta = floats(2), mean = floats(3),
+                                 var = floats(4);
         std::vector<float> scale(channels), shift(channels);
         for (int64_t c = 0; c < channels; ++c) {
-          scale[c] = static_cast<float>(gamma[c] / std::sqrt(double(var[c]) + n.attrs.f(AttrKey::epsilon)));
+          scale[c] = static_cast<float>(gamma[c] /
+                                        std::sqrt(double(var[c]) + n.attrs.f(AttrKey::epsilon)));
           shift[c] = beta[c] - mean[c] * scale[c];
         }
         out->push_back({EpilogueOp::kMulChannel, b.host_floats(std::move(scale), Shape{channels})});
         out->push_back({EpilogueOp::kAddChannel, b.host_floats(std::move(shift), Shape{channels})});
         continue;
       }
-      case Op::Add: case Op::Mul: {
+      case Op::Add:
+      case Op::Mul: {
         const int other = b.value(p.other);
         const Shape os = b.tensor(other).type.shape;
         if (os == conv.outs[0].shape && n.op == Op::Add) {
@@ -77,7 +86,8 @@ bool epilogue_of(Builder& b, const FusionGroup& group, const memory::desc& nhwc,
         }
         continue;
       }
-      default: return false;
+      default:
+        return false;
     }
   }
   return true;
@@ -102,7 +112,8 @@ Expected<bool> lower_winograd(Builder& b, const FusionGroup& group,
   const Padding& pad = n.attrs.pad(AttrKey::pad);
   if (ws[2] != 3 || ws[3] != 3 || n.attrs.i(AttrKey::groups) != 1 ||
       n.attrs.ints(AttrKey::stride) != std::vector<int64_t>{1, 1} ||
-      n.attrs.ints(AttrKey::dilation) != std::vector<int64_t>{1, 1} || !b.is_const(b.value(n.args[1])))
+      n.attrs.ints(AttrKey::dilation) != std::vector<int64_t>{1, 1} ||
+      !b.is_const(b.value(n.args[1])))
     return false;
   std::array<int64_t, 4> p{};  // top, left, bottom, right
   if (pad.mode == Padding::kSame) p = {1, 1, 1, 1};
@@ -141,8 +152,8 @@ Expected<bool> lower_winograd(Builder& b, const FusionGroup& group,
   for (const EpiloguePlan& e : epilogue) key += " " + std::to_string(int(e.kind));
   const ExecutorOptions& o = b.options();
   const int choice = o.winograd == ExecutorOptions::Choice::kAlways ? 1
-                     : o.measure                                     ? fastest(key, candidates)
-                                                                     : 0;
+                     : o.measure                                    ? fastest(key, candidates)
+                                                                    : 0;
   if (choice == 0) return false;
   const std::shared_ptr<WinogradConv> conv = convs[choice - 1];
 
@@ -166,7 +177,8 @@ Expected<bool> lower_winograd(Builder& b, const FusionGroup& group,
   b.add_kernel(conv->impl_info(), nodes, reads, {y, work}, [=](const Bindings& m) -> Run {
     std::vector<EpilogueOp> ops;
     for (const EpiloguePlan& e : epilogue)
-      ops.push_back({e.kind, e.tensor >= 0 ? reinterpret_cast<const float*>(m.data(e.tensor)) : nullptr,
+      ops.push_back({e.kind,
+                     e.tensor >= 0 ? reinterpret_cast<const float*>(m.data(e.tensor)) : nullptr,
                      e.lo, e.hi});
     const float* src = reinterpret_cast<const float*>(m.data(x));
     const float* weights = reinterpret_cast<const float*>(m.data(u));

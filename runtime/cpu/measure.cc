@@ -23,7 +23,8 @@ double time_primitive(const dnnl::engine& engine, const dnnl::primitive& prim,
                       const dnnl::primitive_desc_base& pd, const std::vector<Arg>& extra) {
   dnnl::stream stream(engine);
   std::unordered_map<int, memory> args;
-  for (int key : {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST, DNNL_ARG_SCRATCHPAD}) {
+  for (int key :
+       {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST, DNNL_ARG_SCRATCHPAD}) {
     const memory::desc md = pd.query_md(dnnl::query::exec_arg_md, key);
     if (md.get_size() > 0) args.emplace(key, memory(md, engine));
   }

@@ -91,8 +91,8 @@ int Builder::as_layout(int t, const memory::desc& want) {
   dnnl::reorder::primitive_desc pd(engine_, from_md, engine_, want, attr());
   note_scratchpad(pd);
   if (!is_const(t)) ++plan_.reorders;
-  add_primitive("reorder " + std::string(pd.impl_info_str()), "layout change",
-                dnnl::reorder(pd), {{DNNL_ARG_FROM, t}, {DNNL_ARG_TO, to}});
+  add_primitive("reorder " + std::string(pd.impl_info_str()), "layout change", dnnl::reorder(pd),
+                {{DNNL_ARG_FROM, t}, {DNNL_ARG_TO, to}});
   reorders_.push_back({t, want, to});
   return to;
 }
@@ -110,8 +110,8 @@ dnnl::primitive_attr Builder::attr() const {
 }
 
 void Builder::note_scratchpad(const dnnl::primitive_desc_base& pd) {
-  plan_.scratchpad_bytes =
-      std::max<int64_t>(plan_.scratchpad_bytes, static_cast<int64_t>(pd.scratchpad_desc().get_size()));
+  plan_.scratchpad_bytes = std::max<int64_t>(plan_.scratchpad_bytes,
+                                             static_cast<int64_t>(pd.scratchpad_desc().get_size()));
 }
 
 void Builder::add_primitive(std::string what, std::string nodes, dnnl::primitive prim,
@@ -125,7 +125,8 @@ void Builder::add_primitive(std::string what, std::string nodes, dnnl::primitive
   }
   s.bind = [prim, args](const Bindings& b) -> Run {
     std::unordered_map<int, memory> m;
-    for (const Arg& a : args) m.emplace(a.key, a.md.get_ndims() ? b.mem(a.tensor, a.md) : b.mem(a.tensor));
+    for (const Arg& a : args)
+      m.emplace(a.key, a.md.get_ndims() ? b.mem(a.tensor, a.md) : b.mem(a.tensor));
     m.emplace(DNNL_ARG_SCRATCHPAD, b.scratchpad());
     dnnl::stream* stream = &b.stream();
     return [prim, m = std::move(m), stream] { prim.execute(*stream, m); };
@@ -174,11 +175,12 @@ Status lower_source(Builder& b, int i) {
   }
   if (n.op == Op::Weight) {
     if (!n.data)
-      return Error{"weight '" + n.name + "' has no stored values (give --random-weights SEED "
+      return Error{"weight '" + n.name +
+                   "' has no stored values (give --random-weights SEED "
                    "for a graph-only model)"};
     if (!(n.data->type == type))
-      return Error{"weight '" + n.name + "' stores " + to_string(n.data->type) + " but is declared " +
-                   to_string(type)};
+      return Error{"weight '" + n.name + "' stores " + to_string(n.data->type) +
+                   " but is declared " + to_string(type)};
     b.set_value({i, 0}, b.host_tensor(type, n.data, n.data->bytes.data()));
     return {};
   }
@@ -197,7 +199,8 @@ Status lower_node(Builder& b, const Fusion& fusion, int i) {
   if (group >= 0) {
     const FusionGroup& fg = fusion.groups[group];
     if (fg.tail() != i) return {};  // runs with its group, at the group's last node
-    for (const PostOpNode& p : fg.post) b.plan().fused_nodes += 1 + static_cast<int>(p.inner.size());
+    for (const PostOpNode& p : fg.post)
+      b.plan().fused_nodes += 1 + static_cast<int>(p.inner.size());
     return lower_linear(b, fg);
   }
   if (is_movement(b.graph(), i)) return lower_movement(b, i);

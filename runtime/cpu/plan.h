@@ -41,8 +41,8 @@ enum class Storage : unsigned char {
 };
 
 struct PlanTensor {
-  TensorType type;   // logical type (the graph's)
-  memory::desc md;   // layout; empty for dtypes oneDNN does not describe
+  TensorType type;  // logical type (the graph's)
+  memory::desc md;  // layout; empty for dtypes oneDNN does not describe
   int64_t bytes = 0;
   Storage storage = Storage::kArena;
   std::shared_ptr<const void> host;  // kHost: keeps the bytes alive
@@ -78,9 +78,9 @@ struct PlanStep {
 
 struct Plan {
   std::vector<PlanTensor> tensors;
-  std::vector<PlanStep> steps;          // prologue and run steps, in order
-  std::map<std::string, int> inputs;    // graph input name -> tensor
-  std::vector<int> outputs;             // graph output order -> row-major tensor
+  std::vector<PlanStep> steps;        // prologue and run steps, in order
+  std::map<std::string, int> inputs;  // graph input name -> tensor
+  std::vector<int> outputs;           // graph output order -> row-major tensor
   int64_t scratchpad_bytes = 0;
   int fused_nodes = 0, reorders = 0, views = 0;
 };

@@ -8,10 +8,17 @@ using dnnl::algorithm;
 
 bool eltwise_of_act(Act act, algorithm* alg) {
   switch (act) {
-    case Act::kRelu: *alg = algorithm::eltwise_relu; return true;
-    case Act::kSigmoid: *alg = algorithm::eltwise_logistic; return true;
-    case Act::kTanh: *alg = algorithm::eltwise_tanh; return true;
-    case Act::kNone: return false;
+    case Act::kRelu:
+      *alg = algorithm::eltwise_relu;
+      return true;
+    case Act::kSigmoid:
+      *alg = algorithm::eltwise_logistic;
+      return true;
+    case Act::kTanh:
+      *alg = algorithm::eltwise_tanh;
+      return true;
+    case Act::kNone:
+      return false;
   }
   return false;
 }
@@ -19,19 +26,34 @@ bool eltwise_of_act(Act act, algorithm* alg) {
 bool eltwise_of(const Node& n, algorithm* alg, float* alpha, float* beta) {
   *alpha = 0, *beta = 0;
   switch (n.op) {
-    case Op::Relu: *alg = algorithm::eltwise_relu; return true;
-    case Op::Sigmoid: *alg = algorithm::eltwise_logistic; return true;
-    case Op::Tanh: *alg = algorithm::eltwise_tanh; return true;
-    case Op::Gelu: *alg = algorithm::eltwise_gelu_erf; return true;
-    case Op::Exp: *alg = algorithm::eltwise_exp; return true;
-    case Op::Sqrt: *alg = algorithm::eltwise_sqrt; return true;
-    case Op::Neg: *alg = algorithm::eltwise_linear, *alpha = -1; return true;
+    case Op::Relu:
+      *alg = algorithm::eltwise_relu;
+      return true;
+    case Op::Sigmoid:
+      *alg = algorithm::eltwise_logistic;
+      return true;
+    case Op::Tanh:
+      *alg = algorithm::eltwise_tanh;
+      return true;
+    case Op::Gelu:
+      *alg = algorithm::eltwise_gelu_erf;
+      return true;
+    case Op::Exp:
+      *alg = algorithm::eltwise_exp;
+      return true;
+    case Op::Sqrt:
+      *alg = algorithm::eltwise_sqrt;
+      return true;
+    case Op::Neg:
+      *alg = algorithm::eltwise_linear, *alpha = -1;
+      return true;
     case Op::Clip:
       *alg = algorithm::eltwise_clip_v2;
       *alpha = static_cast<float>(n.attrs.f(AttrKey::min));
       *beta = static_cast<float>(n.attrs.f(AttrKey::max));
       return true;
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -80,10 +102,14 @@ void append_batchnorm(Builder& b, const Node& n, const DstView& dst, PostOps* ou
 
 algorithm binary_alg(Op op) {
   switch (op) {
-    case Op::Add: return algorithm::binary_add;
-    case Op::Sub: return algorithm::binary_sub;
-    case Op::Div: return algorithm::binary_div;
-    default: return algorithm::binary_mul;  // mul, smul
+    case Op::Add:
+      return algorithm::binary_add;
+    case Op::Sub:
+      return algorithm::binary_sub;
+    case Op::Div:
+      return algorithm::binary_div;
+    default:
+      return algorithm::binary_mul;  // mul, smul
   }
 }
 

@@ -11,9 +11,9 @@ namespace tso::cpu {
 
 struct PostOps {
   dnnl::post_ops ops;
-  std::vector<Arg> args;        // binary post-ops' second operands
-  std::vector<int> reads;       // their tensors
-  std::string nodes;            // " + relu + add", for step names
+  std::vector<Arg> args;   // binary post-ops' second operands
+  std::vector<int> reads;  // their tensors
+  std::string nodes;       // " + relu + add", for step names
   // Elementwise post-ops to apply to the product before the group's own:
   // gemm's alpha and beta C (gemm.cc adds them first).
 };

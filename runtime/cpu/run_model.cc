@@ -26,7 +26,8 @@ Expected<RunReport> run_model(const Graph& g, const RunOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   Expected<std::unique_ptr<Executor>> ex = Executor::create(g, eo);
   if (!ex) return ex.error();
-  r.plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  r.plan_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   Executor& e = **ex;
   size_t k = 0;
   for (int i : g.input_nodes()) {
@@ -65,7 +66,8 @@ std::string format_run_report(const RunReport& r) {
   const ExecutorStats& s = r.stats;
   char buf[512];
   std::string out;
-  std::snprintf(buf, sizeof buf, "device       cpu, %d threads, %s\n", s.threads, r.library.c_str());
+  std::snprintf(buf, sizeof buf, "device       cpu, %d threads, %s\n", s.threads,
+                r.library.c_str());
   out += buf;
   std::snprintf(buf, sizeof buf, "latency      median %.3f ms (min %.3f, max %.3f) over %d runs\n",
                 r.median_ms, r.min_ms, r.max_ms, r.iters);
@@ -74,17 +76,18 @@ std::string format_run_report(const RunReport& r) {
          ": weights, inputs and constants " + rt::format_bytes(s.static_bytes) + ", arena " +
          rt::format_bytes(s.arena_bytes) + ", scratchpad " + rt::format_bytes(s.scratchpad_bytes) +
          "\n";
-  std::snprintf(buf, sizeof buf,
-                "plan         %d steps, %d fused nodes, %d reorders, %d views; planned in %.0f ms\n",
-                s.steps, s.fused_nodes, s.reorders, s.views, r.plan_ms);
+  std::snprintf(
+      buf, sizeof buf,
+      "plan         %d steps, %d fused nodes, %d reorders, %d views; planned in %.0f ms\n", s.steps,
+      s.fused_nodes, s.reorders, s.views, r.plan_ms);
   out += buf;
   if (!r.steps.empty()) {
     double total = 0;
     for (const StepTime& t : r.steps) total += t.ms;
     out += "steps        (slowest first; ms per run, share)\n";
     for (const StepTime& t : r.steps) {
-      std::snprintf(buf, sizeof buf, "  %8.3f  %5.1f%%  %s  %s\n", t.ms, total > 0 ? 100 * t.ms / total : 0,
-                    t.what.c_str(), t.nodes.c_str());
+      std::snprintf(buf, sizeof buf, "  %8.3f  %5.1f%%  %s  %s\n", t.ms,
+                    total > 0 ? 100 * t.ms / total : 0, t.what.c_str(), t.nodes.c_str());
       out += buf;
     }
   }

@@ -14,9 +14,9 @@
 namespace tso::cpu {
 
 struct RunOptions {
-  int iters = 50;   // timed runs
-  int warmup = 5;   // untimed runs before them
-  int threads = 0;  // 0: all cores
+  int iters = 50;         // timed runs
+  int warmup = 5;         // untimed runs before them
+  int threads = 0;        // 0: all cores
   int profile_iters = 0;  // > 0: also time every step over that many runs
   // Values of the graph's input nodes (Op::Input, in input-node order).
   std::vector<WeightData> inputs;
@@ -26,7 +26,7 @@ struct RunReport {
   std::string library;  // Executor::library_info()
   double median_ms = 0, min_ms = 0, max_ms = 0;
   int iters = 0;
-  double plan_ms = 0;   // creating the executor (primitives, weight reorders)
+  double plan_ms = 0;  // creating the executor (primitives, weight reorders)
   ExecutorStats stats;
   std::vector<StepTime> steps;      // with profile_iters > 0, slowest first
   std::vector<WeightData> outputs;  // of the first run, in graph output order
@@ -37,8 +37,9 @@ Expected<RunReport> run_model(const Graph& g, const RunOptions& options);
 // The lines `tso run` prints, e.g.
 //   device       cpu, 2 threads, oneDNN 3.2.0, avx2
 //   latency      median 58.123 ms (min 55.210, max 60.331) over 50 runs
-//   memory       peak 120.3 MiB: weights, inputs and constants 97.5 MiB, arena 12.3 MiB, scratchpad 1.0 MiB
-//   plan         163 steps, 54 fused nodes, 12 reorders, 10 views; planned in 812 ms
+//   memory       peak 120.3 MiB: weights, inputs and constants 97.5 MiB, arena 12.3 MiB,
+//   scratchpad 1.0 MiB plan         163 steps, 54 fused nodes, 12 reorders, 10 views; planned in
+//   812 ms
 std::string format_run_report(const RunReport& r);
 
 }  // namespace tso::cpu

@@ -56,7 +56,8 @@ inline Graph graph_with_weights(std::string_view text, uint64_t seed,
       auto w = std::make_shared<WeightData>();
       w->type = n.outs[0];
       std::vector<float> v = seeded_values(n.outs[0], k++);
-      if (auto it = fixed.find(n.name); it != fixed.end()) std::fill(v.begin(), v.end(), it->second);
+      if (auto it = fixed.find(n.name); it != fixed.end())
+        std::fill(v.begin(), v.end(), it->second);
       w->bytes.resize(v.size() * sizeof(float));
       std::memcpy(w->bytes.data(), v.data(), w->bytes.size());
       copy.data = std::move(w);
