@@ -5,11 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <random>
 
 #include "frontend/onnx.h"
 #include "runtime/cpu/executor.h"
 #include "runtime/reference/executor.h"
+#include "runtime/reference/runtime_cases.h"
 #include "tests/frontend_test_util.h"
 
 namespace tso {
@@ -31,16 +31,7 @@ TEST_P(CpuOnSharedModels, MatchesTheReferenceExecutor) {
   Expected<ImportedModel> m = import_onnx(kModels + GetParam(), io);
   ASSERT_TRUE(m.ok()) << m.error().message;
   const Graph& g = m->graph;
-  std::map<std::string, ref::Tensor<float>> feeds;
-  std::mt19937_64 rng(11);
-  std::normal_distribution<float> dist(0.f, 1.f);
-  for (int i : g.input_nodes()) {
-    const Node& n = g.node(i);
-    if (n.op != Op::Input) continue;
-    std::vector<float> v(n.outs[0].shape.numel());
-    for (float& x : v) x = dist(rng);
-    feeds[n.name] = ref::Tensor<float>(n.outs[0].shape, std::move(v));
-  }
+  const std::map<std::string, ref::Tensor<float>> feeds = ref::testing::random_feeds(g, 11);
   Expected<std::vector<ref::Tensor<float>>> want = ref::evaluate<float>(g, feeds);
   ASSERT_TRUE(want.ok()) << want.error().message;
   for (bool fuse : {true, false}) {

@@ -64,6 +64,23 @@ void expect_matches_reference(
   }
 }
 
+// Whether the plan of `c` has a step whose implementation contains `what`
+// and whose node list contains `nodes`.
+bool runs_step(const Case& c, const ExecutorOptions& o, const std::string& what,
+               const std::string& nodes) {
+  const Graph g = ref::testing::graph_with_weights(c.text, 3);
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, o);
+  EXPECT_TRUE(ex.ok()) << ex.error().message;
+  if (!ex) return false;
+  Expected<std::vector<StepTime>> steps = (*ex)->profile_steps(1);
+  EXPECT_TRUE(steps.ok()) << steps.error().message;
+  if (!steps) return false;
+  for (const StepTime& s : *steps)
+    if (s.what.find(what) != std::string::npos && s.nodes.find(nodes) != std::string::npos)
+      return true;
+  return false;
+}
+
 TEST(CpuExecutor, MatchesTheReferenceOnEveryCase) {
   for (const Case& c : ref::testing::kCases) expect_matches_reference(c, true);
 }
@@ -130,17 +147,9 @@ TEST(CpuExecutor, WinogradRunsTheConvolutionWithItsEpilogue) {
   %r = clip(%a, min=0, max=6)
   output y = %r
 })"};
-  const Graph g = ref::testing::graph_with_weights(c.text, 3);
   ExecutorOptions o;
   o.winograd = ExecutorOptions::Choice::kAlways;
-  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, o);
-  ASSERT_TRUE(ex.ok()) << ex.error().message;
-  Expected<std::vector<StepTime>> steps = (*ex)->profile_steps(1);
-  ASSERT_TRUE(steps.ok()) << steps.error().message;
-  bool winograd = false;
-  for (const StepTime& s : *steps)
-    winograd = winograd || s.what.find("winograd") != std::string::npos;
-  EXPECT_TRUE(winograd);
+  EXPECT_TRUE(runs_step(c, o, "winograd", "(conv2d) + batchnorm + add + clip"));
   expect_matches_reference(c, true, {}, ExecutorOptions::Choice::kAlways);
 }
 
@@ -156,18 +165,9 @@ TEST(CpuExecutor, PointwiseConvolutionsRunAsInnerProductsWithTheirPostOps) {
   %r = relu(%a)
   output y = %r
 })"};
-  const Graph g = ref::testing::graph_with_weights(c.text, 3);
   ExecutorOptions o;
   o.pointwise_product = ExecutorOptions::Choice::kAlways;
-  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, o);
-  ASSERT_TRUE(ex.ok()) << ex.error().message;
-  Expected<std::vector<StepTime>> steps = (*ex)->profile_steps(1);
-  ASSERT_TRUE(steps.ok()) << steps.error().message;
-  bool product = false;
-  for (const StepTime& s : *steps)
-    product = product || (s.what.find("inner_product") != std::string::npos &&
-                          s.nodes.find("+ add + relu") != std::string::npos);
-  EXPECT_TRUE(product);
+  EXPECT_TRUE(runs_step(c, o, "inner_product", "(conv2d) + add + relu"));
   expect_matches_reference(c, true, {}, ExecutorOptions::Choice::kAlways);
 }
 
@@ -199,18 +199,15 @@ TEST(CpuExecutor, AnExportedGeluRunsAsOnePostOp) {
 }
 
 TEST(CpuExecutor, GroupsOfFourChannelsRunOnADirectKernel) {
-  const Graph g = ref::testing::graph_with_weights(R"(graph g {
+  const Case c{"groups_of_four", R"(graph g {
   input x: f32[1,128,28,28]
   weight w: f32[128,4,3,3]
   %c = conv2d(x, w, pad=same, groups=32)
   output y = %c
-})",
-                                                   3);
-  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
-  ASSERT_TRUE(ex.ok()) << ex.error().message;
-  Expected<std::vector<StepTime>> steps = (*ex)->profile_steps(1);
-  ASSERT_TRUE(steps.ok()) << steps.error().message;
-  for (const StepTime& s : *steps) EXPECT_EQ(s.what.find("gemm"), std::string::npos) << s.what;
+})"};
+  EXPECT_FALSE(runs_step(c, {}, "gemm", ""));
+  EXPECT_TRUE(runs_step(c, {}, "conv", "(conv2d)"));
+  expect_matches_reference(c, true);
 }
 
 TEST(CpuExecutor, ConstantSubgraphsRunOnceInThePrologue) {
