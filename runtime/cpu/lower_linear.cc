@@ -150,6 +150,7 @@ Status lower_conv(Builder& b, const FusionGroup& group) {
     if (*winograd) return {};
   }
   if (lower_pointwise(b, group, pd, post.args)) return {};
+
   b.note_scratchpad(pd);
 
   const int x = b.as_layout(b.value(n.args[0]), pd.src_desc());

@@ -1,12 +1,14 @@
-// 3x3 stride-1 convolutions on Winograd (winograd.h) where a plan-time
-// measurement says it beats oneDNN's direct kernel with the same fused
-// post-ops. The group's post-ops become the Winograd epilogue; a group with
-// a post-op the epilogue lacks stays direct.
+// 3x3 stride-1 convolutions on tso's own Winograd kernel (winograd.h) where
+// a plan-time measurement says it beats oneDNN's direct kernel with the same
+// fused post-ops. The group's post-ops become the kernel's epilogue; a group
+// with a post-op the epilogue lacks stays on oneDNN.
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <vector>
 
+#include "core/signature.h"
 #include "runtime/cpu/builder.h"
 #include "runtime/cpu/measure.h"
 #include "runtime/cpu/winograd.h"
@@ -100,6 +102,91 @@ struct Scratch {
   float* data() { return v.data(); }
 };
 
+// An own convolution kernel as the plan sees it (its weights transform and
+// its run), so that timing and step building do not depend on the kernel.
+struct OwnConv {
+  std::string what;  // for profiles
+  int64_t weights_floats = 0, scratch_bytes = 0;
+  std::function<void(const float* oihw, float* out)> transform_weights;
+  std::function<void(const float* src, const float* weights, float* dst, std::byte* scratch,
+                     std::span<const EpilogueOp> epilogue, dnnl::stream& stream)>
+      run;
+};
+
+// The best time of `conv` on scratch buffers (inputs zero).
+double time_own(const dnnl::engine& engine, const OwnConv& conv, int64_t src_floats,
+                int64_t dst_floats, int64_t channels, const std::vector<EpiloguePlan>& epilogue) {
+  Scratch src(src_floats), w(conv.weights_floats), dst(dst_floats),
+      work(conv.scratch_bytes / 4 + 16), tensor(dst_floats), channel(channels);
+  std::vector<EpilogueOp> ops;
+  for (const EpiloguePlan& e : epilogue)
+    ops.push_back(
+        {e.kind, e.kind == EpilogueOp::kAddTensor ? tensor.data() : channel.data(), e.lo, e.hi});
+  dnnl::stream stream(engine);
+  return best_ms([&] {
+    conv.run(src.data(), w.data(), dst.data(), reinterpret_cast<std::byte*>(work.data()), ops,
+             stream);
+  });
+}
+
+// The steps of `conv` for `group`: its weights transformed once (a prologue
+// step), then one run step from the NHWC input to the NHWC output.
+void add_own_conv(Builder& b, const FusionGroup& group, const OwnConv& conv,
+                  const std::vector<EpiloguePlan>& epilogue, const memory::desc& nhwc_in,
+                  const memory::desc& nhwc_out) {
+  const Graph& g = b.graph();
+  const Node& n = g.node(group.anchor);
+  const int w_plain = b.as_plain(b.value(n.args[1]));
+  const int u = b.output_tensor({DType::kF32, Shape{conv.weights_floats}}, {}, {w_plain});
+  auto transform = conv.transform_weights;
+  b.add_kernel("weights for " + conv.what, b.describe(group.anchor), {w_plain}, {u},
+               [=](const Bindings& m) -> Run {
+                 const float* src = reinterpret_cast<const float*>(m.data(w_plain));
+                 float* dst = reinterpret_cast<float*>(m.data(u));
+                 return [=] { transform(src, dst); };
+               });
+  const int x = b.as_layout(b.value(n.args[0]), nhwc_in);
+  std::vector<int> reads = {x, u};
+  for (const EpiloguePlan& e : epilogue)
+    if (e.tensor >= 0) reads.push_back(e.tensor);
+  const int y = b.output_tensor(g.node(group.tail()).outs[0], nhwc_out, reads);
+  const int work = b.output_tensor({DType::kF32, Shape{conv.scratch_bytes / 4 + 16}}, {}, reads);
+  std::string nodes = b.describe(group.anchor);
+  for (const PostOpNode& q : group.post) nodes += " + " + std::string(op_name(g.node(q.node).op));
+  auto run = conv.run;
+  b.add_kernel(conv.what, nodes, reads, {y, work}, [=](const Bindings& m) -> Run {
+    std::vector<EpilogueOp> ops;
+    for (const EpiloguePlan& e : epilogue)
+      ops.push_back({e.kind,
+                     e.tensor >= 0 ? reinterpret_cast<const float*>(m.data(e.tensor)) : nullptr,
+                     e.lo, e.hi});
+    const float* src = reinterpret_cast<const float*>(m.data(x));
+    const float* weights = reinterpret_cast<const float*>(m.data(u));
+    float* dst = reinterpret_cast<float*>(m.data(y));
+    std::byte* scratch = m.data(work);
+    dnnl::stream* stream = &m.stream();
+    return [=] { run(src, weights, dst, scratch, ops, *stream); };
+  });
+  b.set_value({group.tail(), 0}, y);
+}
+
+OwnConv own_conv(std::shared_ptr<WinogradConv> conv) {
+  return {conv->impl_info(), conv->weights_floats(), conv->scratch_bytes(),
+          [conv](const float* w, float* out) { conv->transform_weights(w, out); },
+          [conv](const float* src, const float* w, float* dst, std::byte* scratch,
+                 std::span<const EpilogueOp> epilogue,
+                 dnnl::stream& stream) { conv->run(src, w, dst, scratch, epilogue, stream); }};
+}
+
+// Whether to use an own kernel: forced by `choice`, or measured against the
+// direct convolution (candidate 0); the index of the winner.
+int choose(Builder& b, ExecutorOptions::Choice choice, const std::string& key,
+           const std::vector<std::function<double()>>& candidates) {
+  if (choice == ExecutorOptions::Choice::kOff) return 0;
+  if (choice == ExecutorOptions::Choice::kAlways) return 1;
+  return b.options().measure ? fastest(key, candidates) : 0;
+}
+
 }  // namespace
 
 Expected<bool> lower_winograd(Builder& b, const FusionGroup& group,
@@ -126,68 +213,21 @@ Expected<bool> lower_winograd(Builder& b, const FusionGroup& group,
   if (!epilogue_of(b, group, nhwc_out, &epilogue)) return false;
 
   // Candidates: oneDNN's direct kernel, then Winograd with 4x4 and 2x2 tiles.
-  std::vector<std::shared_ptr<WinogradConv>> convs = {
-      std::make_shared<WinogradConv>(shape, b.engine(), 4),
-      std::make_shared<WinogradConv>(shape, b.engine(), 2)};
+  const std::vector<OwnConv> convs = {
+      own_conv(std::make_shared<WinogradConv>(shape, b.engine(), 4)),
+      own_conv(std::make_shared<WinogradConv>(shape, b.engine(), 2))};
   std::vector<std::function<double()>> candidates = {[&] {
     return time_primitive(b.engine(), dnnl::convolution_forward(direct), direct, direct_extra);
   }};
-  for (const auto& conv : convs)
-    candidates.push_back([&, conv] {
-      Scratch src(xs.numel()), w(conv->weights_floats()), dst(n.outs[0].shape.numel()),
-          work(conv->scratch_bytes() / 4 + 16), tensor(n.outs[0].shape.numel()), channel(ws[0]);
-      std::vector<EpilogueOp> ops;
-      for (const EpiloguePlan& e : epilogue)
-        ops.push_back({e.kind, e.kind == EpilogueOp::kAddTensor ? tensor.data() : channel.data(),
-                       e.lo, e.hi});
-      dnnl::stream stream(b.engine());
-      return best_ms([&] {
-        conv->run(src.data(), w.data(), dst.data(), reinterpret_cast<std::byte*>(work.data()), ops,
-                  stream);
-      });
+  for (const OwnConv& conv : convs)
+    candidates.push_back([&] {
+      return time_own(b.engine(), conv, xs.numel(), n.outs[0].shape.numel(), ws[0], epilogue);
     });
-  std::string key = "conv3x3 " + to_string(xs) + " " + std::to_string(ws[0]) + " " +
-                    std::to_string(p[0]) + std::to_string(p[1]) + std::to_string(p[2]) +
-                    std::to_string(p[3]);
+  std::string key = "winograd " + op_signature(g, group.anchor);
   for (const EpiloguePlan& e : epilogue) key += " " + std::to_string(int(e.kind));
-  const ExecutorOptions& o = b.options();
-  const int choice = o.winograd == ExecutorOptions::Choice::kAlways ? 1
-                     : o.measure                                    ? fastest(key, candidates)
-                                                                    : 0;
+  const int choice = choose(b, b.options().winograd, key, candidates);
   if (choice == 0) return false;
-  const std::shared_ptr<WinogradConv> conv = convs[choice - 1];
-
-  // Weights transformed once (a prologue step), then one run step.
-  const int w_plain = b.as_plain(b.value(n.args[1]));
-  const int u = b.output_tensor({DType::kF32, Shape{conv->weights_floats()}}, {}, {w_plain});
-  b.add_kernel("winograd weights (own)", b.describe(group.anchor), {w_plain}, {u},
-               [=](const Bindings& m) -> Run {
-                 const float* src = reinterpret_cast<const float*>(m.data(w_plain));
-                 float* dst = reinterpret_cast<float*>(m.data(u));
-                 return [=] { conv->transform_weights(src, dst); };
-               });
-  const int x = b.as_layout(b.value(n.args[0]), nhwc_in);
-  std::vector<int> reads = {x, u};
-  for (const EpiloguePlan& e : epilogue)
-    if (e.tensor >= 0) reads.push_back(e.tensor);
-  const int y = b.output_tensor(g.node(group.tail()).outs[0], nhwc_out, reads);
-  const int work = b.output_tensor({DType::kF32, Shape{conv->scratch_bytes() / 4 + 16}}, {}, reads);
-  std::string nodes = b.describe(group.anchor);
-  for (const PostOpNode& q : group.post) nodes += " + " + std::string(op_name(g.node(q.node).op));
-  b.add_kernel(conv->impl_info(), nodes, reads, {y, work}, [=](const Bindings& m) -> Run {
-    std::vector<EpilogueOp> ops;
-    for (const EpiloguePlan& e : epilogue)
-      ops.push_back({e.kind,
-                     e.tensor >= 0 ? reinterpret_cast<const float*>(m.data(e.tensor)) : nullptr,
-                     e.lo, e.hi});
-    const float* src = reinterpret_cast<const float*>(m.data(x));
-    const float* weights = reinterpret_cast<const float*>(m.data(u));
-    float* dst = reinterpret_cast<float*>(m.data(y));
-    std::byte* scratch = m.data(work);
-    dnnl::stream* stream = &m.stream();
-    return [=] { conv->run(src, weights, dst, scratch, ops, *stream); };
-  });
-  b.set_value({group.tail(), 0}, y);
+  add_own_conv(b, group, convs[choice - 1], epilogue, nhwc_in, nhwc_out);
   return true;
 }
 

@@ -11,7 +11,6 @@ namespace tso::cpu {
 namespace {
 
 using dnnl::memory;
-using v8 = __m256;  // 8 channels; GCC's vector operators work on it
 
 constexpr int64_t kVec = 8;
 int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
@@ -141,34 +140,6 @@ void input_tile(const Tiling& g, int64_t tile, const float* src, float* out, int
     for (int i = 0; i < A; ++i)
       for (int j = 0; j < A; ++j) _mm256_storeu_ps(out + (i * A + j) * plane + c, d[i][j]);
   }
-}
-
-v8 load(const float* p, bool full, __m256i mask) {
-  return full ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, mask);
-}
-
-v8 apply_epilogue(v8 x, std::span<const EpilogueOp> epilogue, int64_t k, int64_t at, bool full,
-                  __m256i mask) {
-  for (const EpilogueOp& op : epilogue) {
-    switch (op.kind) {
-      case EpilogueOp::kAddChannel:
-        x += load(op.data + k, full, mask);
-        break;
-      case EpilogueOp::kMulChannel:
-        x *= load(op.data + k, full, mask);
-        break;
-      case EpilogueOp::kAddTensor:
-        x += load(op.data + at, full, mask);
-        break;
-      case EpilogueOp::kRelu:
-        x = _mm256_max_ps(x, _mm256_setzero_ps());
-        break;
-      case EpilogueOp::kClip:
-        x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(op.lo)), _mm256_set1_ps(op.hi));
-        break;
-    }
-  }
-  return x;
 }
 
 // in[xi * plane + k - k0] (the GEMM outputs of `tile`, channels [k0, k1))

@@ -27,22 +27,14 @@
 #include <span>
 #include <string>
 
+#include "runtime/cpu/epilogue.h"
+
 namespace tso::cpu {
 
 struct WinogradShape {
   int64_t n, c, h, w, k, pad_top, pad_left, pad_bottom, pad_right;
   int64_t oh() const { return h + pad_top + pad_bottom - 2; }
   int64_t ow() const { return w + pad_left + pad_right - 2; }
-};
-
-// One step of the epilogue applied to each output element after the sum, in
-// order: the conv's fused bias, batchnorm, residual and activation.
-struct EpilogueOp {
-  enum Kind { kAddChannel, kMulChannel, kAddTensor, kRelu, kClip } kind;
-  // [K] per channel (kAddChannel, kMulChannel), or a dense NHWC tensor shaped
-  // like the output (kAddTensor); unused otherwise.
-  const float* data = nullptr;
-  float lo = 0, hi = 0;  // kClip: min(max(x, lo), hi)
 };
 
 // How a run is scheduled. kFused: blocks of tiles, each transformed,

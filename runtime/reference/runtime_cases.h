@@ -286,6 +286,17 @@ inline const Case kCases[] = {
   %d = conv2d(%c, w, stride=[2,2], pad=[1,1,1,1], groups=16)
   output y = %d
 })"},
+    {"conv_grouped_2_and_8_channels_strided", R"(graph g {
+  input x: f32[2,16,11,9]
+  weight a: f32[16,2,3,3]
+  weight b: f32[16]
+  weight c: f32[16,8,3,3]
+  %p = conv2d(x, a, b, stride=[2,2], pad=[1,0,1,2], groups=8)
+  %r = relu(%p)
+  %q = conv2d(%r, c, pad=same, groups=2)
+  %s = add(%q, %r)
+  output y = %s
+})"},
     {"conv_batchnorm_folded_as_post_ops", R"(graph g {
   input x: f32[2,5,7,7]
   weight w: f32[6,5,3,3]
