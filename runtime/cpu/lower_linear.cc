@@ -81,11 +81,11 @@ std::pair<memory::desc, memory::desc> choose_layouts(Builder& b, int node, const
       try {
         pd = make(src, dst);
       } catch (const dnnl::error&) {
-        return 1e30;
+        return kNotTimed;
       }
       const std::string impl = pd.impl_info_str();
       if (impl.find("ref") != std::string::npos || impl.find("gemm") != std::string::npos)
-        return 1e30;
+        return kNotTimed;
       return time_primitive(b.engine(), dnnl::convolution_forward(pd), pd, {}) +
              reorder_ms(in, src) + (dst.get_inner_nblks() ? reorder_ms(dst, nhwc_out) : 0.0);
     });

@@ -116,6 +116,9 @@ struct OwnConv {
 // The best time of `conv` on scratch buffers (inputs zero).
 double time_own(const dnnl::engine& engine, const OwnConv& conv, int64_t src_floats,
                 int64_t dst_floats, int64_t channels, const std::vector<EpiloguePlan>& epilogue) {
+  if (!can_time(4 * (src_floats + conv.weights_floats + 2 * dst_floats + channels) +
+                conv.scratch_bytes))
+    return kNotTimed;
   Scratch src(src_floats), w(conv.weights_floats), dst(dst_floats),
       work(conv.scratch_bytes / 4 + 16), tensor(dst_floats), channel(channels);
   std::vector<EpilogueOp> ops;

@@ -1,5 +1,7 @@
 #include "runtime/cpu/measure.h"
 
+#include "runtime/common/memory.h"
+
 #include <chrono>
 #include <cstring>
 #include <mutex>
@@ -42,8 +44,8 @@ int fastest(const std::string& key, const std::vector<std::function<double()>>& 
   std::lock_guard<std::mutex> lock(mutex);
   auto it = chosen.find(key);
   if (it != chosen.end()) return it->second;
-  int best = 0;
-  double best_time = 1e30;
+  int best = 0;  // the first candidate when none could be timed
+  double best_time = kNotTimed;
   for (size_t i = 0; i < candidates.size(); ++i) {
     const double t = candidates[i]();
     if (t < best_time) best = static_cast<int>(i), best_time = t;

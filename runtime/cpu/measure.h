@@ -17,6 +17,13 @@ namespace tso::cpu {
 // Best time of `run` in milliseconds over a few runs after one warm-up.
 double best_ms(const std::function<void()>& run);
 
+// Whether scratch buffers of `bytes` may be allocated to time a candidate:
+// at most half the memory available, so that measuring never exhausts the
+// machine before the plan's own memory check (a candidate that cannot be
+// timed is not chosen).
+bool can_time(int64_t bytes);
+constexpr double kNotTimed = 1e300;
+
 // Times a primitive on zeroed scratch memories of its source, weights,
 // destination and scratchpad, plus `extra` arguments (post-op operands).
 double time_primitive(const dnnl::engine& engine, const dnnl::primitive& prim,
