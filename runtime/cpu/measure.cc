@@ -1,11 +1,11 @@
 #include "runtime/cpu/measure.h"
 
-#include "runtime/common/memory.h"
-
 #include <chrono>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
+
+#include "runtime/common/memory.h"
 
 namespace tso::cpu {
 
@@ -21,16 +21,23 @@ double best_ms(const std::function<void()>& run) {
   return best;
 }
 
+bool can_time(int64_t bytes) { return bytes <= rt::available_memory_bytes() / 2; }
+
 double time_primitive(const dnnl::engine& engine, const dnnl::primitive& prim,
                       const dnnl::primitive_desc_base& pd, const std::vector<Arg>& extra) {
-  dnnl::stream stream(engine);
-  std::unordered_map<int, memory> args;
+  std::vector<std::pair<int, memory::desc>> mds;
   for (int key :
        {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST, DNNL_ARG_SCRATCHPAD}) {
     const memory::desc md = pd.query_md(dnnl::query::exec_arg_md, key);
-    if (md.get_size() > 0) args.emplace(key, memory(md, engine));
+    if (md.get_size() > 0) mds.emplace_back(key, md);
   }
-  for (const Arg& a : extra) args.emplace(a.key, memory(a.md, engine));
+  for (const Arg& a : extra) mds.emplace_back(a.key, a.md);
+  int64_t bytes = 0;
+  for (const auto& [key, md] : mds) bytes += static_cast<int64_t>(md.get_size());
+  if (!can_time(bytes)) return kNotTimed;
+  dnnl::stream stream(engine);
+  std::unordered_map<int, memory> args;
+  for (const auto& [key, md] : mds) args.emplace(key, memory(md, engine));
   for (auto& [key, m] : args) std::memset(m.get_data_handle(), 0, m.get_desc().get_size());
   return best_ms([&] {
     prim.execute(stream, args);
