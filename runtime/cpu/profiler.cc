@@ -1,0 +1,176 @@
+#include "runtime/cpu/profiler.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <random>
+
+#include "core/signature.h"
+#include "runtime/cpu/executor.h"
+
+namespace tso::cpu {
+namespace {
+
+bool binary_elementwise(Op op) {
+  return op == Op::Add || op == Op::Mul || op == Op::Sub || op == Op::Div || op == Op::Pow;
+}
+
+// Seeded values of `type`: uniform in [-1, 1] for floats, zeros otherwise
+// (valid indices and flags).
+std::vector<std::byte> random_bytes(const TensorType& type, uint64_t seed) {
+  const int64_t n = type.shape.numel();
+  std::vector<std::byte> bytes(static_cast<size_t>(n * dtype_bytes(type.dtype)));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  if (type.dtype == DType::kF32) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (float& x : v) x = static_cast<float>(u(rng));
+    std::memcpy(bytes.data(), v.data(), bytes.size());
+  } else if (type.dtype == DType::kF64) {
+    std::vector<double> v(static_cast<size_t>(n));
+    for (double& x : v) x = u(rng);
+    std::memcpy(bytes.data(), v.data(), bytes.size());
+  }
+  return bytes;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) break;
+    std::string name = line.substr(colon + 1);
+    name.erase(0, name.find_first_not_of(" \t"));
+    while (!name.empty() && (name.back() == ' ' || name.back() == '\t')) name.pop_back();
+    if (!name.empty()) return name;
+  }
+  return "unknown CPU";
+}
+
+}  // namespace
+
+std::vector<bool> weight_args(const Node& n, std::span<const TensorType> inputs) {
+  std::vector<bool> w(inputs.size(), false);
+  switch (n.op) {
+    case Op::Conv2d:
+    case Op::Gemm:
+    case Op::BatchNorm:
+    case Op::LayerNorm:
+      for (size_t i = 1; i < w.size(); ++i) w[i] = true;
+      break;
+    case Op::Matmul:
+      if (w.size() == 2 && inputs[1].shape.rank() == 2) w[1] = true;
+      break;
+    default:
+      if (binary_elementwise(n.op) && w.size() == 2 &&
+          inputs[1].shape.numel() < inputs[0].shape.numel())
+        w[1] = true;
+      break;
+  }
+  return w;
+}
+
+Expected<Graph> signature_graph(const Node& n, std::span<const TensorType> inputs,
+                                const std::vector<bool>& weights, uint64_t seed) {
+  GraphBuilder b("profile");
+  Node copy = n;
+  copy.args.clear();
+  copy.data = nullptr;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string name = "in" + std::to_string(i);
+    if (i < weights.size() && weights[i]) {
+      auto data = std::make_shared<WeightData>();
+      data->type = inputs[i];
+      data->bytes = random_bytes(inputs[i], seed + i);
+      copy.args.push_back(b.weight(name, inputs[i], std::move(data)));
+    } else {
+      copy.args.push_back(b.input(name, inputs[i]));
+    }
+  }
+  const TensorRef first = b.add_node(std::move(copy));
+  for (int o = 0; o < static_cast<int>(n.outs.size()); ++o)
+    b.output("out" + std::to_string(o), {first.node, o});
+  return b.finish();
+}
+
+Expected<rt::CostEntry> profile_node(const Node& n, std::span<const TensorType> inputs,
+                                     const ProfileOptions& options) {
+  rt::CostEntry e;
+  e.signature = op_signature(n, inputs);
+  e.op = std::string(op_name(n.op));
+  e.occurrences = 1;
+  Expected<Graph> g = signature_graph(n, inputs, weight_args(n, inputs), options.seed);
+  if (!g) return Error{e.signature + ": " + g.error().message};
+  ExecutorOptions eo;
+  eo.threads = options.threads;
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(*g, eo);
+  if (!ex) return Error{e.signature + ": " + ex.error().message};
+  Executor& x = **ex;
+  if (x.stats().steps == 0) {
+    e.kernel = "view";
+    return e;
+  }
+  for (int i : g->input_nodes()) {
+    const Node& in = g->node(i);
+    if (in.op != Op::Input) continue;
+    std::vector<std::byte> bytes = random_bytes(in.outs[0], options.seed + 1000 + i);
+    if (Status s = x.set_input(in.name, bytes); !s.ok())
+      return Error{e.signature + ": " + s.error().message};
+  }
+  Expected<std::vector<StepTime>> steps = x.profile_steps(1);
+  if (!steps) return Error{e.signature + ": " + steps.error().message};
+  for (const StepTime& s : *steps) e.kernel += (e.kernel.empty() ? "" : " + ") + s.what;
+  Expected<std::vector<double>> t = x.time_runs(options.iters, options.warmup);
+  if (!t) return Error{e.signature + ": " + t.error().message};
+  e.median_ms = median_of(*t);
+  e.min_ms = *std::min_element(t->begin(), t->end());
+  e.samples = static_cast<int>(t->size());
+  return e;
+}
+
+Expected<rt::CostTable> profile_model(const Graph& g, const std::string& model_name,
+                                      const ProfileOptions& options) {
+  std::map<std::string, int> first_node, occurrences;
+  for (int i = 0; i < g.size(); ++i) {
+    if (is_source(g.node(i).op)) continue;
+    const std::string sig = op_signature(g, i);
+    first_node.emplace(sig, i);
+    ++occurrences[sig];
+  }
+  rt::CostTable table;
+  table.device = device_description(options.threads);
+  table.tf32 = false;
+  table.model = model_name;
+  int done = 0;
+  for (const auto& [sig, node] : first_node) {
+    const Node& n = g.node(node);
+    std::vector<TensorType> inputs;
+    for (TensorRef a : n.args) inputs.push_back(g.type(a));
+    Expected<rt::CostEntry> e = profile_node(n, inputs, options);
+    if (!e) return Error{describe_node(g, node) + ": " + e.error().message};
+    e->occurrences = occurrences[sig];
+    table.entries.push_back(std::move(*e));
+    if (options.progress) options.progress(++done, static_cast<int>(first_node.size()), sig);
+  }
+  return table;
+}
+
+std::string device_description(int threads) {
+  const int t = threads > 0 ? threads : omp_get_num_procs();
+  return "cpu: " + cpu_model_name() + ", " + std::to_string(t) + " thread" + (t == 1 ? "" : "s") +
+         ", " + Executor::library_info();
+}
+
+}  // namespace tso::cpu

@@ -1,0 +1,136 @@
+// The CPU profiler: one signature timed as a one-node graph, a model's
+// distinct signatures counted and timed, the table it returns written and
+// parsed back.
+#include "runtime/cpu/profiler.h"
+
+#include <gtest/gtest.h>
+
+#include "core/signature.h"
+#include "core/text_format.h"
+
+namespace tso::cpu {
+namespace {
+
+Graph parse(const char* text) {
+  Expected<Graph> g = parse_graph(text);
+  EXPECT_TRUE(g.ok()) << g.error().message;
+  return std::move(*g);
+}
+
+std::vector<TensorType> arg_types(const Graph& g, int i) {
+  std::vector<TensorType> t;
+  for (TensorRef a : g.node(i).args) t.push_back(g.type(a));
+  return t;
+}
+
+int find_op(const Graph& g, Op op) {
+  for (int i = 0; i < g.size(); ++i)
+    if (g.node(i).op == op) return i;
+  return -1;
+}
+
+const char* kModel = R"(graph m {
+  input x: f32[1,8,10,10]
+  weight w: f32[8,8,3,3]
+  weight b: f32[8]
+  %c = conv2d(x, w, b, pad=same)
+  %r = relu(%c)
+  %d = conv2d(%r, w, b, pad=same)
+  %s = relu(%d)
+  %f = flatten(%s, axis=1)
+  output y = %f
+})";
+
+TEST(CpuProfiler, WeightArgsFollowTheConvention) {
+  const Graph g = parse(kModel);
+  const int conv = find_op(g, Op::Conv2d);
+  EXPECT_EQ(weight_args(g.node(conv), arg_types(g, conv)), (std::vector<bool>{false, true, true}));
+  const int relu = find_op(g, Op::Relu);
+  EXPECT_EQ(weight_args(g.node(relu), arg_types(g, relu)), std::vector<bool>{false});
+}
+
+TEST(CpuProfiler, SignatureGraphStoresWeights) {
+  const Graph g = parse(kModel);
+  const int conv = find_op(g, Op::Conv2d);
+  const std::vector<TensorType> in = arg_types(g, conv);
+  Expected<Graph> one = signature_graph(g.node(conv), in, weight_args(g.node(conv), in), 7);
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  ASSERT_EQ(one->size(), 4);
+  EXPECT_EQ(one->node(0).op, Op::Input);
+  EXPECT_EQ(one->node(1).op, Op::Weight);
+  ASSERT_NE(one->node(1).data, nullptr);
+  EXPECT_EQ(one->node(1).data->bytes.size(), 8u * 8 * 3 * 3 * 4);
+  EXPECT_EQ(op_signature(*one, 3), op_signature(g, conv));
+}
+
+TEST(CpuProfiler, TimesAConvolution) {
+  const Graph g = parse(kModel);
+  const int conv = find_op(g, Op::Conv2d);
+  ProfileOptions o;
+  o.iters = 5;
+  o.threads = 1;
+  Expected<rt::CostEntry> e = profile_node(g.node(conv), arg_types(g, conv), o);
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  EXPECT_EQ(e->signature, op_signature(g, conv));
+  EXPECT_EQ(e->op, "conv2d");
+  EXPECT_FALSE(e->kernel.empty());
+  EXPECT_NE(e->kernel, "view");
+  EXPECT_GT(e->median_ms, 0);
+  EXPECT_GT(e->min_ms, 0);
+  EXPECT_LE(e->min_ms, e->median_ms);
+  EXPECT_EQ(e->samples, 5);
+}
+
+TEST(CpuProfiler, ModelTableCountsSignaturesAndParses) {
+  const Graph g = parse(kModel);
+  ProfileOptions o;
+  o.iters = 3;
+  o.threads = 1;
+  int calls = 0;
+  o.progress = [&](int done, int total, const std::string&) {
+    ++calls;
+    EXPECT_EQ(total, 3);
+    EXPECT_EQ(done, calls);
+  };
+  Expected<rt::CostTable> t = profile_model(g, "m.tso", o);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(calls, 3);
+  ASSERT_EQ(t->entries.size(), 3u);  // conv2d (x2), relu (x2), flatten
+  EXPECT_EQ(t->device, device_description(1));
+  EXPECT_EQ(t->model, "m.tso");
+  for (const rt::CostEntry& e : t->entries) {
+    SCOPED_TRACE(e.signature);
+    EXPECT_EQ(e.occurrences, e.op == "flatten" ? 1 : 2);
+    if (e.op == "flatten") {
+      EXPECT_EQ(e.kernel, "view");
+      EXPECT_EQ(e.median_ms, 0);
+    } else {
+      EXPECT_GT(e.median_ms, 0);
+    }
+  }
+  Expected<rt::CostTable> back = rt::parse_cost_table(rt::cost_table_json(*t), "table");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->entries.size(), 3u);
+  EXPECT_EQ(back->device, t->device);
+}
+
+TEST(CpuProfiler, DeviceNamesMachineThreadsAndLibrary) {
+  const std::string d = device_description(2);
+  EXPECT_EQ(d.rfind("cpu: ", 0), 0u) << d;
+  EXPECT_NE(d.find(", 2 threads, oneDNN "), std::string::npos) << d;
+}
+
+TEST(CpuProfiler, OpaqueNodeIsAnError) {
+  const Graph g = parse(R"(graph o {
+  input x: f32[1,8]
+  %o: f32[1,8] = opaque(x, op_type="LpNormalization")
+  output y = %o
+})");
+  const int n = find_op(g, Op::Opaque);
+  Expected<rt::CostEntry> e = profile_node(g.node(n), arg_types(g, n), {});
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.error().message.find("LpNormalization"), std::string::npos) << e.error().message;
+}
+
+}  // namespace
+}  // namespace tso::cpu
