@@ -1,8 +1,11 @@
 // `tso optimize MODEL -o OUT`: loads a model (ONNX, or the canonical text
 // format), searches for a cheaper equivalent graph with the verified rules,
-// folds weights, checks the result numerically against the input and writes
-// it (ONNX out for ONNX in) with an optional report. Nothing is written when
-// any step fails; the input file is never touched.
+// folds weights, checks the result numerically against the input, times both
+// on the CPU runtime and writes the faster (ONNX out for ONNX in) with an
+// optional report. Nothing is written when any step fails; the input file is
+// never touched.
+#include "optimizer/optimize.h"
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -17,8 +20,8 @@
 #include "optimizer/analytic_cost.h"
 #include "optimizer/defaults.h"
 #include "optimizer/measured_cost.h"
-#include "optimizer/optimize.h"
 #include "optimizer/report.h"
+#include "runtime/cpu/run_model.h"
 
 namespace tso::cli {
 namespace {
@@ -41,7 +44,34 @@ struct OptimizeFlags {
   bool allow_unverified = false;
   int check_runs = 2;
   bool quiet = false;
+  bool no_verify_speed = false;
 };
+
+// Times the input and the optimized graph on the CPU runtime (alternating
+// rounds) and says which to write; not run when nothing changed or either
+// graph cannot run there.
+opt::SpeedCheck check_speed(const Graph& input, const opt::OptimizeResult& r, bool quiet) {
+  opt::SpeedCheck s;
+  if (r.search.applied.empty() && r.fold.folded == 0) {
+    s.note = "the graph is unchanged";
+    return s;
+  }
+  cpu::CompareOptions o;
+  o.rounds = 3;
+  if (!quiet) std::fprintf(stderr, "speed: timing the input and the optimized graph\n");
+  Expected<cpu::Comparison> c = cpu::compare_graphs(input, r.graph, o);
+  if (!c) {
+    s.note = "the CPU runtime cannot run it: " + c.error().message;
+    return s;
+  }
+  s.ran = true;
+  s.input_ms = c->a_min_ms;
+  s.optimized_ms = c->b_min_ms;
+  s.kept_input = c->b_min_ms > c->a_min_ms;
+  s.note = "tso's CPU runtime, minimum of " + std::to_string(c->rounds) +
+           " alternating rounds of " + std::to_string(c->runs) + " runs";
+  return s;
+}
 
 int fail(int code, const std::string& message) {
   std::fprintf(stderr, "tso optimize: %s\n", message.c_str());
@@ -156,11 +186,18 @@ int run_optimize(const OptimizeFlags& f) {
                 f.model.file + ": " + r.error().message + "; nothing written");
   }
 
+  // Never slower: the optimized graph is written only if it measures no
+  // slower than the input on the runtime (--no-verify-speed: always).
+  opt::SpeedCheck speed;
+  speed.note = "--no-verify-speed";
+  if (!f.no_verify_speed) speed = check_speed(file->graph, *r, f.quiet);
+  const Graph& written = speed.kept_input ? file->graph : r->graph;
+
   // Write the model, then the report.
   if (file->is_onnx) {
-    Status s = export_onnx(r->graph, file->onnx.info, f.output);
+    Status s = export_onnx(written, file->onnx.info, f.output);
     if (!s.ok()) return fail(kExitIoError, s.error().message);
-  } else if (Status s = write_atomically(f.output, print(r->graph)); !s.ok()) {
+  } else if (Status s = write_atomically(f.output, print(written)); !s.ok()) {
     return fail(kExitIoError, s.error().message);
   }
   opt::ReportContext ctx;
@@ -176,9 +213,10 @@ int run_optimize(const OptimizeFlags& f) {
   ctx.time_limit_s = f.time_limit;
   ctx.tolerance = options.check.tolerance;
   ctx.rewrite_kinds = opt::count_rewrite_kinds(r->search.applied, rules);
+  ctx.speed = speed;
   if (!f.report.empty()) {
-    std::string text = report_ext == ".json" ? opt::report_json(*r, ctx)
-                                             : opt::report_markdown(*r, ctx);
+    std::string text =
+        report_ext == ".json" ? opt::report_json(*r, ctx) : opt::report_markdown(*r, ctx);
     if (Status s = write_atomically(f.report, text); !s.ok())
       return fail(kExitIoError, s.error().message);
   }
@@ -199,6 +237,13 @@ int run_optimize(const OptimizeFlags& f) {
                std::string(opt::rewrite_kind_name(static_cast<opt::RewriteKind>(k))) + " x" +
                std::to_string(ctx.rewrite_kinds[k]);
   if (!kinds.empty()) std::printf("rewrites        %s\n", kinds.c_str());
+  if (speed.ran)
+    std::printf(
+        "measured        %.3f ms -> %.3f ms (%s)%s\n", speed.input_ms, speed.optimized_ms,
+        speed.note.c_str(),
+        speed.kept_input ? "; wrote the input graph: the optimized one measured slower" : "");
+  else
+    std::printf("measured        not run (%s)\n", speed.note.c_str());
   for (const opt::RuleCount& c : opt::count_rules(sr.applied))
     std::printf("rule            %s x%d\n", c.rule.c_str(), c.count);
   return kExitOk;
@@ -229,15 +274,18 @@ Command add_optimize(CLI::App& tso) {
   app->add_option("--cost", flags->cost,
                   "analytic, or a cost table JSON written by tso profile (missing entries fall "
                   "back to analytic)");
-  app->add_option("--device", flags->device,
-                  "device description of the analytic model (default " +
-                      opt::default_device_path() + ")");
+  app->add_option(
+      "--device", flags->device,
+      "device description of the analytic model (default " + opt::default_device_path() + ")");
   app->add_option("--report", flags->report, "write a report, markdown (.md) or JSON (.json)");
   app->add_flag("--allow-unverified", flags->allow_unverified,
                 "also use rules not proved (unverified, unknown, refuted): for tests only");
   app->add_option("--check-runs", flags->check_runs, "random input sets for the numerical check")
       ->check(CLI::Range(2, 100));
   app->add_flag("-q,--quiet", flags->quiet, "no progress lines on stderr");
+  app->add_flag("--no-verify-speed", flags->no_verify_speed,
+                "write the optimized graph without timing it against the input on the CPU "
+                "runtime");
   return {app, [flags] { return run_optimize(*flags); }};
 }
 

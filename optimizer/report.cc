@@ -42,6 +42,14 @@ std::string check_text(const OptimizeResult& r, double tolerance) {
          fmt("%.3g", r.check.max_relative_error) + " (bound " + fmt("%.3g", tolerance) + ")";
 }
 
+std::string speed_text(const SpeedCheck& s) {
+  if (!s.ran) return "speed check: not run (" + s.note + ")";
+  return "measured end to end: input " + fmt("%.3f", s.input_ms) + " ms, optimized " +
+         fmt("%.3f", s.optimized_ms) + " ms (" + s.note + "); written: " +
+         (s.kept_input ? "the input graph, since the optimized one measured slower"
+                       : "the optimized graph");
+}
+
 }  // namespace
 
 std::string report_markdown(const OptimizeResult& r, const ReportContext& c) {
@@ -55,22 +63,25 @@ std::string report_markdown(const OptimizeResult& r, const ReportContext& c) {
   m += "- cost model: " + c.cost_model + "\n";
   m += "- rules: " + std::to_string(c.rules_used) + " usable from " + join(c.rule_files, ", ") +
        " (" + std::to_string(c.skipped.size()) + " skipped; " + std::to_string(c.rules_reversed) +
-       " reverse directions of verified rules among the usable, " +
-       std::to_string(c.not_reversed) + " verified rules not reversed)\n";
+       " reverse directions of verified rules among the usable, " + std::to_string(c.not_reversed) +
+       " verified rules not reversed)\n";
   m += "- search: " + fmt("%.3f", s.seconds) + " s, " + std::to_string(s.expansions) +
        " expansions, " + std::to_string(s.candidates) + " candidates, " +
        std::to_string(s.duplicates) + " duplicates, stopped: " + stop_reason_name(s.stop) +
-       " (alpha " + fmt("%g", c.alpha) + ", budget " + std::to_string(c.budget) +
-       ", time limit " + fmt("%g", c.time_limit_s) + " s)\n";
+       " (alpha " + fmt("%g", c.alpha) + ", budget " + std::to_string(c.budget) + ", time limit " +
+       fmt("%g", c.time_limit_s) + " s)\n";
   m += "- weight folding: " + std::to_string(r.fold.folded) + " new weights\n";
-  m += "- numerical check: " + check_text(r, c.tolerance) + "\n\n";
+  m += "- numerical check: " + check_text(r, c.tolerance) + "\n";
+  m += "- " + speed_text(c.speed) + "\n\n";
   m += "## Classic rewrites\n\n| kind | applications |\n| --- | --- |\n";
   for (int k = 0; k < kNumRewriteKinds; ++k)
     m += "| " + std::string(rewrite_kind_name(static_cast<RewriteKind>(k))) + " | " +
          std::to_string(c.rewrite_kinds[k]) + " |\n";
   m += "\n## Rules applied (" + std::to_string(s.applied.size()) + ")\n\n";
-  if (s.applied.empty()) m += "none\n";
-  else m += "| rule | count | nodes |\n| --- | --- | --- |\n";
+  if (s.applied.empty())
+    m += "none\n";
+  else
+    m += "| rule | count | nodes |\n| --- | --- | --- |\n";
   for (const RuleCount& rc : count_rules(s.applied)) {
     std::vector<std::string> sites;
     for (const auto& n : rc.nodes) sites.push_back(join(n, "+"));
@@ -96,16 +107,25 @@ std::string report_json(const OptimizeResult& r, const ReportContext& c) {
   j["rules_not_reversed"] = c.not_reversed;
   j["operators"] = {{"before", r.operators_before}, {"after", r.operators_after}};
   j["predicted_cost_us"] = {{"before", r.cost_before}, {"after", r.cost_after}};
-  j["search"] = {{"seconds", s.seconds},          {"expansions", s.expansions},
-                 {"candidates", s.candidates},    {"duplicates", s.duplicates},
-                 {"rejected_matches", s.rejected}, {"stop_reason", stop_reason_name(s.stop)},
-                 {"alpha", c.alpha},              {"budget", c.budget},
+  j["search"] = {{"seconds", s.seconds},
+                 {"expansions", s.expansions},
+                 {"candidates", s.candidates},
+                 {"duplicates", s.duplicates},
+                 {"rejected_matches", s.rejected},
+                 {"stop_reason", stop_reason_name(s.stop)},
+                 {"alpha", c.alpha},
+                 {"budget", c.budget},
                  {"time_limit_s", c.time_limit_s}};
   j["folded_weights"] = r.fold.folded;
   j["check"] = {{"performed", r.checked},
                 {"tolerance", c.tolerance},
                 {"runs", r.check.runs},
                 {"max_relative_error", r.check.max_relative_error}};
+  j["speed_check"] = {{"ran", c.speed.ran},
+                      {"note", c.speed.note},
+                      {"input_ms", c.speed.input_ms},
+                      {"optimized_ms", c.speed.optimized_ms},
+                      {"written", c.speed.kept_input ? "input" : "optimized"}};
   nlohmann::ordered_json kinds = nlohmann::ordered_json::object();
   for (int k = 0; k < kNumRewriteKinds; ++k)
     kinds[std::string(rewrite_kind_key(static_cast<RewriteKind>(k)))] = c.rewrite_kinds[k];

@@ -1,7 +1,7 @@
 // The optimization report, in markdown or JSON: rules applied (name, how
 // many times, on which nodes), operator count and predicted cost before and
-// after, the classic rewrites among them, search time, expansions and why the search stopped, weight folding
-// and the numerical check.
+// after, the classic rewrites among them, search time, expansions and why the search stopped,
+// weight folding and the numerical check.
 #pragma once
 
 #include <string>
@@ -12,20 +12,31 @@
 
 namespace tso::opt {
 
+// `tso optimize`'s end-to-end check on the target runtime: both graphs timed,
+// and the faster one written.
+struct SpeedCheck {
+  bool ran = false;
+  std::string note;     // why it did not run, or how it was timed
+  double input_ms = 0;  // minimum over the timed runs
+  double optimized_ms = 0;
+  bool kept_input = false;  // the optimized graph measured slower
+};
+
 struct ReportContext {
-  std::string model;                    // the input file
+  std::string model;  // the input file
   std::vector<std::string> rule_files;
-  int rules_used = 0;                   // compiled rules the search could apply
-  int rules_reversed = 0;               // of them, reverses of verified rules
-  int not_reversed = 0;                 // verified rules whose reverse was not compiled
+  int rules_used = 0;      // compiled rules the search could apply
+  int rules_reversed = 0;  // of them, reverses of verified rules
+  int not_reversed = 0;    // verified rules whose reverse was not compiled
   std::vector<RuleIndex::Skipped> skipped;
-  std::string cost_model;               // CostModel::describe()
+  std::string cost_model;  // CostModel::describe()
   double alpha = 0;
   int64_t budget = 0;
   double time_limit_s = 0;
   double tolerance = 1e-4;
   // Applications per RewriteKind (count_rewrite_kinds).
   std::array<int, kNumRewriteKinds> rewrite_kinds{};
+  SpeedCheck speed;
 };
 
 struct RuleCount {

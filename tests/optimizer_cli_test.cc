@@ -2,7 +2,8 @@
 // report naming the input file, a report name that is neither .md nor .json,
 // missing or malformed rule files, a missing model. Each gives a clear error,
 // its exit code and writes nothing. Unverified rules are not applied without
-// --allow-unverified.
+// --allow-unverified. The faster of the input and the optimized graph is
+// written.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -205,6 +206,33 @@ TEST_F(OptimizeCli, ShippedRefutedRulesAreSkippedQuietly) {
   EXPECT_EQ(r.err.find("refusing"), std::string::npos) << r.err;
   expect_in(r.out, "operators       2 -> 1");
   expect_in(read_file(path("r.json")), "status refuted");
+}
+
+// Never slower: the input and the optimized graph are timed on the CPU
+// runtime and the faster is written; the report gives both times.
+TEST_F(OptimizeCli, TheFasterOfInputAndOptimizedGraphIsWritten) {
+  const std::string model = "/work/shared/models/squeezenet1_1.onnx";
+  if (!fs::exists(model)) GTEST_SKIP() << model << " is not present on this machine";
+  RunResult r = run({model, "-o", path("out.onnx"), "-q", "--report", path("r.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_in(r.out, "measured        ");
+  expect_in(r.out, "alternating rounds");
+  const std::string report = read_file(path("r.json"));
+  expect_in(report, "\"speed_check\"");
+  expect_in(report, "\"ran\": true");
+  const bool kept_input = report.find("\"written\": \"input\"") != std::string::npos;
+  EXPECT_EQ(kept_input, r.out.find("wrote the input graph") != std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(path("out.onnx")));
+}
+
+TEST_F(OptimizeCli, TheSpeedCheckCanBeTurnedOffAndSaysWhyItDidNotRun) {
+  RunResult r = run({model_, "-o", path("out.tso"), "-q", "--no-verify-speed"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_in(r.out, "measured        not run (--no-verify-speed)");
+  // The text model has no stored weights: the CPU runtime cannot time it.
+  r = run({model_, "-o", path("out2.tso"), "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_in(r.out, "measured        not run (the CPU runtime cannot run it: weight 'w'");
 }
 
 }  // namespace

@@ -34,6 +34,27 @@ struct RunReport {
 
 Expected<RunReport> run_model(const Graph& g, const RunOptions& options);
 
+// Two graphs of the same function timed end to end on this runtime, as
+// `tso optimize` does before it writes its result: both planned, fed the same
+// seeded random inputs, then rounds that alternate a, b, a, b, ... of `runs`
+// timed runs each after warm-up. Both executors live in one process: they
+// share the one OpenMP team, so neither has a pool spinning beside the other.
+struct CompareOptions {
+  int rounds = 5;
+  int runs = 5;
+  int threads = 0;
+  uint64_t seed = 1;
+};
+
+struct Comparison {
+  double a_min_ms = 0, b_min_ms = 0;        // minimum over every timed run
+  double a_median_ms = 0, b_median_ms = 0;  // median of the rounds' medians
+  int rounds = 0, runs = 0;
+};
+
+// Errors: either graph cannot run here (an opaque node, a missing weight).
+Expected<Comparison> compare_graphs(const Graph& a, const Graph& b, const CompareOptions& options);
+
 // The lines `tso run` prints, e.g.
 //   device       cpu, 2 threads, oneDNN 3.2.0, avx2
 //   latency      median 58.123 ms (min 55.210, max 60.331) over 50 runs
