@@ -1,0 +1,86 @@
+#include "optimizer/cost_cache.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "core/signature.h"
+
+namespace tso::opt {
+
+Expected<std::unique_ptr<CachedCost>> CachedCost::open(const std::string& path,
+                                                       const std::string& device, MeasureFn measure,
+                                                       const CostModel* fallback) {
+  std::unique_ptr<CachedCost> c(new CachedCost());
+  c->path_ = path;
+  c->measure_ = std::move(measure);
+  c->fallback_ = fallback;
+  c->table_.device = device;
+  c->table_.tf32 = false;
+  c->table_.model = "tso optimize cost cache";
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) {
+    Expected<rt::CostTable> t = rt::read_cost_table(path);
+    if (!t) return Error{"cost cache " + t.error().message + " (delete it to start afresh)"};
+    if (t->device != device)
+      return Error{"cost cache " + path + " was measured on '" + t->device + "', not on '" +
+                   device + "'; delete it or give another --cost-cache"};
+    c->table_ = std::move(*t);
+    for (const rt::CostEntry& e : c->table_.entries)
+      c->us_[e.signature] = {e.median_ms * 1e3, true};
+    c->loaded_ = static_cast<int>(c->us_.size());
+  }
+  return c;
+}
+
+double CachedCost::node_us(const Node& n, std::span<const TensorType> inputs) const {
+  if (is_source(n.op)) return 0;
+  const std::string sig = op_signature(n, inputs);
+  if (auto it = us_.find(sig); it != us_.end()) {
+    if (it->second.from_file) found_.insert(sig);
+    return it->second.us;
+  }
+  if (failed_.count(sig) == 0 && measure_) {
+    Expected<rt::CostEntry> e = measure_(n, inputs);
+    if (e) {
+      e->signature = sig;
+      e->occurrences = 1;
+      table_.entries.push_back(*e);
+      ++measured_;
+      us_[sig] = {e->median_ms * 1e3, false};
+      return e->median_ms * 1e3;
+    }
+    failed_[sig] = e.error().message;
+  } else if (!measure_) {
+    failed_.emplace(sig, "not in the cache and nothing to measure with");
+  }
+  return fallback_ ? fallback_->node_us(n, inputs) : 0;
+}
+
+std::string CachedCost::describe() const {
+  return "measured on demand (" + table_.device + "; cache " + path_ + ")";
+}
+
+Status CachedCost::save() const {
+  if (measured_ == 0) return Status::Ok();
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(path_).parent_path();
+  std::error_code ec;
+  if (!dir.empty()) fs::create_directories(dir, ec);
+  if (ec) return Error{"cost cache " + path_ + ": cannot create " + dir.string()};
+  rt::CostTable sorted = table_;
+  std::sort(
+      sorted.entries.begin(), sorted.entries.end(),
+      [](const rt::CostEntry& a, const rt::CostEntry& b) { return a.signature < b.signature; });
+  return rt::write_cost_table(sorted, path_);
+}
+
+std::string cost_cache_file_name(const std::string& device) {
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a: stable across builds and machines
+  for (unsigned char ch : device) h = (h ^ ch) * 0x100000001b3ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return "costs-" + std::string(hex) + ".json";
+}
+
+}  // namespace tso::opt

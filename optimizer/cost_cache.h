@@ -1,0 +1,77 @@
+// The measured cost model with measurement on demand: per-node times from a
+// persistent cache (a cost table, runtime/common/cost_table.h, one file per
+// device), and for a signature the cache lacks, a measurement the caller
+// provides (the CLI passes the CPU runtime's profiler, so the optimizer
+// never depends on a runtime). That includes the nodes the search invents:
+// merged convolutions, concatenated weights, enlarged kernels. New entries
+// are written back by save(), atomically, so a second `tso optimize` of the
+// same model measures nothing.
+//
+// A cache file belongs to one device string (machine, threads, library and
+// ISA). A file that is not a cost table, or that names another device, is an
+// error naming the file: it is never silently mixed or overwritten (delete
+// it, or give another file). A signature whose measurement fails costs what
+// the fallback model says, is counted, and is not cached.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <span>
+#include <string>
+
+#include "core/error.h"
+#include "optimizer/cost_model.h"
+#include "runtime/common/cost_table.h"
+
+namespace tso::opt {
+
+// Times one operator on arguments of the given types; the entry's signature
+// is op_signature(node, inputs) and median_ms its cost.
+using MeasureFn = std::function<Expected<rt::CostEntry>(const Node&, std::span<const TensorType>)>;
+
+class CachedCost : public CostModel {
+ public:
+  // Loads `path` when it exists; a missing file starts an empty cache.
+  static Expected<std::unique_ptr<CachedCost>> open(const std::string& path,
+                                                    const std::string& device, MeasureFn measure,
+                                                    const CostModel* fallback);
+
+  double node_us(const Node& n, std::span<const TensorType> inputs) const override;
+  std::string describe() const override;
+
+  // Writes the cache (creating its folder) when something was measured;
+  // the file appears only complete.
+  Status save() const;
+
+  const std::string& path() const { return path_; }
+  int loaded() const { return loaded_; }                         // entries in the file
+  int found() const { return static_cast<int>(found_.size()); }  // distinct, from the file
+  int measured() const { return measured_; }                     // distinct, timed now
+  const std::map<std::string, std::string>& failed() const { return failed_; }  // signature -> why
+
+ private:
+  CachedCost() = default;
+
+  std::string path_;
+  MeasureFn measure_;
+  const CostModel* fallback_ = nullptr;
+  mutable rt::CostTable table_;  // what save() writes
+  struct Cost {
+    double us = 0;  // median microseconds
+    bool from_file = false;
+  };
+  mutable std::map<std::string, Cost> us_;
+  mutable std::set<std::string> found_;
+  mutable std::map<std::string, std::string> failed_;
+  int loaded_ = 0;
+  mutable int measured_ = 0;
+};
+
+// The default cache file name for `device`: "costs-<16 hex digits>.json",
+// a hash of the device string (the folder is the caller's: the CLI uses
+// ~/.cache/tso).
+std::string cost_cache_file_name(const std::string& device);
+
+}  // namespace tso::opt
