@@ -7,8 +7,10 @@
 #include "optimizer/optimize.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,9 +20,11 @@
 #include "core/text_format.h"
 #include "frontend/onnx.h"
 #include "optimizer/analytic_cost.h"
+#include "optimizer/cost_cache.h"
 #include "optimizer/defaults.h"
 #include "optimizer/measured_cost.h"
 #include "optimizer/report.h"
+#include "runtime/cpu/profiler.h"
 #include "runtime/cpu/run_model.h"
 
 namespace tso::cli {
@@ -40,6 +44,7 @@ struct OptimizeFlags {
   double time_limit = 60;
   std::string cost = "analytic";
   std::string device;
+  std::string cost_cache;
   std::string report;
   bool allow_unverified = false;
   int check_runs = 2;
@@ -108,6 +113,44 @@ Status write_atomically(const std::string& path, const std::string& text) {
   return Status::Ok();
 }
 
+// The on-demand CPU cost cache: ~/.cache/tso/costs-<hash of the device>.json
+// unless --cost-cache names a file. Missing signatures are timed by the CPU
+// runtime's profiler (all cores, as `tso run --device cpu`).
+Expected<std::unique_ptr<opt::CachedCost>> open_cpu_cost_cache(const std::string& file,
+                                                               const opt::CostModel* fallback) {
+  const std::string device = cpu::device_description(0);
+  std::string path = file;
+  if (path.empty()) {
+    const char* xdg = std::getenv("XDG_CACHE_HOME");
+    const char* home = std::getenv("HOME");
+    std::filesystem::path dir = xdg && *xdg     ? std::filesystem::path(xdg)
+                                : home && *home ? std::filesystem::path(home) / ".cache"
+                                                : std::filesystem::temp_directory_path();
+    path = (dir / "tso" / opt::cost_cache_file_name(device)).string();
+  }
+  cpu::ProfileOptions o;
+  o.iters = 20;
+  o.warmup = 3;
+  return opt::CachedCost::open(
+      path, device,
+      [o](const Node& n, std::span<const TensorType> in) { return cpu::profile_node(n, in, o); },
+      fallback);
+}
+
+// Saves the cache when the run ends and says what was measured and found.
+struct CostCacheSaver {
+  const opt::CachedCost* cache = nullptr;
+  ~CostCacheSaver() {
+    if (!cache) return;
+    if (Status s = cache->save(); !s.ok())
+      std::fprintf(stderr, "tso optimize: warning: %s\n", s.error().message.c_str());
+    std::fprintf(stderr,
+                 "cost cache      %s: %d signatures measured, %d found in the cache, %zu not "
+                 "measurable (analytic)\n",
+                 cache->path().c_str(), cache->measured(), cache->found(), cache->failed().size());
+  }
+};
+
 int run_optimize(const OptimizeFlags& f) {
   namespace fs = std::filesystem;
   if (same_file(f.model.file, f.output))
@@ -149,8 +192,11 @@ int run_optimize(const OptimizeFlags& f) {
                  "compilable); the model is only folded and checked\n",
                  rules.skipped().size());
 
-  // Cost model.
-  std::string device_path = f.device.empty() ? opt::default_device_path() : f.device;
+  // Cost model: a table (--cost), costs measured on demand on this CPU
+  // (--device cpu, cached), or the analytic model of a device file.
+  const bool on_cpu = f.device == "cpu" && f.cost == "analytic";
+  std::string device_path =
+      f.device.empty() || f.device == "cpu" ? opt::default_device_path() : f.device;
   Expected<opt::Device> device = opt::load_device(device_path);
   if (!device) return fail(kExitBadInput, device.error().message);
   opt::AnalyticCost analytic(*device);
@@ -162,6 +208,15 @@ int run_optimize(const OptimizeFlags& f) {
     measured = std::move(*m);
     model = &*measured;
   }
+  std::unique_ptr<opt::CachedCost> cached;
+  if (on_cpu) {
+    Expected<std::unique_ptr<opt::CachedCost>> c = open_cpu_cost_cache(f.cost_cache, &analytic);
+    if (!c) return fail(kExitBadInput, c.error().message);
+    cached = std::move(*c);
+    model = cached.get();
+  }
+  // Written at the end, however the run ends: what was measured is kept.
+  CostCacheSaver saver{cached.get()};
 
   int code = kExitOk;
   std::optional<ModelFile> file = load_model_file(f.model, "optimize", &code);
@@ -274,9 +329,13 @@ Command add_optimize(CLI::App& tso) {
   app->add_option("--cost", flags->cost,
                   "analytic, or a cost table JSON written by tso profile (missing entries fall "
                   "back to analytic)");
-  app->add_option(
-      "--device", flags->device,
-      "device description of the analytic model (default " + opt::default_device_path() + ")");
+  app->add_option("--device", flags->device,
+                  "cpu: costs measured on this CPU on demand (cached, see --cost-cache); or a "
+                  "device description of the analytic model (default " +
+                      opt::default_device_path() + ")");
+  app->add_option("--cost-cache", flags->cost_cache,
+                  "the cache of measured costs for --device cpu (default "
+                  "~/.cache/tso/costs-<device hash>.json; created on first use)");
   app->add_option("--report", flags->report, "write a report, markdown (.md) or JSON (.json)");
   app->add_flag("--allow-unverified", flags->allow_unverified,
                 "also use rules not proved (unverified, unknown, refuted): for tests only");
