@@ -36,7 +36,13 @@ memory::desc plain_desc(const TensorType& type) {
 
 bool is_plain(const memory::desc& md) {
   if (md.get_inner_nblks() != 0) return false;
-  return md == plain_desc(md.get_dims(), md.get_data_type());
+  // Strides of dimensions of extent 1 do not matter: [1,C,1,1] in NHWC is
+  // the same bytes as in NCHW.
+  const Dims dims = md.get_dims(), strides = md.get_strides();
+  const Dims plain = plain_desc(dims, md.get_data_type()).get_strides();
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dims[i] != 1 && strides[i] != plain[i]) return false;
+  return md.get_size() == plain_desc(dims, md.get_data_type()).get_size();
 }
 
 memory::desc same_order(const memory::desc& md, const Dims& dims) {

@@ -21,6 +21,7 @@ memory::data_type dnnl_type(DType t);
 // Row-major (plain) descriptor of `type`; a rank-0 tensor is {1}.
 memory::desc plain_desc(const TensorType& type);
 memory::desc plain_desc(const Dims& dims, memory::data_type dt = memory::data_type::f32);
+// Row-major bytes (dimensions of extent 1 may have any stride).
 bool is_plain(const memory::desc& md);
 // The descriptor of `dims` with the dimension order of `md`'s strides (md
 // strided, not blocked): e.g. NHWC stays NHWC at the new extents.

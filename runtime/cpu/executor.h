@@ -32,6 +32,10 @@ struct ExecutorOptions {
   // each per shape at plan time and keep the fastest (off: the library's
   // default, inner product and direct).
   bool measure = true;
+  // Rank-4 f32 graph inputs are laid out NHWC (set_input takes NHWC bytes):
+  // how a convolution's output reaches its consumers inside a model, so the
+  // profiler times one operator in the layout it runs on there.
+  bool channels_last_inputs = false;
   // An alternative implementation is used where measured faster (kMeasured,
   // with `measure`), never, or always where it applies (for tests).
   enum class Choice : unsigned char { kMeasured, kOff, kAlways };

@@ -236,6 +236,29 @@ TEST(CpuExecutor, ConstantSubgraphsRunOnceInThePrologue) {
                            true);
 }
 
+TEST(CpuExecutor, ChannelsLastInputsTakeNhwcBytes) {
+  const Graph g = ref::testing::graph_with_weights(R"(graph g {
+  input x: f32[1,3,2,2]
+  %r = neg(x)
+  output y = %r
+})",
+                                                   3);
+  ExecutorOptions o;
+  o.channels_last_inputs = true;
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, o);
+  ASSERT_TRUE(ex.ok()) << ex.error().message;
+  // NHWC: pixel-major, channel-minor; the output comes back row-major NCHW.
+  std::vector<float> nhwc(12);
+  for (int p = 0; p < 4; ++p)
+    for (int c = 0; c < 3; ++c) nhwc[p * 3 + c] = static_cast<float>(10 * c + p);
+  ASSERT_TRUE((*ex)->set_input("x", std::span<const float>(nhwc)).ok());
+  ASSERT_TRUE((*ex)->run().ok());
+  Expected<std::vector<float>> y = (*ex)->output(0);
+  ASSERT_TRUE(y.ok()) << y.error().message;
+  for (int c = 0; c < 3; ++c)
+    for (int p = 0; p < 4; ++p) EXPECT_EQ((*y)[c * 4 + p], -static_cast<float>(10 * c + p));
+}
+
 TEST(CpuExecutor, OpaqueNodesAreAnErrorNamingTheOperator) {
   Expected<Graph> g = parse_graph(R"(graph g {
   input x: f32[2,3]

@@ -169,6 +169,9 @@ Status lower_source(Builder& b, int i) {
   const TensorType& type = n.outs[0];
   if (n.op == Op::Input) {
     const int t = b.input_tensor(type);
+    if (b.options().channels_last_inputs && type.dtype == DType::kF32 && type.shape.rank() == 4)
+      b.plan().tensors[t].md =
+          memory::desc(dims_of(type.shape), memory::data_type::f32, memory::format_tag::nhwc);
     b.plan().inputs[n.name] = t;
     b.set_value({i, 0}, t);
     return {};

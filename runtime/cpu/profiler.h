@@ -46,9 +46,11 @@ std::vector<bool> weight_args(const Node& n, std::span<const TensorType> inputs)
 Expected<Graph> signature_graph(const Node& n, std::span<const TensorType> inputs,
                                 const std::vector<bool>& weights, uint64_t seed);
 
-// Times `n` on arguments of types `inputs`. The entry's signature, op,
-// kernel (the plan's steps, "view" when it runs none), median and min
-// milliseconds and samples are set; occurrences is 1.
+// Times `n` on arguments of types `inputs` as it runs inside a model:
+// rank-4 inputs in NHWC (what convolutions write), and only its own steps,
+// without the layout reorders at the one-node graph's boundary. The entry's signature, op, kernel
+// (the plan's steps, "view" when it runs none), median and min milliseconds
+// and samples are set; occurrences is 1.
 Expected<rt::CostEntry> profile_node(const Node& n, std::span<const TensorType> inputs,
                                      const ProfileOptions& options);
 
