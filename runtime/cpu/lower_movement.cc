@@ -207,6 +207,38 @@ bool lower_slice_in_layout(Builder& b, int node) {
   return true;
 }
 
+// A split of an f32 tensor in a strided layout (NHWC, after a merged
+// convolution) keeps that layout: each piece is one reorder from its window
+// into a dense tensor of the same order, instead of a trip through NCHW.
+bool lower_split_in_layout(Builder& b, int node) {
+  const Node& n = b.graph().node(node);
+  const int x = b.value(n.args[0]);
+  const memory::desc md = b.tensor(x).md;
+  if (md.get_ndims() == 0 || md.get_inner_nblks() != 0 || is_plain(md) ||
+      md.get_data_type() != memory::data_type::f32)
+    return false;
+  int64_t axis = n.attrs.i(AttrKey::axis);
+  if (axis < 0) axis += md.get_ndims();
+  Dims offsets(md.get_ndims(), 0);
+  for (size_t k = 0; k < n.outs.size(); ++k) {
+    const TensorType& type = n.outs[k];
+    if (type.shape.numel() > 0) {
+      const memory::desc window = md.submemory_desc(dims_of(type.shape), offsets);
+      const memory::desc out_md = same_order(md, dims_of(type.shape));
+      dnnl::reorder::primitive_desc pd(b.engine(), window, b.engine(), out_md, b.attr());
+      b.note_scratchpad(pd);
+      const int y = b.output_tensor(type, out_md, {x});
+      b.add_primitive("split " + std::string(pd.impl_info_str()), b.describe(node),
+                      dnnl::reorder(pd), {{DNNL_ARG_FROM, x, window}, {DNNL_ARG_TO, y}});
+      b.set_value({node, static_cast<int32_t>(k)}, y);
+    } else {
+      b.set_value({node, static_cast<int32_t>(k)}, b.output_tensor(type, plain_desc(type), {x}));
+    }
+    offsets[axis] += type.shape[static_cast<int>(axis)];
+  }
+  return true;
+}
+
 void lower_enlarge(Builder& b, int node, int x) {
   const Shape xs = b.tensor(x).type.shape;
   const Shape& ys = b.graph().node(node).outs[0].shape;
@@ -298,6 +330,7 @@ Status lower_movement(Builder& b, int node) {
   }
   if (n.op == Op::Pad && lower_pad_in_layout(b, node)) return {};
   if (n.op == Op::Slice && lower_slice_in_layout(b, node)) return {};
+  if (n.op == Op::Split && lower_split_in_layout(b, node)) return {};
   const int x = b.as_plain(b.value(n.args[0]));
   switch (n.op) {
     case Op::Reshape:

@@ -418,6 +418,16 @@ inline const Case kCases[] = {
   output m = %m
   output t = %t
 })"},
+    {"split_of_a_merged_convolution", R"(graph g {
+  input x: f32[1,8,9,9]
+  weight w: f32[24,8,3,3]
+  %c = conv2d(x, w, pad=same, act=relu)
+  %a, %b = split(%c, axis=1, sizes=[16,8])
+  %p = avgpool(%a, kernel=[3,3], stride=[1,1], pad=[1,1,1,1])
+  %q = maxpool(%b, kernel=[3,3], stride=[2,2])
+  output p = %p
+  output q = %q
+})"},
     {"movement_chain", R"(graph g {
   input x: f32[2,3,4]
   %t = transpose(x, perm=[2,0,1])
