@@ -3,7 +3,6 @@
 // signatures into its cache, so a second run of the same model measures
 // nothing; a cache from another device is an error naming the file.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -14,28 +13,14 @@
 #include <vector>
 
 #include "runtime/common/cost_table.h"
+#include "tests/binary_run.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using tso::testing::read_file;
+using tso::testing::RunResult;
 
 const char* kModel = R"(graph conv_relu {
   input x: f32[1,3,8,8]
@@ -59,15 +44,7 @@ class CostCacheCli : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   RunResult run(const std::vector<std::string>& args) {
-    std::string cmd = quote(TSO_BINARY);
-    for (const std::string& a : args) cmd += " " + quote(a);
-    const std::string out = (dir_ / "stdout").string(), err = (dir_ / "stderr").string();
-    cmd += " >" + quote(out) + " 2>" + quote(err);
-    int status = std::system(cmd.c_str());
-    RunResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(out), read_file(err)};
-    fs::remove(out);
-    fs::remove(err);
-    return r;
+    return tso::testing::run_binary(TSO_BINARY, args, dir_);
   }
 
   std::string path(const std::string& name) const { return (dir_ / name).string(); }

@@ -5,7 +5,6 @@
 // --allow-unverified. The faster of the input and the optimized graph is
 // written.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -14,27 +13,14 @@
 #include <string>
 #include <vector>
 
+#include "tests/binary_run.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using tso::testing::read_file;
+using tso::testing::RunResult;
 
 void write_file(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
 
@@ -60,15 +46,9 @@ class OptimizeCli : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   RunResult run(const std::vector<std::string>& args) {
-    std::string cmd = quote(TSO_BINARY) + " optimize";
-    for (const std::string& a : args) cmd += " " + quote(a);
-    const std::string out = (dir_ / "stdout").string(), err = (dir_ / "stderr").string();
-    cmd += " >" + quote(out) + " 2>" + quote(err);
-    int status = std::system(cmd.c_str());
-    RunResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(out), read_file(err)};
-    fs::remove(out);
-    fs::remove(err);
-    return r;
+    std::vector<std::string> all = {"optimize"};
+    all.insert(all.end(), args.begin(), args.end());
+    return tso::testing::run_binary(TSO_BINARY, all, dir_);
   }
 
   // The files in the directory besides the model.

@@ -112,6 +112,27 @@ void lower_pad(Builder& b, int node, int x) {
   b.set_value({node, 0}, y);
 }
 
+// Whether `md` is an f32 strided layout other than row-major (NHWC after a
+// convolution): the layout the in-layout pad, slice and split keep.
+bool strided_f32(const memory::desc& md) {
+  return md.get_ndims() > 0 && md.get_inner_nblks() == 0 && !is_plain(md) &&
+         md.get_data_type() == memory::data_type::f32;
+}
+
+// The window of `x` (layout `md`) at `offsets` with extents `type`, copied by
+// one reorder into a dense tensor of the same dimension order.
+int window_copy(Builder& b, int node, const char* what, int x, const memory::desc& md,
+                const TensorType& type, const Dims& offsets) {
+  const memory::desc window = md.submemory_desc(dims_of(type.shape), offsets);
+  const memory::desc out_md = same_order(md, dims_of(type.shape));
+  dnnl::reorder::primitive_desc pd(b.engine(), window, b.engine(), out_md, b.attr());
+  b.note_scratchpad(pd);
+  const int y = b.output_tensor(type, out_md, {x});
+  b.add_primitive(std::string(what) + " " + pd.impl_info_str(), b.describe(node), dnnl::reorder(pd),
+                  {{DNNL_ARG_FROM, x, window}, {DNNL_ARG_TO, y}});
+  return y;
+}
+
 // A pad that only grows an f32 tensor in a strided layout (NHWC after a
 // convolution) stays in that layout: fill the output, then reorder the input
 // into the window of it that it occupies.
@@ -120,9 +141,7 @@ bool lower_pad_in_layout(Builder& b, int node) {
   const int x = b.value(n.args[0]);
   const memory::desc md = b.tensor(x).md;
   const std::vector<int64_t>& pads = n.attrs.ints(AttrKey::pads);
-  if (md.get_ndims() == 0 || md.get_inner_nblks() != 0 || is_plain(md) ||
-      md.get_data_type() != memory::data_type::f32)
-    return false;
+  if (!strided_f32(md)) return false;
   for (int64_t p : pads)
     if (p < 0) return false;
   const TensorType& type = n.outs[0];
@@ -177,9 +196,7 @@ bool lower_slice_in_layout(Builder& b, int node) {
   const Node& n = b.graph().node(node);
   const int x = b.value(n.args[0]);
   const memory::desc md = b.tensor(x).md;
-  if (md.get_ndims() == 0 || md.get_inner_nblks() != 0 || is_plain(md) ||
-      md.get_data_type() != memory::data_type::f32)
-    return false;
+  if (!strided_f32(md)) return false;
   const std::vector<int64_t>& steps = n.attrs.ints(AttrKey::steps);
   for (int64_t step : steps)
     if (step != 1) return false;
@@ -196,14 +213,7 @@ bool lower_slice_in_layout(Builder& b, int node) {
   }
   const TensorType& type = n.outs[0];
   if (type.shape.numel() == 0) return false;
-  const memory::desc window = md.submemory_desc(dims_of(type.shape), offsets);
-  const memory::desc out_md = same_order(md, dims_of(type.shape));
-  dnnl::reorder::primitive_desc pd(b.engine(), window, b.engine(), out_md, b.attr());
-  b.note_scratchpad(pd);
-  const int y = b.output_tensor(type, out_md, {x});
-  b.add_primitive("slice " + std::string(pd.impl_info_str()), b.describe(node), dnnl::reorder(pd),
-                  {{DNNL_ARG_FROM, x, window}, {DNNL_ARG_TO, y}});
-  b.set_value({node, 0}, y);
+  b.set_value({node, 0}, window_copy(b, node, "slice", x, md, type, offsets));
   return true;
 }
 
@@ -214,26 +224,15 @@ bool lower_split_in_layout(Builder& b, int node) {
   const Node& n = b.graph().node(node);
   const int x = b.value(n.args[0]);
   const memory::desc md = b.tensor(x).md;
-  if (md.get_ndims() == 0 || md.get_inner_nblks() != 0 || is_plain(md) ||
-      md.get_data_type() != memory::data_type::f32)
-    return false;
+  if (!strided_f32(md)) return false;
   int64_t axis = n.attrs.i(AttrKey::axis);
   if (axis < 0) axis += md.get_ndims();
   Dims offsets(md.get_ndims(), 0);
   for (size_t k = 0; k < n.outs.size(); ++k) {
     const TensorType& type = n.outs[k];
-    if (type.shape.numel() > 0) {
-      const memory::desc window = md.submemory_desc(dims_of(type.shape), offsets);
-      const memory::desc out_md = same_order(md, dims_of(type.shape));
-      dnnl::reorder::primitive_desc pd(b.engine(), window, b.engine(), out_md, b.attr());
-      b.note_scratchpad(pd);
-      const int y = b.output_tensor(type, out_md, {x});
-      b.add_primitive("split " + std::string(pd.impl_info_str()), b.describe(node),
-                      dnnl::reorder(pd), {{DNNL_ARG_FROM, x, window}, {DNNL_ARG_TO, y}});
-      b.set_value({node, static_cast<int32_t>(k)}, y);
-    } else {
-      b.set_value({node, static_cast<int32_t>(k)}, b.output_tensor(type, plain_desc(type), {x}));
-    }
+    b.set_value({node, static_cast<int32_t>(k)},
+                type.shape.numel() > 0 ? window_copy(b, node, "split", x, md, type, offsets)
+                                       : b.output_tensor(type, plain_desc(type), {x}));
     offsets[axis] += type.shape[static_cast<int>(axis)];
   }
   return true;
