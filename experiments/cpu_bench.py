@@ -4,14 +4,18 @@ of ../shared/MEASURING.md. Called by experiments/cpu_bench.sh (which picks the
 venv's Python); see `cpu_bench.sh --help` and experiments/README.md.
 
 Per model: graph-only files are filled once with seeded random weights
-(fill_weights.py, cached), then one untimed warm-up process per configuration,
-then R rounds alternating ORT, tso, ORT, tso, ... each a fresh process doing W
-warm-up and K timed runs. Per configuration: the minimum of the rounds'
-minimums and the median of the rounds' medians; ratio = tso / ORT.
+(fill_weights.py, cached) and optimized once by `tso optimize --device cpu`
+(cached, unless --no-optimize); then one untimed warm-up process per
+configuration (ORT and tso on the input file, ORT and tso on the optimized
+one), then R rounds alternating them, each a fresh process doing W warm-up and
+K timed runs. Per configuration: the minimum of the rounds' minimums and the
+median of the rounds' medians; ratio = tso / ORT, speedup = input / optimized
+(the tables of the optimized files: cpu_bench_optimized.py).
 """
 import argparse
 import datetime
 import importlib.metadata
+import json
 import math
 import os
 import platform
@@ -23,6 +27,8 @@ import subprocess
 import sys
 import time
 
+import cpu_bench_optimized
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.join(ROOT, "experiments")
 FILL = os.path.join(HERE, "fill_weights.py")
@@ -33,6 +39,7 @@ ORDER = ["squeezenet1_1", "resnet50", "resnext50_32x4d", "inception_v3", "bert_b
 HEAVY = {"nasnetalarge", "bert_base_seq128"}  # fewer timed runs (--heavy-runs)
 TSO_LATENCY = re.compile(r"^latency\s+median\s+([0-9.]+)\s*ms\s*\(min\s+([0-9.]+)", re.M)
 ORT_LINE = re.compile(r"^ort min_ms=([0-9.]+) median_ms=([0-9.]+) runs=\d+\s*$", re.M)
+COST_CACHE = "cpu_costs.json"  # in --cache: one cache of measured costs for every optimization
 ERR_WIDTH = 160
 
 T0 = time.monotonic()
@@ -40,6 +47,11 @@ T0 = time.monotonic()
 
 def progress(msg):
     print(f"[{time.monotonic() - T0:7.1f}s] {msg}", file=sys.stderr, flush=True)
+
+
+def shown_path(path):
+    """Relative to the repository root when inside it."""
+    return os.path.relpath(path, ROOT) if path.startswith(ROOT + os.sep) else path
 
 
 def first_line(text):
@@ -116,6 +128,7 @@ def setting_lines(a, models, n_cpus):
         runs += f" ({heavy}: {a.heavy_runs})"
     env = " ".join(f"{k}={v}" for k, v in sorted(os.environ.items())
                    if k.startswith(("OMP_", "GOMP_", "KMP_", "DNNL_", "ONEDNN_", "ORT_", "MKL_")))
+    configs = "ORT, tso" if a.no_optimize else "ORT input, tso input, ORT optimized, tso optimized"
     lines = [
         ("date", datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")),
         ("cpu", f"{name}; {logical} logical cores"
@@ -128,10 +141,22 @@ def setting_lines(a, models, n_cpus):
                 + (f" {a.tso_flags}" if a.tso_flags else "")),
         ("python", f"{platform.python_version()}, numpy {version('numpy')}, onnx {version('onnx')}"),
         ("load", " ".join(f"{x:.2f}" for x in load) if load else "unknown"),
-        ("protocol", f"per model 1 untimed warm-up process per runtime, then {a.rounds} rounds "
-                     f"ORT, tso, ORT, tso, ...; each process {runs}"),
+        ("protocol", f"per model 1 untimed warm-up process per configuration, then {a.rounds} "
+                     f"rounds {configs}, ...; each process {runs}"),
         ("weights", f"graph-only models filled by fill_weights.py --seed {a.seed} "
-                    f"(cache {os.path.relpath(a.cache, ROOT)})"),
+                    f"(cache {shown_path(a.cache)})"),
+    ]
+    if not a.no_optimize:
+        cmd = optimize_command("FILE", os.path.join(a.cache, "<model>.opt.onnx"),
+                               os.path.join(a.cache, "<model>.opt.json"), a)
+        lines.append(("optimize", " ".join(shlex.quote(shown_path(x)) for x in cmd)
+                      + "; reused while newer than FILE and the tso binary, with the same command"
+                      + ("; --reoptimize: the cost cache deleted, every model optimized again"
+                         if a.reoptimize else "")))
+        if a.threads != n_cpus:
+            lines.append(("note", f"tso optimize measures costs and checks speed on all {n_cpus} "
+                                  f"cores, the timings here use {a.threads} threads"))
+    lines += [
         ("command", " ".join(shlex.quote(x) for x in ["experiments/cpu_bench.sh"] + sys.argv[1:])),
     ]
     if env:
@@ -167,7 +192,7 @@ def prepared(stem, src, graph_only, a):
     newest_input = max(os.path.getmtime(src), os.path.getmtime(FILL))
     if os.path.isfile(out) and os.path.getmtime(out) > newest_input:
         return out, None
-    progress(f"{stem}: filling {os.path.basename(src)} with seeded weights -> {os.path.relpath(out, ROOT)}")
+    progress(f"{stem}: filling {os.path.basename(src)} with seeded weights -> {shown_path(out)}")
     # Written under its final name in a scratch folder, then moved: an
     # interrupted fill never leaves a file that looks newer than its source.
     scratch = os.path.join(a.cache, ".filling")
@@ -188,6 +213,85 @@ def prepared(stem, src, graph_only, a):
     except OSError:
         pass
     return out, None
+
+
+def optimize_command(path, out, report, a):
+    return ([a.tso, "optimize", path, "-o", out, "--device", "cpu", "--report", report,
+             "--cost-cache", os.path.join(a.cache, COST_CACHE), "-q"] + shlex.split(a.optimize_flags))
+
+
+def optimized(stem, path, a):
+    """{"path", "report", "seconds", "reused"} or {"error"}: `tso optimize` of
+    path into the cache, reused while newer than path and the tso binary and
+    made by the same command (its record, <model>.opt.run.json, is written
+    last, so an interrupted optimization is never reused)."""
+    if not os.path.isfile(a.tso):
+        return {"error": f"tso optimize: no tso binary at {a.tso} (build the tso target)"}
+    base = os.path.join(a.cache, os.path.basename(path)[: -len(".onnx")])
+    out, report, record = base + ".opt.onnx", base + ".opt.json", base + ".opt.run.json"
+    cmd = optimize_command(path, out, report, a)
+    newest_input = max(os.path.getmtime(path), os.path.getmtime(a.tso))
+    try:
+        with open(record) as f:
+            rec = json.load(f)
+        fresh = all(os.path.getmtime(p) > newest_input for p in (out, report))
+        if not a.reoptimize and rec.get("command") == cmd and fresh:
+            with open(report) as f:
+                res = {"path": out, "report": checked_report(json.load(f)), "seconds": rec["seconds"],
+                       "reused": True}
+            say_optimized(stem, res)
+            return res
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # no usable earlier optimization: run it
+    if os.path.exists(record):
+        os.remove(record)
+    os.makedirs(a.cache, exist_ok=True)
+    progress(f"{stem}: tso optimize {os.path.basename(path)} -> {shown_path(out)}")
+    t = time.monotonic()
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"tso optimize timed out after {a.timeout} s"}
+    except OSError as e:
+        return {"error": f"tso optimize: cannot start {a.tso}: {e.strerror}"}
+    seconds = time.monotonic() - t
+    if r.returncode != 0:
+        return {"error": f"tso optimize exit {r.returncode}: "
+                         + (first_line(r.stderr) or first_line(r.stdout) or "(no output)")}
+    try:
+        with open(report) as f:
+            res = {"path": out, "report": checked_report(json.load(f)), "seconds": seconds,
+                   "reused": False}
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        return {"error": f"tso optimize wrote no readable report {report}: {e!r}"}
+    with open(record, "w") as f:
+        json.dump({"command": cmd, "seconds": seconds}, f)
+    for line in r.stderr.splitlines():  # what the cost cache measured
+        if line.startswith("cost cache"):
+            progress(f"{stem}: {' '.join(line.split())}")
+    say_optimized(stem, res)
+    return res
+
+
+def checked_report(rep):
+    """The report, if it has the keys the tables read (KeyError otherwise)."""
+    for k in ("before", "after"):
+        float(rep["predicted_cost_us"][k])
+    for k in ("ran", "note", "input_ms", "optimized_ms", "written"):
+        rep["speed_check"][k]
+    rep["cost_model"]
+    return rep
+
+
+def say_optimized(stem, res):
+    rep = res["report"]
+    pc, sc = rep["predicted_cost_us"], rep["speed_check"]
+    how = "reused (optimized earlier in" if res["reused"] else "optimized in"
+    check = (f"speed check {sc['input_ms']:.2f} -> {sc['optimized_ms']:.2f} ms" if sc["ran"]
+             else f"no speed check ({sc['note']})")
+    progress(f"{stem}: {how} {res['seconds']:.1f} s{')' if res['reused'] else ''}: predicted "
+             f"{pc['before'] / 1000:.2f} -> {pc['after'] / 1000:.2f} ms, {check}, "
+             f"wrote the {sc['written']} graph")
 
 
 # ------------------------------------------------------------------ timing
@@ -239,29 +343,37 @@ def time_tso(path, runs, warmup, a):
     return (float(m.group(2)), float(m.group(1))), None  # (min, median)
 
 
-CONFIGS = [("ort", time_ort), ("tso", time_tso)]
+def configs(path, opt):
+    """[(name, timer, file)]: ORT and tso on the input file, then on the
+    optimized one when there is one; alternated in this order."""
+    out = [("ort", time_ort, path), ("tso", time_tso, path)]
+    if opt and "path" in opt:
+        out += [("ort_opt", time_ort, opt["path"]), ("tso_opt", time_tso, opt["path"])]
+    return out
 
 
-def bench_model(stem, path, a):
-    """{config: (min, median)} or {config: 'error'}."""
+def bench_model(stem, path, opt, a):
+    """{config: (min, median)} or {config: 'error'}; configs "ort", "tso" and,
+    with an optimized file, "ort_opt", "tso_opt"."""
     runs = a.heavy_runs if stem in HEAVY else a.runs
-    mins = {c: [] for c, _ in CONFIGS}
-    medians = {c: [] for c, _ in CONFIGS}
+    cs = configs(path, opt)
+    mins = {c: [] for c, _, _ in cs}
+    medians = {c: [] for c, _, _ in cs}
     error = {}
-    for c, fn in CONFIGS:  # the untimed warm-up process of each
-        _, err = fn(path, min(runs, 3), a.warmup, a)
+    for c, fn, f in cs:  # the untimed warm-up process of each
+        _, err = fn(f, min(runs, 3), a.warmup, a)
         if err:
             error[c] = err
         progress(f"{stem}: warm-up {c}: {'failed: ' + err if err else 'ok'}")
     for r in range(1, a.rounds + 1):
-        if len(error) == len(CONFIGS):
-            progress(f"{stem}: no rounds: both runtimes failed")
+        if len(error) == len(cs):
+            progress(f"{stem}: no rounds: every configuration failed")
             break
         said = []
-        for c, fn in CONFIGS:
+        for c, fn, f in cs:
             if c in error:  # failed once: not retried every round
                 continue
-            res, err = fn(path, runs, a.warmup, a)
+            res, err = fn(f, runs, a.warmup, a)
             if err:
                 error[c] = f"(round {r}) {err}"
                 said.append(f"{c} failed: {err}")
@@ -271,7 +383,7 @@ def bench_model(stem, path, a):
             said.append(f"{c} min {res[0]:.2f} median {res[1]:.2f} ms")
         progress(f"{stem}: round {r}/{a.rounds}: " + ", ".join(said))
     return {c: error[c] if c in error else (min(mins[c]), statistics.median(medians[c]))
-            for c, _ in CONFIGS}
+            for c, _, _ in cs}
 
 
 # ------------------------------------------------------------------- table
@@ -336,7 +448,7 @@ def summary_lines(results):
     return lines
 
 
-def write_markdown(path, setting, results, end_lines):
+def write_markdown(path, setting, results, summary, optimized_lines, last):
     md = ["# tso CPU runtime vs ONNX Runtime", "", "```"]
     md += [f"{k:<9} {v}" for k, v in setting]
     md += ["```", "",
@@ -350,7 +462,7 @@ def write_markdown(path, setting, results, end_lines):
         elif err:
             cells[5] += " " + err.replace("|", "\\|")
         md.append(f"| {stem} | " + " | ".join(cells) + " |")
-    md += [""] + [l + "  " for l in end_lines]
+    md += [""] + [l + "  " for l in summary] + optimized_lines + ["", last]
     with open(path, "w") as f:
         f.write("\n".join(md) + "\n")
 
@@ -372,11 +484,19 @@ def main():
                     help="default ../shared/models (from the repository root)")
     ap.add_argument("--tso", default=os.path.join(ROOT, "build", "tso"), help="default build/tso")
     ap.add_argument("--tso-flags", default="", help="extra flags for tso run, one string")
-    ap.add_argument("--out", help="also write the setting and table as markdown")
+    ap.add_argument("--out", help="also write the setting and tables as markdown")
     ap.add_argument("--cache", default=os.path.join(ROOT, "build", "bench_models"),
-                    help="filled graph-only models (default build/bench_models)")
+                    help="filled graph-only models, optimized files, their reports and the cost cache "
+                         "(default build/bench_models)")
     ap.add_argument("--seed", type=int, default=0, help="weights and inputs (default 0)")
     ap.add_argument("--timeout", type=int, default=1200, help="seconds per process (default 1200)")
+    ap.add_argument("--no-optimize", action="store_true",
+                    help="time only the input files (no tso optimize, no optimization tables)")
+    ap.add_argument("--optimize-flags", default="", help="extra flags for tso optimize, one string")
+    ap.add_argument("--reoptimize", action="store_true",
+                    help=f"delete the cost cache ({COST_CACHE} in --cache; also deleted when older "
+                         "than the tso binary) and optimize every model again: costs measured on "
+                         "a busy machine stay in the cache otherwise")
     a = ap.parse_args()
     if a.threads < 1 or a.rounds < 1 or a.runs < 1 or a.heavy_runs < 1 or a.warmup < 0:
         ap.error("--threads, --rounds, --runs, --heavy-runs >= 1; --warmup >= 0")
@@ -408,6 +528,19 @@ def main():
     for stem, (src, graph_only) in models:
         path, err = prepared(stem, src, graph_only, a)
         files.append((stem, path, err))
+    # Then optimize them all, so no optimization runs between timings either.
+    opts = {}
+    costs = os.path.join(a.cache, COST_CACHE)
+    if not a.no_optimize and os.path.exists(costs):
+        # Costs measured by an older runtime would predict for a runtime that is gone.
+        stale = os.path.isfile(a.tso) and os.path.getmtime(costs) < os.path.getmtime(a.tso)
+        if a.reoptimize or stale:
+            progress(f"removing {shown_path(costs)}: "
+                     + ("--reoptimize" if a.reoptimize else "older than the tso binary"))
+            os.remove(costs)
+    for stem, path, err in files:
+        if not a.no_optimize:
+            opts[stem] = {"error": "not optimized: " + err} if err else optimized(stem, path, a)
 
     w = max(len("model"), max(len(s) for s, _, _ in files))
     print(text_header(w), flush=True)
@@ -416,21 +549,23 @@ def main():
         if err:
             res = {"ort": err, "tso": err}
         else:
-            progress(f"{stem}: {os.path.relpath(path, ROOT) if path.startswith(ROOT) else path}")
-            res = bench_model(stem, path, a)
+            progress(f"{stem}: {shown_path(path)}")
+            res = bench_model(stem, path, opts.get(stem), a)
         results.append((stem, res))
         cells, rerr = row_cells(res)
         print(text_row(stem, cells, rerr, w), flush=True)
 
     end = loadavg()
-    end_lines = summary_lines(results)
-    end_lines.append("load average at the end: " + (" ".join(f"{x:.2f}" for x in end) if end else "unknown")
-                     + f"; {time.monotonic() - T0:.0f} s in all")
+    summary = summary_lines(results)
+    last = ("load average at the end: " + (" ".join(f"{x:.2f}" for x in end) if end else "unknown")
+            + f"; {time.monotonic() - T0:.0f} s in all")
+    with_opt = [(s, r, opts[s]) for s, r in results if s in opts]
     print()
-    for l in end_lines:
+    for l in summary + (cpu_bench_optimized.text_lines(with_opt) if with_opt else []) + ["", last]:
         print(l)
     if a.out:
-        write_markdown(a.out, setting, results, end_lines)
+        md_opt = cpu_bench_optimized.markdown_lines(with_opt) if with_opt else []
+        write_markdown(a.out, setting, results, summary, md_opt, last)
         print(f"wrote {a.out}")
 
 
