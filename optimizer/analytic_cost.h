@@ -24,6 +24,23 @@ struct Device {
 
 Expected<Device> parse_device(const std::string& json, const std::string& source);
 Expected<Device> load_device(const std::string& path);
+// The description of `d` in that format, `source` saying where its figures
+// come from (a datasheet, a calibration); parse_device reads it back.
+std::string device_json(const Device& d, const std::string& source);
+// Writes device_json to a temporary file beside `path` and renames it into
+// place, so `path` appears only complete.
+Status save_device(const Device& d, const std::string& source, const std::string& path);
+
+// What the roofline charges one kernel: the FLOPs it computes, the bytes it
+// reads and writes, and whether they run at the matmul peak.
+struct KernelWork {
+  double flops = 0;
+  double bytes = 0;
+  bool matmul = false;  // conv2d, matmul, gemm
+};
+KernelWork kernel_work(const Node& n, std::span<const TensorType> inputs);
+// The roofline time of `w` on `d` in microseconds (views and sources aside).
+double roofline_us(const Device& d, const KernelWork& w);
 
 class AnalyticCost : public CostModel {
  public:
