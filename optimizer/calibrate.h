@@ -11,7 +11,9 @@
 // search is Hooke and Jeeves' pattern search over the logarithms of the four
 // parameters, from a start read off the samples (medians of the achieved
 // rates, the fastest measurement as the launch cost), with a budget of
-// objective evaluations; the result says why it stopped.
+// objective evaluations; the result says why it stopped. A launch cost that
+// falls below a thousandth of the fastest measurement is negligible and
+// written as 0.
 #pragma once
 
 #include <functional>

@@ -97,6 +97,19 @@ TEST(Calibrate, RecoversTheDeviceThatTimedTheSamples) {
   EXPECT_EQ(c->per_op[0].second.samples, 2);
 }
 
+TEST(Calibrate, ANegligibleLaunchCostIsZero) {
+  const Graph g = parse(kModel);
+  Device truth = known_device();
+  truth.launch_us = 0;
+  Expected<Calibration> c = calibrate(measure_signatures({&g, 1}, AnalyticCost(truth)), {});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->device.launch_us, 0);
+  expect_close(c->device.matmul_flops, 2e11, 1e-3, "matmul peak");
+  expect_close(c->device.vector_flops, 2e10, 1e-3, "vector peak");
+  expect_close(c->device.bytes_per_s, 3e10, 1e-3, "bandwidth");
+  EXPECT_LT(c->overall.p90, 1e-3);
+}
+
 TEST(Calibrate, NoisyMeasurementsGiveTheDeviceWithinTheNoise) {
   const Graph g = parse(kModel);
   std::vector<CalibrationSample> samples =
