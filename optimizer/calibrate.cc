@@ -127,7 +127,12 @@ class PatternSearch {
 };
 
 // The start: each peak the median rate its samples achieved, the bandwidth
-// likewise, the launch cost the fastest measurement.
+// likewise, the launch cost the fastest measurement. Achieved rates lie
+// below the peaks a roofline through the samples implies, so every term
+// starts active and the search raises it. A term that ends above all its
+// samples is flat, and the search never comes back down: on the shared
+// models, rates started 100x higher left the vector peak deciding no sample,
+// a local minimum with a worse fit.
 Expected<Params> start_point(std::span<const Prepared> samples) {
   std::vector<double> matmul, vector, bandwidth;
   double fastest = samples.front().log_us;
