@@ -19,6 +19,7 @@
 #include "cli/model_file.h"
 #include "core/text_format.h"
 #include "frontend/onnx.h"
+#include "frontend/signature_models.h"
 #include "optimizer/analytic_cost.h"
 #include "optimizer/cost_cache.h"
 #include "optimizer/defaults.h"
@@ -45,6 +46,7 @@ struct OptimizeFlags {
   std::string cost = "analytic";
   std::string device;
   std::string cost_cache;
+  std::string missing_costs;
   std::string report;
   bool allow_unverified = false;
   int check_runs = 2;
@@ -160,6 +162,9 @@ int run_optimize(const OptimizeFlags& f) {
     return fail(kExitBadInput, "--report " + f.report + ": the name must end in .md or .json");
   if (same_file(f.model.file, f.report) && !f.report.empty())
     return fail(kExitBadInput, "the report " + f.report + " is the input file");
+  if (!f.missing_costs.empty() && f.cost == "analytic")
+    return fail(kExitBadInput,
+                "--missing-costs needs --cost TABLE: it writes what the table lacks");
 
   // Rules: every file is read and parsed before the model is touched.
   std::vector<std::string> rule_files = f.rules.empty() ? opt::default_rule_files() : f.rules;
@@ -239,6 +244,13 @@ int run_optimize(const OptimizeFlags& f) {
     bool check = r.error().message.rfind("numerical check failed", 0) == 0;
     return fail(check ? kExitCheckFailed : kExitBadInput,
                 f.model.file + ": " + r.error().message + "; nothing written");
+  }
+  if (!f.missing_costs.empty()) {
+    Expected<SignatureModels> m = write_signature_models(
+        measured->missed(), f.missing_costs, file->is_onnx ? file->onnx.info : OnnxModelInfo{}, 1);
+    if (!m) return fail(kExitIoError, m.error().message + "; nothing written");
+    std::printf("missing costs   %d signatures written to %s, %zu not exportable (listed there)\n",
+                m->written, f.missing_costs.c_str(), m->not_exported.size());
   }
 
   // Never slower: the optimized graph is written only if it measures no
@@ -336,6 +348,9 @@ Command add_optimize(CLI::App& tso) {
   app->add_option("--cost-cache", flags->cost_cache,
                   "the cache of measured costs for --device cpu (default "
                   "~/.cache/tso/costs-<device hash>.json; created on first use)");
+  app->add_option("--missing-costs", flags->missing_costs,
+                  "with --cost TABLE: write each signature the search asked for and the table "
+                  "lacks as a one-operator ONNX model DIR/<n>.onnx, listed in DIR/index.json");
   app->add_option("--report", flags->report, "write a report, markdown (.md) or JSON (.json)");
   app->add_flag("--allow-unverified", flags->allow_unverified,
                 "also use rules not proved (unverified, unknown, refuted): for tests only");

@@ -2,6 +2,7 @@
 // views and weight-only nodes free, the measured table with its fallback.
 #include <gtest/gtest.h>
 
+#include "core/signature.h"
 #include "core/text_format.h"
 #include "optimizer/analytic_cost.h"
 #include "optimizer/measured_cost.h"
@@ -87,6 +88,29 @@ TEST(MeasuredCost, ReadsTheTableAndFallsBackForMissingEntries) {
   EXPECT_EQ(m->hits(), 1);
   EXPECT_EQ(m->misses(), 1);
   EXPECT_NE(m->describe().find("t.json"), std::string::npos);
+}
+
+TEST(MeasuredCost, RemembersEachMissedSignatureOnce) {
+  Graph g = parse(kGraph);
+  GraphIndex gi(g);
+  Expected<MeasuredCost> m = MeasuredCost::parse(R"json({"format": "tso-cost-table", "version": 1,
+    "device": "toy GPU", "tf32": true, "model": "g",
+    "entries": [{"signature": "relu(f32[1,6,4,4])", "op": "relu", "kernel": "unary",
+                 "median_ms": 0.002, "min_ms": 0.001, "samples": 10, "occurrences": 1}]})json",
+                                                 "t.json", nullptr);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  node_cost(g, gi, *m, 4);  // conv: missing
+  node_cost(g, gi, *m, 5);  // relu: in the table
+  node_cost(g, gi, *m, 4);
+  node_cost(g, gi, *m, 6);  // split: missing
+  EXPECT_EQ(m->misses(), 3);
+  ASSERT_EQ(m->missed().size(), 2u);
+  const SignatureNode& conv = m->missed()[0];
+  EXPECT_EQ(conv.signature, op_signature(g, 4));
+  EXPECT_EQ(conv.node.op, Op::Conv2d);
+  EXPECT_TRUE(conv.node.args.empty());
+  EXPECT_EQ(conv.inputs, (std::vector<TensorType>{g.type({0, 0}), g.type({3, 0})}));
+  EXPECT_EQ(m->missed()[1].signature, op_signature(g, 6));
 }
 
 TEST(MeasuredCost, RejectsOtherFilesWithTheirName) {

@@ -25,12 +25,18 @@ Expected<MeasuredCost> MeasuredCost::load(const std::string& path, const CostMod
 
 double MeasuredCost::node_us(const Node& n, std::span<const TensorType> inputs) const {
   if (is_source(n.op)) return 0;
-  auto it = us_.find(op_signature(n, inputs));
+  std::string signature = op_signature(n, inputs);
+  auto it = us_.find(signature);
   if (it != us_.end()) {
     ++hits_;
     return it->second;
   }
   ++misses_;
+  if (missed_signatures_.insert(signature).second) {
+    Node detached = n;
+    detached.args.clear();
+    missed_.push_back({std::move(signature), std::move(detached), {inputs.begin(), inputs.end()}});
+  }
   return fallback_ ? fallback_->node_us(n, inputs) : 0;
 }
 

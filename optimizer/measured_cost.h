@@ -1,13 +1,17 @@
 // The measured cost model: per-node times from a cost table that a runtime
 // measured (`tso profile`; format in runtime/common/cost_table.h), keyed by
 // op_signature (core/signature.h). Nodes whose signature the table lacks
-// fall back to another model, and are counted.
+// fall back to another model, and are counted and remembered, so that a
+// runtime can time them (`tso optimize --missing-costs`).
 #pragma once
 
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 #include "core/error.h"
+#include "core/signature_graph.h"
 #include "optimizer/cost_model.h"
 #include "runtime/common/cost_table.h"
 
@@ -28,12 +32,16 @@ class MeasuredCost : public CostModel {
   int entries() const { return static_cast<int>(us_.size()); }
   int64_t hits() const { return hits_; }
   int64_t misses() const { return misses_; }
+  // Each signature the table lacked, once, in the order first asked for.
+  const std::vector<SignatureNode>& missed() const { return missed_; }
 
  private:
   std::string source_, device_;
   std::unordered_map<std::string, double> us_;  // signature -> median microseconds
   const CostModel* fallback_ = nullptr;
   mutable int64_t hits_ = 0, misses_ = 0;
+  mutable std::vector<SignatureNode> missed_;
+  mutable std::unordered_set<std::string> missed_signatures_;
 };
 
 }  // namespace tso::opt

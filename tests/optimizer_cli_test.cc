@@ -1,9 +1,9 @@
 // `tso optimize` through the built binary on bad input: the output or the
 // report naming the input file, a report name that is neither .md nor .json,
-// missing or malformed rule files, a missing model. Each gives a clear error,
-// its exit code and writes nothing. Unverified rules are not applied without
-// --allow-unverified. The faster of the input and the optimized graph is
-// written.
+// missing or malformed rule files or cost tables, a missing model. Each gives
+// a clear error, its exit code and writes nothing. Unverified rules are not
+// applied without --allow-unverified. The faster of the input and the
+// optimized graph is written.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/binary_run.h"
@@ -125,6 +126,27 @@ TEST_F(OptimizeCli, MissingModelIsAnError) {
   EXPECT_EQ(r.exit_code, 1);
   expect_in(r.err, "absent.tso");
   EXPECT_TRUE(written().empty());
+}
+
+// A --cost file that is not a tso cost table of this version, or is
+// malformed, is an error naming the file; nothing is written.
+TEST_F(OptimizeCli, BadCostTableIsAnErrorNamingTheFile) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{ not json", "not valid JSON"},
+      {R"({"format": "tso-device", "name": "x"})", "not a tso cost table"},
+      {R"({"format": "tso-cost-table", "version": 2})", "cost table version 2"},
+      {R"json({"format": "tso-cost-table", "version": 1, "device": "d", "tf32": false,
+               "model": "m", "entries": [{"signature": "relu(f32[1])"}]})json",
+       "malformed cost table"},
+  };
+  for (const auto& [text, message] : cases) {
+    SCOPED_TRACE(text);
+    write_file(path("costs.json"), text);
+    RunResult r = run({model_, "-o", path("out.tso"), "--cost", path("costs.json"), "-q"});
+    EXPECT_EQ(r.exit_code, 2);
+    expect_in(r.err, path("costs.json") + ": " + message);
+    EXPECT_EQ(written(), std::vector<std::string>{"costs.json"});
+  }
 }
 
 const char* kUnverifiedFusion = R"(rule fuse_conv_relu {

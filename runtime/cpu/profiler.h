@@ -4,12 +4,10 @@
 // by cpu::Executor, so it runs the primitive, layout and implementation
 // choice (Winograd, inner product) the runtime's plan would make for it.
 //
-// Which arguments are weights: a signature carries only types, so the same
-// rule serves a model's nodes and the nodes the search invents (merged
-// convolutions, concatenated weights): see weight_args. Weights are stored
-// with seeded random values, so the plan reorders them once in its prologue,
-// as in a real model; the other arguments are graph inputs fed random
-// values. A node whose plan runs nothing (a view) costs 0.
+// The one-node graph is core/signature_graph.h's: weights stored with seeded
+// random values, so the plan reorders them once in its prologue, as in a
+// real model; the other arguments are graph inputs fed random values. A node
+// whose plan runs nothing (a view) costs 0.
 #pragma once
 
 #include <cstdint>
@@ -32,19 +30,6 @@ struct ProfileOptions {
   // Called after each signature: (done, total, signature). Libraries never print.
   std::function<void(int, int, const std::string&)> progress;
 };
-
-// Which arguments of `n` (with argument types `inputs`) are timed as stored
-// weights: conv2d and gemm weights and bias, batchnorm and layernorm
-// parameters, a rank-2 right operand of matmul (a linear layer), and the
-// smaller, broadcast operand of a binary elementwise operator (a bias or
-// scale). Everything else is a graph input.
-std::vector<bool> weight_args(const Node& n, std::span<const TensorType> inputs);
-
-// The one-node graph that times `n`: arguments named in0, in1, ... (inputs,
-// or weights holding seeded random values where `weights` says), outputs
-// out0, out1, ...
-Expected<Graph> signature_graph(const Node& n, std::span<const TensorType> inputs,
-                                const std::vector<bool>& weights, uint64_t seed);
 
 // Times `n` on arguments of types `inputs` as it runs inside a model:
 // rank-4 inputs in NHWC (what convolutions write), and only its own steps,

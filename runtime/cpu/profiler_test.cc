@@ -41,28 +41,6 @@ const char* kModel = R"(graph m {
   output y = %f
 })";
 
-TEST(CpuProfiler, WeightArgsFollowTheConvention) {
-  const Graph g = parse(kModel);
-  const int conv = find_op(g, Op::Conv2d);
-  EXPECT_EQ(weight_args(g.node(conv), arg_types(g, conv)), (std::vector<bool>{false, true, true}));
-  const int relu = find_op(g, Op::Relu);
-  EXPECT_EQ(weight_args(g.node(relu), arg_types(g, relu)), std::vector<bool>{false});
-}
-
-TEST(CpuProfiler, SignatureGraphStoresWeights) {
-  const Graph g = parse(kModel);
-  const int conv = find_op(g, Op::Conv2d);
-  const std::vector<TensorType> in = arg_types(g, conv);
-  Expected<Graph> one = signature_graph(g.node(conv), in, weight_args(g.node(conv), in), 7);
-  ASSERT_TRUE(one.ok()) << one.error().message;
-  ASSERT_EQ(one->size(), 4);
-  EXPECT_EQ(one->node(0).op, Op::Input);
-  EXPECT_EQ(one->node(1).op, Op::Weight);
-  ASSERT_NE(one->node(1).data, nullptr);
-  EXPECT_EQ(one->node(1).data->bytes.size(), 8u * 8 * 3 * 3 * 4);
-  EXPECT_EQ(op_signature(*one, 3), op_signature(g, conv));
-}
-
 TEST(CpuProfiler, TimesAConvolution) {
   const Graph g = parse(kModel);
   const int conv = find_op(g, Op::Conv2d);

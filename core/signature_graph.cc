@@ -1,0 +1,77 @@
+#include "core/signature_graph.h"
+
+#include <cstring>
+#include <memory>
+#include <random>
+
+namespace tso {
+namespace {
+
+bool binary_elementwise(Op op) {
+  return op == Op::Add || op == Op::Mul || op == Op::Sub || op == Op::Div || op == Op::Pow;
+}
+
+}  // namespace
+
+std::vector<bool> weight_args(const Node& n, std::span<const TensorType> inputs) {
+  std::vector<bool> w(inputs.size(), false);
+  switch (n.op) {
+    case Op::Conv2d:
+    case Op::Gemm:
+    case Op::BatchNorm:
+    case Op::LayerNorm:
+      for (size_t i = 1; i < w.size(); ++i) w[i] = true;
+      break;
+    case Op::Matmul:
+      if (w.size() == 2 && inputs[1].shape.rank() == 2) w[1] = true;
+      break;
+    default:
+      if (binary_elementwise(n.op) && w.size() == 2 &&
+          inputs[1].shape.numel() < inputs[0].shape.numel())
+        w[1] = true;
+      break;
+  }
+  return w;
+}
+
+std::vector<std::byte> random_tensor_bytes(const TensorType& type, uint64_t seed) {
+  const int64_t n = type.shape.numel();
+  std::vector<std::byte> bytes(static_cast<size_t>(n * dtype_bytes(type.dtype)));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  if (type.dtype == DType::kF32) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (float& x : v) x = static_cast<float>(u(rng));
+    std::memcpy(bytes.data(), v.data(), bytes.size());
+  } else if (type.dtype == DType::kF64) {
+    std::vector<double> v(static_cast<size_t>(n));
+    for (double& x : v) x = u(rng);
+    std::memcpy(bytes.data(), v.data(), bytes.size());
+  }
+  return bytes;
+}
+
+Expected<Graph> signature_graph(const Node& n, std::span<const TensorType> inputs,
+                                const std::vector<bool>& weights, uint64_t seed) {
+  GraphBuilder b("profile");
+  Node copy = n;
+  copy.args.clear();
+  copy.data = nullptr;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string name = "in" + std::to_string(i);
+    if (i < weights.size() && weights[i]) {
+      auto data = std::make_shared<WeightData>();
+      data->type = inputs[i];
+      data->bytes = random_tensor_bytes(inputs[i], seed + i);
+      copy.args.push_back(b.weight(name, inputs[i], std::move(data)));
+    } else {
+      copy.args.push_back(b.input(name, inputs[i]));
+    }
+  }
+  const TensorRef first = b.add_node(std::move(copy));
+  for (int o = 0; o < static_cast<int>(n.outs.size()); ++o)
+    b.output("out" + std::to_string(o), {first.node, o});
+  return b.finish();
+}
+
+}  // namespace tso

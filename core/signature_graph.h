@@ -1,0 +1,50 @@
+// One operator signature (core/signature.h) as a graph of its own: what a
+// runtime times to learn what the signature costs. runtime/cpu's profiler
+// times it on tso's CPU runtime; `tso optimize --missing-costs` exports it
+// as a one-operator ONNX model for another runtime (experiments/ort_costs.py
+// times it in ONNX Runtime).
+//
+// Which arguments are weights: a signature carries only types, so the same
+// rule serves a model's nodes and the nodes the search invents (merged
+// convolutions, concatenated weights): see weight_args. Weights are stored
+// with seeded random values, so a runtime prepares them once (reorders,
+// packing), as in a real model; the other arguments are graph inputs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/graph.h"
+
+namespace tso {
+
+// A node with the types of its arguments, detached from any graph: what a
+// cost model is asked about. `signature` is op_signature(node, inputs).
+struct SignatureNode {
+  std::string signature;
+  Node node;
+  std::vector<TensorType> inputs;
+};
+
+// Which arguments of `n` (with argument types `inputs`) are stored weights:
+// conv2d and gemm weights and bias, batchnorm and layernorm parameters, a
+// rank-2 right operand of matmul (a linear layer), and the smaller,
+// broadcast operand of a binary elementwise operator (a bias or scale).
+// Everything else is a graph input.
+std::vector<bool> weight_args(const Node& n, std::span<const TensorType> inputs);
+
+// Seeded values of `type`: uniform in [-1, 1] for floats, zeros otherwise
+// (valid indices and flags).
+std::vector<std::byte> random_tensor_bytes(const TensorType& type, uint64_t seed);
+
+// The one-node graph of `n`: arguments named in0, in1, ... (inputs, or
+// weights holding random_tensor_bytes(type, seed + i) where `weights` says),
+// outputs out0, out1, ...
+Expected<Graph> signature_graph(const Node& n, std::span<const TensorType> inputs,
+                                const std::vector<bool>& weights, uint64_t seed);
+
+}  // namespace tso

@@ -1,0 +1,99 @@
+// One-node graphs of operator signatures: which arguments are weights, the
+// weights' seeded values, and a graph whose node has the signature asked for.
+#include "core/signature_graph.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "core/signature.h"
+#include "core/text_format.h"
+
+namespace tso {
+namespace {
+
+Graph parse(std::string_view text) {
+  Expected<Graph> g = parse_graph(text, "<test>");
+  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
+  return g.ok() ? std::move(*g) : Graph{};
+}
+
+int find_op(const Graph& g, Op op) {
+  for (int i = 0; i < g.size(); ++i)
+    if (g.node(i).op == op) return i;
+  ADD_FAILURE() << "no " << op_name(op);
+  return -1;
+}
+
+std::vector<TensorType> arg_types(const Graph& g, int i) {
+  std::vector<TensorType> t;
+  for (TensorRef a : g.node(i).args) t.push_back(g.type(a));
+  return t;
+}
+
+const char* kModel = R"(graph m {
+  input x: f32[1,8,10,10]
+  input v: f32[4,16]
+  weight w: f32[8,8,3,3]
+  weight b: f32[8]
+  weight s: f32[1,8,1,1]
+  weight p: f32[16,32]
+  %c = conv2d(x, w, b, pad=same)
+  %r = relu(%c)
+  %m = mul(%r, s)
+  %a = add(%m, %r)
+  %q = matmul(v, p)
+  output y = %a
+  output z = %q
+})";
+
+TEST(SignatureGraph, WeightArgsFollowTheConvention) {
+  const Graph g = parse(kModel);
+  auto weights_of = [&](Op op) {
+    const int i = find_op(g, op);
+    return weight_args(g.node(i), arg_types(g, i));
+  };
+  EXPECT_EQ(weights_of(Op::Conv2d), (std::vector<bool>{false, true, true}));
+  EXPECT_EQ(weights_of(Op::Relu), std::vector<bool>{false});
+  EXPECT_EQ(weights_of(Op::Mul), (std::vector<bool>{false, true}));     // the broadcast scale
+  EXPECT_EQ(weights_of(Op::Add), (std::vector<bool>{false, false}));    // equal sizes
+  EXPECT_EQ(weights_of(Op::Matmul), (std::vector<bool>{false, true}));  // a linear layer
+}
+
+TEST(SignatureGraph, StoresSeededWeightsAndKeepsTheSignature) {
+  const Graph g = parse(kModel);
+  const int conv = find_op(g, Op::Conv2d);
+  const std::vector<TensorType> in = arg_types(g, conv);
+  Expected<Graph> one = signature_graph(g.node(conv), in, weight_args(g.node(conv), in), 7);
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  ASSERT_EQ(one->size(), 4);
+  EXPECT_EQ(one->node(0).op, Op::Input);
+  EXPECT_EQ(one->node(0).name, "in0");
+  ASSERT_EQ(one->node(1).op, Op::Weight);
+  ASSERT_NE(one->node(1).data, nullptr);
+  EXPECT_EQ(one->node(1).data->bytes, random_tensor_bytes(in[1], 7 + 1));
+  EXPECT_EQ(op_signature(*one, 3), op_signature(g, conv));
+  ASSERT_EQ(one->outputs().size(), 1u);
+  EXPECT_EQ(one->outputs()[0].name, "out0");
+}
+
+TEST(SignatureGraph, RandomBytesAreSeededFloatsInRange) {
+  const TensorType t{DType::kF32, Shape({3, 5})};
+  const std::vector<std::byte> a = random_tensor_bytes(t, 1);
+  ASSERT_EQ(a.size(), 15u * 4);
+  EXPECT_EQ(a, random_tensor_bytes(t, 1));
+  EXPECT_NE(a, random_tensor_bytes(t, 2));
+  std::vector<float> v(15);
+  std::memcpy(v.data(), a.data(), a.size());
+  for (float x : v) {
+    EXPECT_GE(x, -1.0f);
+    EXPECT_LE(x, 1.0f);
+  }
+  const std::vector<std::byte> idx = random_tensor_bytes({DType::kI64, Shape({4})}, 1);
+  EXPECT_EQ(idx, std::vector<std::byte>(32, std::byte{0}));
+}
+
+}  // namespace
+}  // namespace tso

@@ -1,0 +1,47 @@
+#include "frontend/signature_models.h"
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace tso {
+
+Expected<SignatureModels> write_signature_models(std::span<const SignatureNode> nodes,
+                                                 const std::string& dir, const OnnxModelInfo& info,
+                                                 uint64_t seed) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Error{dir + ": cannot create the directory: " + ec.message()};
+  SignatureModels result;
+  nlohmann::ordered_json index = {{"format", "tso-signature-models"}, {"version", 1}};
+  nlohmann::ordered_json models = nlohmann::ordered_json::array();
+  nlohmann::ordered_json failed = nlohmann::ordered_json::array();
+  for (const SignatureNode& s : nodes) {
+    const std::string op(op_name(s.node.op));
+    Expected<Graph> g = signature_graph(s.node, s.inputs, weight_args(s.node, s.inputs), seed);
+    const std::string file = std::to_string(result.written) + ".onnx";
+    Status written = g ? export_onnx(*g, info, (fs::path(dir) / file).string()) : g.error();
+    if (!written.ok()) {
+      result.not_exported.push_back({s.signature, written.error().message});
+      failed.push_back(
+          {{"signature", s.signature}, {"op", op}, {"reason", written.error().message}});
+      continue;
+    }
+    models.push_back({{"signature", s.signature}, {"op", op}, {"file", file}});
+    ++result.written;
+  }
+  index["models"] = std::move(models);
+  index["not_exported"] = std::move(failed);
+  const fs::path path = fs::path(dir) / "index.json", tmp = fs::path(dir) / "index.json.tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << index.dump(2) << "\n";
+    if (!out.flush()) return Error{path.string() + ": cannot write"};
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) return Error{path.string() + ": cannot rename into place: " + ec.message()};
+  return result;
+}
+
+}  // namespace tso
