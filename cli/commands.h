@@ -29,5 +29,6 @@ Command add_profile(CLI::App& tso);
 Command add_zoo(CLI::App& tso);
 Command add_verify(CLI::App& tso);
 Command add_optimize(CLI::App& tso);
+Command add_calibrate(CLI::App& tso);
 
 }  // namespace tso::cli

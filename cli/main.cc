@@ -11,9 +11,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "tso " TSO_VERSION);
   app.require_subcommand(1);
 
-  std::vector<Command> commands = {add_inspect(app), add_generate(app), add_run(app),
-                                   add_profile(app), add_zoo(app), add_optimize(app),
-                                   add_verify(app)};
+  std::vector<Command> commands = {add_inspect(app),   add_generate(app), add_run(app),
+                                   add_profile(app),   add_zoo(app),      add_optimize(app),
+                                   add_calibrate(app), add_verify(app)};
 
   try {
     app.parse(argc, argv);

@@ -136,6 +136,9 @@ Expected<std::unique_ptr<opt::CachedCost>> open_cpu_cost_cache(const std::string
   return opt::CachedCost::open(
       path, device,
       [o](const Node& n, std::span<const TensorType> in) { return cpu::profile_node(n, in, o); },
+      [o](const opt::PostOp& p, const Node& n, std::span<const TensorType> in) {
+        return cpu::profile_post_op(p.anchor, n, in, p.chain, o);
+      },
       fallback);
 }
 
@@ -292,8 +295,11 @@ int run_optimize(const OptimizeFlags& f) {
   std::printf("operators       %d -> %d\n", r->operators_before, r->operators_after);
   std::printf("predicted cost  %.2f us -> %.2f us (%s)\n", r->cost_before, r->cost_after,
               model->describe().c_str());
-  std::printf("search          %.3f s, %lld expansions, stopped: %s\n", sr.seconds,
-              static_cast<long long>(sr.expansions), opt::stop_reason_name(sr.stop));
+  std::printf(
+      "search          %.3f s (%.3f s of it measuring costs), %lld expansions, "
+      "stopped: %s\n",
+      sr.seconds, sr.measuring_seconds, static_cast<long long>(sr.expansions),
+      opt::stop_reason_name(sr.stop));
   if (r->checked)
     std::printf("check           %d random inputs, max relative error %.3g\n", r->check.runs,
                 r->check.max_relative_error);

@@ -28,6 +28,21 @@ std::string op_signature(const Node& n, std::span<const TensorType> inputs) {
   return s;
 }
 
+std::string post_op_signature(Op anchor, const Node& n, std::span<const TensorType> inputs,
+                              int chain) {
+  std::string s(op_name(anchor));
+  s += '+';
+  if (chain == 0) return s + op_signature(n, inputs);
+  std::vector<TensorType> swapped(inputs.begin(), inputs.end());
+  std::swap(swapped[0], swapped[static_cast<size_t>(chain)]);
+  return s + op_signature(n, swapped);
+}
+
+bool is_post_op_signature(std::string_view signature) {
+  const size_t plus = signature.find('+');
+  return plus != std::string_view::npos && plus < signature.find('(');
+}
+
 std::string op_signature(const Graph& g, int node) {
   const Node& n = g.node(node);
   std::vector<TensorType> inputs;

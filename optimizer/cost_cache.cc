@@ -1,6 +1,7 @@
 #include "optimizer/cost_cache.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 
@@ -10,10 +11,12 @@ namespace tso::opt {
 
 Expected<std::unique_ptr<CachedCost>> CachedCost::open(const std::string& path,
                                                        const std::string& device, MeasureFn measure,
+                                                       MeasurePostOpFn measure_post_op,
                                                        const CostModel* fallback) {
   std::unique_ptr<CachedCost> c(new CachedCost());
   c->path_ = path;
   c->measure_ = std::move(measure);
+  c->measure_post_op_ = std::move(measure_post_op);
   c->fallback_ = fallback;
   c->table_.device = device;
   c->table_.tf32 = false;
@@ -33,15 +36,18 @@ Expected<std::unique_ptr<CachedCost>> CachedCost::open(const std::string& path,
   return c;
 }
 
-double CachedCost::node_us(const Node& n, std::span<const TensorType> inputs) const {
-  if (is_source(n.op)) return 0;
-  const std::string sig = op_signature(n, inputs);
+double CachedCost::cost_us(const std::string& sig,
+                           const std::function<Expected<rt::CostEntry>()>& measure,
+                           const std::function<double()>& fallback) const {
   if (auto it = us_.find(sig); it != us_.end()) {
     if (it->second.from_file) found_.insert(sig);
     return it->second.us;
   }
-  if (failed_.count(sig) == 0 && measure_) {
-    Expected<rt::CostEntry> e = measure_(n, inputs);
+  if (failed_.count(sig) == 0 && measure) {
+    const auto start = std::chrono::steady_clock::now();
+    Expected<rt::CostEntry> e = measure();
+    measuring_seconds_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (e) {
       e->signature = sig;
       e->occurrences = 1;
@@ -51,10 +57,26 @@ double CachedCost::node_us(const Node& n, std::span<const TensorType> inputs) co
       return e->median_ms * 1e3;
     }
     failed_[sig] = e.error().message;
-  } else if (!measure_) {
+  } else if (!measure) {
     failed_.emplace(sig, "not in the cache and nothing to measure with");
   }
-  return fallback_ ? fallback_->node_us(n, inputs) : 0;
+  return fallback();
+}
+
+double CachedCost::node_us(const Node& n, std::span<const TensorType> inputs) const {
+  if (is_source(n.op)) return 0;
+  std::function<Expected<rt::CostEntry>()> measure;
+  if (measure_) measure = [&] { return measure_(n, inputs); };
+  return cost_us(op_signature(n, inputs), measure,
+                 [&] { return fallback_ ? fallback_->node_us(n, inputs) : 0; });
+}
+
+double CachedCost::post_op_us(const PostOp& p, const Node& n,
+                              std::span<const TensorType> inputs) const {
+  if (!measure_post_op_) return node_us(n, inputs);
+  return cost_us(
+      post_op_signature(p.anchor, n, inputs, p.chain),
+      [&] { return measure_post_op_(p, n, inputs); }, [&] { return node_us(n, inputs); });
 }
 
 std::string CachedCost::describe() const {

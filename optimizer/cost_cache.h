@@ -30,15 +30,26 @@ namespace tso::opt {
 // Times one operator on arguments of the given types; the entry's signature
 // is op_signature(node, inputs) and median_ms its cost.
 using MeasureFn = std::function<Expected<rt::CostEntry>(const Node&, std::span<const TensorType>)>;
+// Times what `n` adds to a kernel of `p.anchor` when it runs there as a
+// post-op (the entry's signature is post_op_signature).
+using MeasurePostOpFn =
+    std::function<Expected<rt::CostEntry>(const PostOp&, const Node&, std::span<const TensorType>)>;
 
 class CachedCost : public CostModel {
  public:
   // Loads `path` when it exists; a missing file starts an empty cache.
   static Expected<std::unique_ptr<CachedCost>> open(const std::string& path,
                                                     const std::string& device, MeasureFn measure,
+                                                    MeasurePostOpFn measure_post_op,
                                                     const CostModel* fallback);
 
   double node_us(const Node& n, std::span<const TensorType> inputs) const override;
+  // A post-op's own entry when measure_post_op is given; otherwise (and
+  // when its measurement fails) what the node costs alone.
+  double post_op_us(const PostOp& p, const Node& n,
+                    std::span<const TensorType> inputs) const override;
+  bool fuses() const override { return static_cast<bool>(measure_post_op_); }
+  double measuring_seconds() const override { return measuring_seconds_; }
   std::string describe() const override;
 
   // Writes the cache (creating its folder) when something was measured;
@@ -53,9 +64,14 @@ class CachedCost : public CostModel {
 
  private:
   CachedCost() = default;
+  // The cost under `sig`: cached, else measured (and cached), else
+  // `fallback`.
+  double cost_us(const std::string& sig, const std::function<Expected<rt::CostEntry>()>& measure,
+                 const std::function<double()>& fallback) const;
 
   std::string path_;
   MeasureFn measure_;
+  MeasurePostOpFn measure_post_op_;
   const CostModel* fallback_ = nullptr;
   mutable rt::CostTable table_;  // what save() writes
   struct Cost {
@@ -67,6 +83,7 @@ class CachedCost : public CostModel {
   mutable std::map<std::string, std::string> failed_;
   int loaded_ = 0;
   mutable int measured_ = 0;
+  mutable double measuring_seconds_ = 0;
 };
 
 // The default cache file name for `device`: "costs-<16 hex digits>.json",

@@ -73,7 +73,8 @@ struct CostCache : ::testing::Test {
 };
 
 TEST_F(CostCache, MissMeasuresOnceHitDoesNot) {
-  Expected<std::unique_ptr<CachedCost>> c = CachedCost::open(path, "dev A", measure(), &fallback);
+  Expected<std::unique_ptr<CachedCost>> c =
+      CachedCost::open(path, "dev A", measure(), nullptr, &fallback);
   ASSERT_TRUE(c.ok()) << c.error().message;
   // conv 500 + two relus of one signature 500 + 500 + sigmoid (fails) 1000.
   EXPECT_DOUBLE_EQ(cost(**c), 2500);
@@ -89,7 +90,8 @@ TEST_F(CostCache, MissMeasuresOnceHitDoesNot) {
 
 TEST_F(CostCache, PersistsAcrossInstances) {
   {
-    Expected<std::unique_ptr<CachedCost>> c = CachedCost::open(path, "dev A", measure(), &fallback);
+    Expected<std::unique_ptr<CachedCost>> c =
+        CachedCost::open(path, "dev A", measure(), nullptr, &fallback);
     ASSERT_TRUE(c.ok()) << c.error().message;
     cost(**c);
     EXPECT_FALSE(fs::exists(path));  // written at the end only
@@ -102,7 +104,8 @@ TEST_F(CostCache, PersistsAcrossInstances) {
   EXPECT_EQ(t->device, "dev A");
   EXPECT_EQ(t->entries.size(), 2u);  // the failed sigmoid not cached
   calls = 0;
-  Expected<std::unique_ptr<CachedCost>> c = CachedCost::open(path, "dev A", measure(), &fallback);
+  Expected<std::unique_ptr<CachedCost>> c =
+      CachedCost::open(path, "dev A", measure(), nullptr, &fallback);
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ((*c)->loaded(), 2);
   EXPECT_DOUBLE_EQ(cost(**c), 2500);
@@ -116,12 +119,14 @@ TEST_F(CostCache, PersistsAcrossInstances) {
 
 TEST_F(CostCache, OtherDeviceIsAnErrorNamingTheFile) {
   {
-    Expected<std::unique_ptr<CachedCost>> c = CachedCost::open(path, "dev A", measure(), &fallback);
+    Expected<std::unique_ptr<CachedCost>> c =
+        CachedCost::open(path, "dev A", measure(), nullptr, &fallback);
     ASSERT_TRUE(c.ok());
     cost(**c);
     ASSERT_TRUE((*c)->save().ok());
   }
-  Expected<std::unique_ptr<CachedCost>> c = CachedCost::open(path, "dev B", measure(), &fallback);
+  Expected<std::unique_ptr<CachedCost>> c =
+      CachedCost::open(path, "dev B", measure(), nullptr, &fallback);
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.error().message.find(path), std::string::npos) << c.error().message;
   EXPECT_NE(c.error().message.find("'dev A'"), std::string::npos) << c.error().message;
@@ -131,7 +136,8 @@ TEST_F(CostCache, OtherDeviceIsAnErrorNamingTheFile) {
 TEST_F(CostCache, CorruptFileIsAnErrorNamingTheFile) {
   fs::create_directories(fs::path(path).parent_path());
   std::ofstream(path) << "{\"format\": \"something else\"}";
-  Expected<std::unique_ptr<CachedCost>> c = CachedCost::open(path, "dev A", measure(), &fallback);
+  Expected<std::unique_ptr<CachedCost>> c =
+      CachedCost::open(path, "dev A", measure(), nullptr, &fallback);
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.error().message.find(path), std::string::npos) << c.error().message;
 }

@@ -1,7 +1,9 @@
 // Cost models: the predicted run time of a node, behind one interface so the
 // search can use an analytic roofline model anywhere and a measured table
 // where `tso profile` produced one. Weight-only nodes cost nothing (they are
-// folded into weights after the search) and neither do graph inputs.
+// folded into weights after the search) and neither do graph inputs. A node
+// the runtime fuses into a convolution or product (optimizer/post_op.h)
+// costs what it adds to that kernel.
 #pragma once
 
 #include <memory>
@@ -10,6 +12,7 @@
 
 #include "core/graph.h"
 #include "optimizer/graph_index.h"
+#include "optimizer/post_op.h"
 
 namespace tso::opt {
 
@@ -18,11 +21,24 @@ class CostModel {
   virtual ~CostModel() = default;
   // Predicted time of `n` in microseconds; `inputs` are its argument types.
   virtual double node_us(const Node& n, std::span<const TensorType> inputs) const = 0;
+  // Predicted time `n` adds to the kernel of `p.anchor` it runs in as a
+  // post-op; by default what it costs alone.
+  virtual double post_op_us([[maybe_unused]] const PostOp& p, const Node& n,
+                            std::span<const TensorType> inputs) const {
+    return node_us(n, inputs);
+  }
+  // Whether post_op_us differs from node_us: the search then scores a
+  // rewrite with the post-ops around it.
+  virtual bool fuses() const { return false; }
+  // Seconds spent measuring so far (a model that times signatures on
+  // demand); the search's time limit does not count them.
+  virtual double measuring_seconds() const { return 0; }
   // One line for reports: the model and its device or table.
   virtual std::string describe() const = 0;
 };
 
-// The cost of node `i` of `g` (0 for sources and weight-only nodes).
+// The cost of node `i` of `g` (0 for sources and weight-only nodes; the
+// post-op cost for a post-op).
 double node_cost(const Graph& g, const GraphIndex& index, const CostModel& model, int i);
 // The sum over the graph's nodes.
 double graph_cost(const Graph& g, const GraphIndex& index, const CostModel& model);

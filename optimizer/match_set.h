@@ -23,7 +23,10 @@ namespace tso::opt {
 struct ScoredMatch {
   Match match;
   bool valid = false;       // the target builds at the bound shapes (rewriter.h)
-  bool hash_local = true;   // hash_delta depends on the matched region only
+  // The scores depend on the matched region only (not so for a hash delta
+  // that renames graph outputs, or a cost delta that involves post-ops):
+  // when false, a carried match is scored again.
+  bool local = true;
   double cost_delta = 0;    // predicted cost after the rewrite minus before
   uint64_t hash_delta = 0;  // graph hash after the rewrite minus before
 };

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -72,6 +73,25 @@ const char* kGraph = R"(graph g {
   output r = %br
 })";
 
+// The analytic model with post-ops at a quarter of their own cost: scores
+// then depend on the post-ops around a match.
+class FusingCost : public CostModel {
+ public:
+  explicit FusingCost(const CostModel& base) : base_(base) {}
+  double node_us(const Node& n, std::span<const TensorType> inputs) const override {
+    return base_.node_us(n, inputs);
+  }
+  double post_op_us(const PostOp&, const Node& n,
+                    std::span<const TensorType> inputs) const override {
+    return 0.25 * base_.node_us(n, inputs);
+  }
+  bool fuses() const override { return true; }
+  std::string describe() const override { return "fusing " + base_.describe(); }
+
+ private:
+  const CostModel& base_;
+};
+
 class MatchSetTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -86,12 +106,16 @@ class MatchSetTest : public ::testing::Test {
     for (const RuleSet& set : sets_) index_.add(set, {.allow_unverified = true});
     Expected<Device> d = load_device("optimizer/devices/h100.json");
     ASSERT_TRUE(d.ok()) << d.error().message;
-    model_ = std::make_unique<AnalyticCost>(*d);
+    analytic_ = std::make_unique<AnalyticCost>(*d);
+    fusing_ = std::make_unique<FusingCost>(*analytic_);
   }
+
+  void walk(const CostModel& model);
 
   std::vector<RuleSet> sets_;
   RuleIndex index_;
-  std::unique_ptr<AnalyticCost> model_;
+  std::unique_ptr<AnalyticCost> analytic_;
+  std::unique_ptr<FusingCost> fusing_;
 };
 
 void expect_same(const std::vector<ScoredMatch>& carried, const std::vector<ScoredMatch>& full,
@@ -109,7 +133,7 @@ void expect_same(const std::vector<ScoredMatch>& carried, const std::vector<Scor
   }
 }
 
-TEST_F(MatchSetTest, CarriedMatchesEqualMatchingTheWholeChild) {
+void MatchSetTest::walk(const CostModel& model) {
   Expected<Graph> g0 = parse_graph(kGraph, "g.tso");
   ASSERT_TRUE(g0.ok()) << g0.error().message;
   int steps_checked = 0;
@@ -118,7 +142,7 @@ TEST_F(MatchSetTest, CarriedMatchesEqualMatchingTheWholeChild) {
     Graph g = *g0;
     TensorIds ids(g);
     auto index = std::make_unique<GraphIndex>(g);
-    std::vector<ScoredMatch> matches = all_matches({g, *index, ids, *model_}, index_);
+    std::vector<ScoredMatch> matches = all_matches({g, *index, ids, model}, index_);
     const Graph start = g;
     const TensorIds start_ids = ids;
     const GraphIndex start_index(start);
@@ -136,17 +160,22 @@ TEST_F(MatchSetTest, CarriedMatchesEqualMatchingTheWholeChild) {
       Expected<Rewritten> w = apply_replacement(g, ids, *rep);
       ASSERT_TRUE(w.ok()) << w.error().message;
       auto child_index = std::make_unique<GraphIndex>(w->graph);
-      const MatchContext parent{g, *index, ids, *model_};
-      const MatchContext child{w->graph, *child_index, w->ids, *model_};
+      const MatchContext parent{g, *index, ids, model};
+      const MatchContext child{w->graph, *child_index, w->ids, model};
       std::vector<ScoredMatch> carried =
           carry_matches(parent, matches, child, w->new_index, index_);
       std::vector<ScoredMatch> full = all_matches(child, index_);
-      const std::string where = "seed " + std::to_string(seed) + " step " +
-                                std::to_string(step) + " after " + pick.match.rule->rule->name;
+      // The predicted cost moves by the score's delta.
+      const double before = graph_cost(g, *index, model);
+      const double after = graph_cost(w->graph, *child_index, model);
+      EXPECT_NEAR(after - before, pick.cost_delta, 1e-6 * std::max(1.0, before))
+          << "seed " << seed << " step " << step << " " << pick.match.rule->rule->name;
+      const std::string where = "seed " + std::to_string(seed) + " step " + std::to_string(step) +
+                                " after " + pick.match.rule->rule->name;
       expect_same(carried, full, where);
       if (HasFatalFailure()) return;
       for (int& i : from_start) i = i < 0 ? -1 : w->new_index[i];
-      expect_same(carry_matches({start, start_index, start_ids, *model_}, start_matches, child,
+      expect_same(carry_matches({start, start_index, start_ids, model}, start_matches, child,
                                 from_start, index_),
                   full, where + " (from the start)");
       if (HasFatalFailure()) return;
@@ -160,6 +189,10 @@ TEST_F(MatchSetTest, CarriedMatchesEqualMatchingTheWholeChild) {
   EXPECT_GE(steps_checked, 40);
 }
 
+TEST_F(MatchSetTest, CarriedMatchesEqualMatchingTheWholeChild) { walk(*analytic_); }
+
+TEST_F(MatchSetTest, CarriedMatchesEqualMatchingTheWholeChildWithPostOps) { walk(*fusing_); }
+
 TEST_F(MatchSetTest, ChangedNodesAreTheRewrittenRegion) {
   Expected<Graph> g = parse_graph(R"(graph g {
     input x: f32[1,4,8,8]
@@ -170,13 +203,14 @@ TEST_F(MatchSetTest, ChangedNodesAreTheRewrittenRegion) {
     %c = conv2d(%b, v, pad=same)
     %d = relu(%c)
     output y = %d
-  })", "g.tso");
+  })",
+                                  "g.tso");
   ASSERT_TRUE(g.ok()) << g.error().message;
   TensorIds ids(*g);
   GraphIndex index(*g);
   RuleIndex classic;
   classic.add(sets_.back());
-  std::vector<ScoredMatch> matches = all_matches({*g, index, ids, *model_}, classic);
+  std::vector<ScoredMatch> matches = all_matches({*g, index, ids, *analytic_}, classic);
   const ScoredMatch* fuse = nullptr;
   for (const ScoredMatch& m : matches)
     if (m.match.rule->rule->name == "t_fuse_conv_relu" && g->node(m.match.nodes[0]).name == "%a")
@@ -187,17 +221,16 @@ TEST_F(MatchSetTest, ChangedNodesAreTheRewrittenRegion) {
   Expected<Rewritten> w = apply_replacement(*g, ids, *rep);
   ASSERT_TRUE(w.ok());
   GraphIndex child_index(w->graph);
-  std::vector<char> changed =
-      changed_nodes({*g, index, ids, *model_}, {w->graph, child_index, w->ids, *model_},
-                    w->new_index);
+  std::vector<char> changed = changed_nodes(
+      {*g, index, ids, *analytic_}, {w->graph, child_index, w->ids, *analytic_}, w->new_index);
   // The fused conv is new; x and w lost a user and gained one; the second
   // conv reads a new tensor. The second relu and v are untouched.
   std::vector<std::string> names;
   for (int i = 0; i < w->graph.size(); ++i)
-    if (changed[i]) names.push_back(w->graph.node(i).op == Op::Conv2d &&
-                                            w->graph.node(i).args[0].node == 0
-                                        ? "fused"
-                                        : w->graph.node(i).name);
+    if (changed[i])
+      names.push_back(w->graph.node(i).op == Op::Conv2d && w->graph.node(i).args[0].node == 0
+                          ? "fused"
+                          : w->graph.node(i).name);
   EXPECT_EQ(names, (std::vector<std::string>{"x", "w", "fused", "%c"}));
 }
 

@@ -7,7 +7,10 @@ namespace tso::opt {
 MeasuredCost::MeasuredCost(const rt::CostTable& table, const std::string& source,
                            const CostModel* fallback)
     : source_(source), device_(table.device), fallback_(fallback) {
-  for (const rt::CostEntry& e : table.entries) us_[e.signature] = e.median_ms * 1e3;
+  for (const rt::CostEntry& e : table.entries) {
+    us_[e.signature] = e.median_ms * 1e3;
+    post_ops_ += is_post_op_signature(e.signature);
+  }
 }
 
 Expected<MeasuredCost> MeasuredCost::parse(const std::string& text, const std::string& source,
@@ -38,6 +41,14 @@ double MeasuredCost::node_us(const Node& n, std::span<const TensorType> inputs) 
     missed_.push_back({std::move(signature), std::move(detached), {inputs.begin(), inputs.end()}});
   }
   return fallback_ ? fallback_->node_us(n, inputs) : 0;
+}
+
+double MeasuredCost::post_op_us(const PostOp& p, const Node& n,
+                                std::span<const TensorType> inputs) const {
+  auto it = us_.find(post_op_signature(p.anchor, n, inputs, p.chain));
+  if (it == us_.end()) return node_us(n, inputs);
+  ++hits_;
+  return it->second;
 }
 
 std::string MeasuredCost::describe() const {

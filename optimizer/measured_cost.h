@@ -27,6 +27,11 @@ class MeasuredCost : public CostModel {
   MeasuredCost(const rt::CostTable& table, const std::string& source, const CostModel* fallback);
 
   double node_us(const Node& n, std::span<const TensorType> inputs) const override;
+  // The table's post-op entry (post_op_signature); what the node costs
+  // alone when there is none.
+  double post_op_us(const PostOp& p, const Node& n,
+                    std::span<const TensorType> inputs) const override;
+  bool fuses() const override { return post_ops_ > 0; }
   std::string describe() const override;
 
   int entries() const { return static_cast<int>(us_.size()); }
@@ -39,6 +44,7 @@ class MeasuredCost : public CostModel {
   std::string source_, device_;
   std::unordered_map<std::string, double> us_;  // signature -> median microseconds
   const CostModel* fallback_ = nullptr;
+  int post_ops_ = 0;  // entries of post-ops
   mutable int64_t hits_ = 0, misses_ = 0;
   mutable std::vector<SignatureNode> missed_;
   mutable std::unordered_set<std::string> missed_signatures_;

@@ -65,11 +65,15 @@ std::string report_markdown(const OptimizeResult& r, const ReportContext& c) {
        " (" + std::to_string(c.skipped.size()) + " skipped; " + std::to_string(c.rules_reversed) +
        " reverse directions of verified rules among the usable, " + std::to_string(c.not_reversed) +
        " verified rules not reversed)\n";
-  m += "- search: " + fmt("%.3f", s.seconds) + " s, " + std::to_string(s.expansions) +
-       " expansions, " + std::to_string(s.candidates) + " candidates, " +
-       std::to_string(s.duplicates) + " duplicates, stopped: " + stop_reason_name(s.stop) +
-       " (alpha " + fmt("%g", c.alpha) + ", budget " + std::to_string(c.budget) + ", time limit " +
-       fmt("%g", c.time_limit_s) + " s)\n";
+  m += "- search: " + fmt("%.3f", s.seconds) + " s" +
+       (s.measuring_seconds > 0
+            ? " (" + fmt("%.3f", s.measuring_seconds) + " s of it measuring costs)"
+            : std::string()) +
+       ", " + std::to_string(s.expansions) + " expansions, " + std::to_string(s.candidates) +
+       " candidates, " + std::to_string(s.duplicates) +
+       " duplicates, stopped: " + stop_reason_name(s.stop) + " (alpha " + fmt("%g", c.alpha) +
+       ", budget " + std::to_string(c.budget) + ", time limit " + fmt("%g", c.time_limit_s) +
+       " s)\n";
   m += "- weight folding: " + std::to_string(r.fold.folded) + " new weights\n";
   m += "- numerical check: " + check_text(r, c.tolerance) + "\n";
   m += "- " + speed_text(c.speed) + "\n\n";
@@ -108,6 +112,7 @@ std::string report_json(const OptimizeResult& r, const ReportContext& c) {
   j["operators"] = {{"before", r.operators_before}, {"after", r.operators_after}};
   j["predicted_cost_us"] = {{"before", r.cost_before}, {"after", r.cost_after}};
   j["search"] = {{"seconds", s.seconds},
+                 {"measuring_seconds", s.measuring_seconds},
                  {"expansions", s.expansions},
                  {"candidates", s.candidates},
                  {"duplicates", s.duplicates},

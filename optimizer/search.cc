@@ -13,10 +13,14 @@ namespace tso::opt {
 
 const char* stop_reason_name(StopReason r) {
   switch (r) {
-    case StopReason::kExhausted: return "exhausted";
-    case StopReason::kBudget: return "budget";
-    case StopReason::kTimeLimit: return "time-limit";
-    case StopReason::kStalled: return "stalled";
+    case StopReason::kExhausted:
+      return "exhausted";
+    case StopReason::kBudget:
+      return "budget";
+    case StopReason::kTimeLimit:
+      return "time-limit";
+    case StopReason::kStalled:
+      return "stalled";
   }
   return "?";
 }
@@ -100,9 +104,7 @@ struct QueueEntry {
   double cost;
   int64_t seq;  // ties break by insertion order: deterministic
   int state;
-  bool operator>(const QueueEntry& o) const {
-    return cost != o.cost ? cost > o.cost : seq > o.seq;
-  }
+  bool operator>(const QueueEntry& o) const { return cost != o.cost ? cost > o.cost : seq > o.seq; }
 };
 
 class Search {
@@ -125,6 +127,8 @@ class Search {
     using Clock = std::chrono::steady_clock;
     const auto start = Clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+    const double measured_before = model_.measuring_seconds();
+    auto measuring = [&] { return model_.measuring_seconds() - measured_before; };
     SearchResult r;
     r.initial_cost = states_[0].cost;
     int best = 0;
@@ -137,7 +141,7 @@ class Search {
         r.stop = StopReason::kBudget;
         break;
       }
-      if (elapsed() > options_.time_limit_s) {
+      if (elapsed() - measuring() > options_.time_limit_s) {
         r.stop = StopReason::kTimeLimit;
         break;
       }
@@ -156,8 +160,8 @@ class Search {
       }
       expand(e.state, *b, states_[best].cost, &r);
       if (options_.progress && r.expansions % options_.progress_every == 0)
-        options_.progress({r.expansions, static_cast<int64_t>(queue_.size()),
-                           states_[best].cost, elapsed()});
+        options_.progress(
+            {r.expansions, static_cast<int64_t>(queue_.size()), states_[best].cost, elapsed()});
     }
     r.best_cost = states_[best].cost;
     r.best = build(best)->graph;
@@ -165,9 +169,10 @@ class Search {
       r.applied.push_back({states_[s].match.rule->rule->name, states_[s].replaced_names});
     std::reverse(r.applied.begin(), r.applied.end());
     r.seconds = elapsed();
+    r.measuring_seconds = measuring();
     if (options_.progress)
-      options_.progress({r.expansions, static_cast<int64_t>(queue_.size()), r.best_cost,
-                         r.seconds});
+      options_.progress(
+          {r.expansions, static_cast<int64_t>(queue_.size()), r.best_cost, r.seconds});
     return r;
   }
 

@@ -38,7 +38,7 @@ struct SearchProgress {
 struct SearchOptions {
   double alpha = 1.05;
   int64_t max_expansions = 1000;
-  double time_limit_s = 60;
+  double time_limit_s = 60;  // of searching: time the cost model spends measuring is not counted
   // The search stops when this many expansions in a row found no graph
   // cheaper than the best so far (0: never). On the shared models the last
   // improvement came at expansion 17 to 140 of 1000, and this limit keeps
@@ -74,7 +74,8 @@ struct SearchResult {
   int64_t candidates = 0;   // rewritten graphs within alpha that joined the queue
   int64_t duplicates = 0;   // rewritten graphs dropped as already seen
   int64_t rejected = 0;     // matches whose target was invalid at the bound shapes
-  double seconds = 0;
+  double seconds = 0;            // wall time, measuring included
+  double measuring_seconds = 0;  // of which the cost model spent measuring (not limited)
   std::vector<AppliedRewrite> applied;  // in order
 };
 

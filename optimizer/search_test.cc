@@ -5,7 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <set>
+#include <thread>
+
 #include "core/checker.h"
+#include "core/signature.h"
 #include "core/text_format.h"
 #include "optimizer/analytic_cost.h"
 #include "optimizer/test_rules.h"
@@ -111,6 +116,40 @@ TEST_F(SearchTest, BudgetAndTimeLimitStopTheSearchAndSaySo) {
   EXPECT_EQ(t.stop, StopReason::kTimeLimit);
   EXPECT_EQ(t.expansions, 0);
   EXPECT_STREQ(stop_reason_name(t.stop), "time-limit");
+}
+
+// The analytic model, taking 20 ms to "measure" each signature it has not
+// seen, as a model measuring on demand does.
+class SlowToMeasure : public CostModel {
+ public:
+  explicit SlowToMeasure(const CostModel& base) : base_(base) {}
+  double node_us(const Node& n, std::span<const TensorType> inputs) const override {
+    if (seen_.insert(op_signature(n, inputs)).second) {
+      const auto start = std::chrono::steady_clock::now();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    return base_.node_us(n, inputs);
+  }
+  double measuring_seconds() const override { return seconds_; }
+  std::string describe() const override { return "slow " + base_.describe(); }
+
+ private:
+  const CostModel& base_;
+  mutable std::set<std::string> seen_;
+  mutable double seconds_ = 0;
+};
+
+TEST_F(SearchTest, TimeSpentMeasuringIsNotSearchTime) {
+  Graph g = parse(kFire);
+  SlowToMeasure slow(*model_);
+  SearchOptions o;
+  o.time_limit_s = 0.1;
+  SearchResult r = search(g, index_, slow, o);
+  EXPECT_GT(r.measuring_seconds, 0.1);  // more than the limit
+  EXPECT_NE(r.stop, StopReason::kTimeLimit);
+  EXPECT_LE(r.measuring_seconds, r.seconds);
+  EXPECT_EQ(r.best, search(g, index_, *model_).best);
 }
 
 TEST_F(SearchTest, ASearchWithoutProgressStopsAsStalled) {

@@ -6,10 +6,12 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "core/signature.h"
 #include "core/signature_graph.h"
 #include "runtime/cpu/executor.h"
+#include "runtime/cpu/fusion.h"
 
 namespace tso::cpu {
 namespace {
@@ -35,48 +37,38 @@ std::string cpu_model_name() {
   return "unknown CPU";
 }
 
-}  // namespace
-
-Expected<rt::CostEntry> profile_node(const Node& n, std::span<const TensorType> inputs,
-                                     const ProfileOptions& options) {
+// Times `g` (the one-node graph of `n`) planned with `eo`: the plan's own
+// steps only. The reorders at the one-node graph's boundary (into the
+// convolution's layout, back to row-major) are not part of the operator's
+// cost in a model, where producers already write the layout their consumers
+// read.
+Expected<rt::CostEntry> time_plan(const Graph& g, const ExecutorOptions& eo,
+                                  const ProfileOptions& options, int* steps_out = nullptr) {
   rt::CostEntry e;
-  e.signature = op_signature(n, inputs);
-  e.op = std::string(op_name(n.op));
-  e.occurrences = 1;
-  Expected<Graph> g = signature_graph(n, inputs, weight_args(n, inputs), options.seed);
-  if (!g) return Error{e.signature + ": " + g.error().message};
-  ExecutorOptions eo;
-  eo.threads = options.threads;
-  // Data movement reads what its producer wrote, often row-major (after a
-  // pooling or a product); computing operators read a convolution's NHWC.
-  eo.channels_last_inputs = op_info(n.op).kind != OpKind::Shape;
-  Expected<std::unique_ptr<Executor>> ex = Executor::create(*g, eo);
-  if (!ex) return Error{e.signature + ": " + ex.error().message};
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, eo);
+  if (!ex) return ex.error();
   Executor& x = **ex;
+  if (steps_out) *steps_out = x.stats().steps;
   if (x.stats().steps == 0) {
     e.kernel = "view";
     return e;
   }
-  for (int i : g->input_nodes()) {
-    const Node& in = g->node(i);
+  for (int i : g.input_nodes()) {
+    const Node& in = g.node(i);
     if (in.op != Op::Input) continue;
     std::vector<std::byte> bytes = random_tensor_bytes(in.outs[0], options.seed + 1000 + i);
-    if (Status s = x.set_input(in.name, bytes); !s.ok())
-      return Error{e.signature + ": " + s.error().message};
+    if (Status s = x.set_input(in.name, bytes); !s.ok()) return s.error();
   }
   Expected<std::vector<StepTime>> steps = x.profile_steps(1);
-  if (!steps) return Error{e.signature + ": " + steps.error().message};
-  for (const StepTime& s : *steps) e.kernel += (e.kernel.empty() ? "" : " + ") + s.what;
-  // The operator's own steps only: the reorders at the one-node graph's
-  // boundary (into the convolution's layout, back to row-major) are not part
-  // of its cost in a model, where producers already write the layout their
-  // consumers read.
+  if (!steps) return steps.error();
+  for (const StepTime& s : *steps)
+    if (s.nodes != "layout change") e.kernel += (e.kernel.empty() ? "" : " + ") + s.what;
   Expected<std::vector<double>> warm = x.time_runs(0, options.warmup);
-  if (!warm) return Error{e.signature + ": " + warm.error().message};
+  if (!warm) return warm.error();
   std::vector<double> t;
   for (int it = 0; it < options.iters; ++it) {
     Expected<std::vector<StepTime>> run = x.profile_steps(1);
-    if (!run) return Error{e.signature + ": " + run.error().message};
+    if (!run) return run.error();
     double ms = 0;
     for (const StepTime& s : *run)
       if (s.nodes != "layout change") ms += s.ms;
@@ -88,29 +80,176 @@ Expected<rt::CostEntry> profile_node(const Node& n, std::span<const TensorType> 
   return e;
 }
 
+}  // namespace
+
+Expected<rt::CostEntry> profile_node(const Node& n, std::span<const TensorType> inputs,
+                                     const ProfileOptions& options) {
+  const std::string signature = op_signature(n, inputs);
+  const std::vector<bool> weights = weight_args(n, inputs);
+  Expected<Graph> g = signature_graph(n, inputs, weights, options.seed);
+  if (!g) return Error{signature + ": " + g.error().message};
+  // A rank-4 input arrives in the layout its producer writes: NHWC after a
+  // convolution or a pooling, row-major after a matrix product or a
+  // transpose (attention). A computing operator is timed in both and costs
+  // the faster, the layout a plan that places it well gives it (a softmax
+  // over NHWC runs oneDNN's reference kernel, 100x slower); data movement
+  // is timed on row-major inputs.
+  bool rank4 = false;
+  for (size_t i = 0; i < inputs.size(); ++i) rank4 |= !weights[i] && inputs[i].shape.rank() == 4;
+  std::vector<bool> layouts = {false};
+  if (rank4 && op_info(n.op).kind != OpKind::Shape) layouts = {true, false};
+  std::optional<rt::CostEntry> best;
+  for (bool channels_last : layouts) {
+    ExecutorOptions eo;
+    eo.threads = options.threads;
+    eo.channels_last_inputs = channels_last;
+    Expected<rt::CostEntry> e = time_plan(*g, eo, options);
+    if (!e) return Error{signature + ": " + e.error().message};
+    if (!best || e->median_ms < best->median_ms) best = std::move(*e);
+  }
+  best->signature = signature;
+  best->op = std::string(op_name(n.op));
+  best->occurrences = 1;
+  return *best;
+}
+
+namespace {
+
+// A graph computing `chain` with a small `anchor` kernel (16 input channels
+// or a 16-deep product), followed, when `post` is given, by `post` reading
+// the anchor's result as argument `chain_arg` (its other arguments as in
+// signature_graph).
+Expected<Graph> anchored_graph(Op anchor, const TensorType& chain, const Node* post,
+                               std::span<const TensorType> inputs, int chain_arg, uint64_t seed) {
+  constexpr int64_t kDepth = 16;
+  const Shape& s = chain.shape;
+  GraphBuilder b("post-op");
+  Expected<TensorRef> a = Error{""};
+  if (anchor == Op::Conv2d && s.rank() == 4) {
+    const TensorType x{chain.dtype, Shape({s[0], kDepth, s[2], s[3]})};
+    const TensorType w{chain.dtype, Shape({s[1], kDepth, 1, 1})};
+    auto data = std::make_shared<WeightData>();
+    data->type = w;
+    data->bytes = random_tensor_bytes(w, seed);
+    a = b.add1(Op::Conv2d, {b.input("x", x), b.weight("w", w, std::move(data))});
+  } else if (s.rank() >= 2) {
+    Shape xs = s;
+    xs[xs.rank() - 1] = kDepth;
+    const TensorType x{chain.dtype, xs};
+    const TensorType w{chain.dtype, Shape({kDepth, s[s.rank() - 1]})};
+    auto data = std::make_shared<WeightData>();
+    data->type = w;
+    data->bytes = random_tensor_bytes(w, seed);
+    a = b.add1(Op::Matmul, {b.input("x", x), b.weight("w", w, std::move(data))});
+  } else {
+    return Error{"no " + std::string(op_name(anchor)) + " computes " + to_string(chain)};
+  }
+  if (!a) return a.error();
+  if (!post) {
+    b.output("out", *a);
+    return b.finish();
+  }
+  const std::vector<bool> weights = weight_args(*post, inputs);
+  Node copy = *post;
+  copy.args.clear();
+  copy.data = nullptr;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string name = "in" + std::to_string(i);
+    if (static_cast<int>(i) == chain_arg) {
+      copy.args.push_back(*a);
+    } else if (weights[i]) {
+      auto data = std::make_shared<WeightData>();
+      data->type = inputs[i];
+      data->bytes = random_tensor_bytes(inputs[i], seed + 1 + i);
+      copy.args.push_back(b.weight(name, inputs[i], std::move(data)));
+    } else {
+      copy.args.push_back(b.input(name, inputs[i]));
+    }
+  }
+  b.output("out", b.add_node(std::move(copy)));
+  return b.finish();
+}
+
+}  // namespace
+
+Expected<rt::CostEntry> profile_post_op(Op anchor, const Node& n,
+                                        std::span<const TensorType> inputs, int chain,
+                                        const ProfileOptions& options) {
+  const std::string signature = post_op_signature(anchor, n, inputs, chain);
+  if (chain < 0 || chain >= static_cast<int>(inputs.size()))
+    return Error{signature + ": no argument " + std::to_string(chain)};
+  Expected<Graph> alone =
+      anchored_graph(anchor, inputs[chain], nullptr, inputs, chain, options.seed);
+  if (!alone) return Error{signature + ": " + alone.error().message};
+  Expected<Graph> fused = anchored_graph(anchor, inputs[chain], &n, inputs, chain, options.seed);
+  if (!fused) return Error{signature + ": " + fused.error().message};
+  ExecutorOptions eo;
+  eo.threads = options.threads;
+  eo.channels_last_inputs = anchor == Op::Conv2d;
+  int alone_steps = 0, fused_steps = 0;
+  Expected<rt::CostEntry> a = time_plan(*alone, eo, options, &alone_steps);
+  if (!a) return Error{signature + ": " + a.error().message};
+  Expected<rt::CostEntry> e = time_plan(*fused, eo, options, &fused_steps);
+  if (!e) return Error{signature + ": " + e.error().message};
+  // What the post-op adds to the anchor's kernel; a node the runtime does
+  // not fuse there adds its own steps, and is timed so.
+  e->median_ms = std::max(0.0, e->median_ms - a->median_ms);
+  e->min_ms = std::max(0.0, e->min_ms - a->min_ms);
+  if (fused_steps > alone_steps) e->kernel = "not fused: " + e->kernel;
+  e->signature = signature;
+  e->op = std::string(op_name(n.op));
+  e->occurrences = 1;
+  return e;
+}
+
 Expected<rt::CostTable> profile_model(const Graph& g, const std::string& model_name,
                                       const ProfileOptions& options) {
-  std::map<std::string, int> first_node, occurrences;
+  // Every node alone, and every node the plan fuses into a convolution or
+  // product as that post-op (the five-node GELU excepted: the optimizer
+  // costs its nodes alone).
+  struct Use {
+    int node = -1;
+    int anchor = -1;  // -1: the node alone
+    int chain = 0;
+    int occurrences = 0;
+  };
+  std::map<std::string, Use> uses;
+  auto types = [&](int i) {
+    std::vector<TensorType> in;
+    for (TensorRef a : g.node(i).args) in.push_back(g.type(a));
+    return in;
+  };
   for (int i = 0; i < g.size(); ++i) {
     if (is_source(g.node(i).op)) continue;
-    const std::string sig = op_signature(g, i);
-    first_node.emplace(sig, i);
-    ++occurrences[sig];
+    Use& u = uses.try_emplace(op_signature(g, i), Use{i}).first->second;
+    ++u.occurrences;
+  }
+  for (const FusionGroup& group : find_fusions(g, true).groups) {
+    for (const PostOpNode& p : group.post) {
+      if (!p.inner.empty()) continue;
+      const std::vector<TensorRef>& args = g.node(p.node).args;
+      const int chain = p.other.node >= 0 && args.size() > 1 && args[0] == p.other ? 1 : 0;
+      const std::string sig =
+          post_op_signature(g.node(group.anchor).op, g.node(p.node), types(p.node), chain);
+      Use& u = uses.try_emplace(sig, Use{p.node, group.anchor, chain}).first->second;
+      ++u.occurrences;
+    }
   }
   rt::CostTable table;
   table.device = device_description(options.threads);
   table.tf32 = false;
   table.model = model_name;
   int done = 0;
-  for (const auto& [sig, node] : first_node) {
-    const Node& n = g.node(node);
-    std::vector<TensorType> inputs;
-    for (TensorRef a : n.args) inputs.push_back(g.type(a));
-    Expected<rt::CostEntry> e = profile_node(n, inputs, options);
-    if (!e) return Error{describe_node(g, node) + ": " + e.error().message};
-    e->occurrences = occurrences[sig];
+  for (const auto& [sig, u] : uses) {
+    const Node& n = g.node(u.node);
+    const std::vector<TensorType> in = types(u.node);
+    Expected<rt::CostEntry> e = u.anchor < 0
+                                    ? profile_node(n, in, options)
+                                    : profile_post_op(g.node(u.anchor).op, n, in, u.chain, options);
+    if (!e) return Error{describe_node(g, u.node) + ": " + e.error().message};
+    e->occurrences = u.occurrences;
     table.entries.push_back(std::move(*e));
-    if (options.progress) options.progress(++done, static_cast<int>(first_node.size()), sig);
+    if (options.progress) options.progress(++done, static_cast<int>(uses.size()), sig);
   }
   return table;
 }

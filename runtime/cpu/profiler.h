@@ -31,16 +31,31 @@ struct ProfileOptions {
   std::function<void(int, int, const std::string&)> progress;
 };
 
-// Times `n` on arguments of types `inputs` as it runs inside a model:
-// rank-4 inputs in NHWC (what convolutions write), and only its own steps,
-// without the layout reorders at the one-node graph's boundary. The entry's signature, op, kernel
-// (the plan's steps, "view" when it runs none), median and min milliseconds
-// and samples are set; occurrences is 1.
+// Times `n` on arguments of types `inputs` as it runs inside a model: only
+// its own steps, without the layout reorders at the one-node graph's
+// boundary; a computing operator with rank-4 inputs in NHWC (what
+// convolutions write) and in row-major (what products write), the faster
+// counting. The entry's signature, op, kernel (the plan's steps, "view"
+// when it runs none), median and min milliseconds and samples are set;
+// occurrences is 1.
 Expected<rt::CostEntry> profile_node(const Node& n, std::span<const TensorType> inputs,
                                      const ProfileOptions& options);
 
+// Times what `n` adds to a kernel of `anchor` (conv2d, matmul or gemm)
+// when it reads that kernel's result as argument `chain` and the runtime
+// runs it there as a post-op (runtime/cpu/fusion.h): a small anchor
+// computing the chain's type is timed alone and followed by `n`, and the
+// difference is the cost (never negative). A node the runtime does not fuse
+// costs its own steps; its kernel then reads "not fused: ...". The entry's
+// signature is post_op_signature(anchor, n, inputs, chain).
+Expected<rt::CostEntry> profile_post_op(Op anchor, const Node& n,
+                                        std::span<const TensorType> inputs, int chain,
+                                        const ProfileOptions& options);
+
 // Times each distinct signature of `g` (sources skipped, occurrences
-// counted); the table's device is device_description(options.threads).
+// counted), and each node the plan fuses into a convolution or product as
+// that post-op (profile_post_op); the table's device is
+// device_description(options.threads).
 Expected<rt::CostTable> profile_model(const Graph& g, const std::string& model_name,
                                       const ProfileOptions& options);
 

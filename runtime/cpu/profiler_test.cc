@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/signature.h"
 #include "core/text_format.h"
 
@@ -67,13 +69,14 @@ TEST(CpuProfiler, ModelTableCountsSignaturesAndParses) {
   int calls = 0;
   o.progress = [&](int done, int total, const std::string&) {
     ++calls;
-    EXPECT_EQ(total, 3);
+    EXPECT_EQ(total, 4);
     EXPECT_EQ(done, calls);
   };
   Expected<rt::CostTable> t = profile_model(g, "m.tso", o);
   ASSERT_TRUE(t.ok()) << t.error().message;
-  EXPECT_EQ(calls, 3);
-  ASSERT_EQ(t->entries.size(), 3u);  // conv2d (x2), relu (x2), flatten
+  EXPECT_EQ(calls, 4);
+  // conv2d (x2), relu (x2) alone and as the convolutions' post-op, flatten.
+  ASSERT_EQ(t->entries.size(), 4u);
   EXPECT_EQ(t->device, device_description(1));
   EXPECT_EQ(t->model, "m.tso");
   for (const rt::CostEntry& e : t->entries) {
@@ -88,8 +91,35 @@ TEST(CpuProfiler, ModelTableCountsSignaturesAndParses) {
   }
   Expected<rt::CostTable> back = rt::parse_cost_table(rt::cost_table_json(*t), "table");
   ASSERT_TRUE(back.ok()) << back.error().message;
-  EXPECT_EQ(back->entries.size(), 3u);
+  EXPECT_EQ(back->entries.size(), 4u);
+  EXPECT_EQ(std::count_if(t->entries.begin(), t->entries.end(),
+                          [](const rt::CostEntry& e) { return is_post_op_signature(e.signature); }),
+            1);
   EXPECT_EQ(back->device, t->device);
+}
+
+TEST(CpuProfiler, PostOpCostsWhatItAddsToTheAnchor) {
+  const Graph g = parse(kModel);
+  const int relu = find_op(g, Op::Relu);
+  ProfileOptions o;
+  o.iters = 5;
+  o.threads = 1;
+  Expected<rt::CostEntry> e = profile_post_op(Op::Conv2d, g.node(relu), arg_types(g, relu), 0, o);
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  EXPECT_EQ(e->signature, "conv2d+" + op_signature(g, relu));
+  EXPECT_EQ(e->op, "relu");
+  EXPECT_EQ(e->kernel.rfind("not fused", 0), std::string::npos) << e->kernel;
+  EXPECT_GE(e->median_ms, 0);
+  // erf is no oneDNN post-op: it runs as its own step, and says so.
+  Graph h = parse(R"(graph h {
+    input x: f32[16,32]
+    %e = erf(x)
+    output y = %e
+  })");
+  const int erf = find_op(h, Op::Erf);
+  Expected<rt::CostEntry> f = profile_post_op(Op::Matmul, h.node(erf), arg_types(h, erf), 0, o);
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_EQ(f->kernel.rfind("not fused: ", 0), 0u) << f->kernel;
 }
 
 TEST(CpuProfiler, DeviceNamesMachineThreadsAndLibrary) {

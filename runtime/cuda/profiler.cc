@@ -3,6 +3,7 @@
 #include <map>
 
 #include "core/signature.h"
+#include "core/signature_graph.h"
 #include "runtime/cuda/device.h"
 #include "runtime/cuda/dispatch.h"
 #include "runtime/cuda/executor.h"
@@ -10,16 +11,34 @@
 namespace tso::cuda {
 
 Expected<Graph> single_node_graph(const Graph& g, int index) {
-  const Node& n = g.node(index);
-  GraphBuilder b("profile");
-  Node copy = n;
-  copy.args.clear();
-  for (size_t i = 0; i < n.args.size(); ++i)
-    copy.args.push_back(b.input("in" + std::to_string(i), g.type(n.args[i])));
-  const TensorRef first = b.add_node(std::move(copy));
-  for (int o = 0; o < static_cast<int>(n.outs.size()); ++o)
-    b.output("out" + std::to_string(o), {first.node, o});
-  return b.finish();
+  std::vector<TensorType> inputs;
+  for (TensorRef a : g.node(index).args) inputs.push_back(g.type(a));
+  return signature_graph(g.node(index), inputs, std::vector<bool>(inputs.size(), false), 0);
+}
+
+Expected<rt::CostEntry> profile_node(const Node& n, std::span<const TensorType> inputs,
+                                     const ProfileOptions& options) {
+  rt::CostEntry e;
+  e.signature = op_signature(n, inputs);
+  e.op = std::string(op_name(n.op));
+  e.occurrences = 1;
+  Expected<Graph> one =
+      signature_graph(n, inputs, std::vector<bool>(inputs.size(), false), options.seed);
+  if (!one) return Error{e.signature + ": " + one.error().message};
+  ExecutorOptions eo;
+  eo.tf32 = options.tf32;
+  eo.sources.random_seed = options.seed;
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(*one, eo);
+  if (!ex) return Error{e.signature + ": " + ex.error().message};
+  const bool runs = !(*ex)->plan().steps.empty();
+  e.kernel = std::string(kernel_name(runs ? (*ex)->plan().steps[0].kernel : Kernel::kView));
+  if (!runs) return e;
+  Expected<std::vector<float>> t = (*ex)->time_runs(options.iters, options.warmup);
+  if (!t) return Error{e.signature + ": " + t.error().message};
+  e.median_ms = median(*t);
+  e.min_ms = *std::min_element(t->begin(), t->end());
+  e.samples = options.iters;
+  return e;
 }
 
 Expected<rt::CostTable> profile_graph(const Graph& g, const std::string& model_name,
@@ -39,29 +58,14 @@ Expected<rt::CostTable> profile_graph(const Graph& g, const std::string& model_n
   table.device = describe(gpu);
   table.tf32 = options.tf32;
   table.model = model_name;
-  ExecutorOptions eo;
-  eo.tf32 = options.tf32;
-  eo.sources.random_seed = options.seed;
   int done = 0;
   for (const auto& [sig, node] : first_node) {
-    Expected<Graph> one = single_node_graph(g, node);
-    if (!one) return Error{describe_node(g, node) + ": " + one.error().message};
-    Expected<std::unique_ptr<Executor>> ex = Executor::create(*one, eo);
-    if (!ex) return Error{describe_node(g, node) + ": " + ex.error().message};
-    rt::CostEntry e;
-    e.signature = sig;
-    e.op = std::string(op_name(g.node(node).op));
-    const bool runs = !(*ex)->plan().steps.empty();
-    e.kernel = std::string(kernel_name(runs ? (*ex)->plan().steps[0].kernel : Kernel::kView));
-    e.occurrences = occurrences[sig];
-    if (runs) {
-      Expected<std::vector<float>> t = (*ex)->time_runs(options.iters, options.warmup);
-      if (!t) return Error{describe_node(g, node) + ": " + t.error().message};
-      e.median_ms = median(*t);
-      e.min_ms = *std::min_element(t->begin(), t->end());
-      e.samples = options.iters;
-    }
-    table.entries.push_back(std::move(e));
+    std::vector<TensorType> inputs;
+    for (TensorRef a : g.node(node).args) inputs.push_back(g.type(a));
+    Expected<rt::CostEntry> e = profile_node(g.node(node), inputs, options);
+    if (!e) return Error{describe_node(g, node) + ": " + e.error().message};
+    e->occurrences = occurrences[sig];
+    table.entries.push_back(std::move(*e));
     if (options.progress) options.progress(++done, static_cast<int>(first_node.size()), sig);
   }
   return table;

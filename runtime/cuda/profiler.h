@@ -28,6 +28,12 @@ struct ProfileOptions {
 Expected<rt::CostTable> profile_graph(const Graph& g, const std::string& model_name,
                                       const ProfileOptions& options);
 
+// Times one signature: `n` on arguments of types `inputs`, all graph inputs
+// filled with seeded random values (what `tso optimize --device cuda` asks
+// for on demand, including nodes the search invents). A view costs 0.
+Expected<rt::CostEntry> profile_node(const Node& n, std::span<const TensorType> inputs,
+                                     const ProfileOptions& options);
+
 // The one-node graph that times node `index` of `g`: its arguments become
 // inputs in0, in1, ...; its outputs out0, out1, ... Plain C++ (tested
 // without a GPU).

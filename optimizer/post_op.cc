@@ -1,0 +1,103 @@
+#include "optimizer/post_op.h"
+
+#include <algorithm>
+
+namespace tso::opt {
+
+namespace {
+
+bool is_unary_post_op(Op op) {
+  switch (op) {
+    case Op::Relu:
+    case Op::Sigmoid:
+    case Op::Tanh:
+    case Op::Clip:
+    case Op::Gelu:
+    case Op::Exp:
+    case Op::Sqrt:
+    case Op::Neg:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Shapes of a binary post-op's other operand that an anchor's kernel
+// broadcasts, for an output of shape `out`: one element, the full shape, or
+// one dimension only (aligned at the trailing end), the channel for
+// convolutions and the last dimension for products.
+bool operand_fits(Op anchor, const Shape& other, const Shape& out) {
+  if (other.rank() > out.rank()) return false;
+  if (other.numel() == 1 || other == out) return true;
+  const int lead = out.rank() - other.rank();
+  int spans = -1;
+  for (int d = 0; d < other.rank(); ++d) {
+    if (other[d] == 1) continue;
+    if (other[d] != out[lead + d] || spans >= 0) return false;
+    spans = lead + d;
+  }
+  return anchor == Op::Conv2d ? spans == 1 : spans == out.rank() - 1;
+}
+
+}  // namespace
+
+bool is_anchor(Op op) { return op == Op::Conv2d || op == Op::Matmul || op == Op::Gemm; }
+
+std::optional<PostOp> as_post_op(const Node& n, std::span<const TensorType> inputs,
+                                 const ChainOf& chain_of,
+                                 const std::function<bool(int k)>& weight_only) {
+  if (n.outs.size() != 1 || n.outs[0].dtype != DType::kF32 || inputs.empty()) return std::nullopt;
+  const bool unary = is_unary_post_op(n.op);
+  const bool commutative = n.op == Op::Add || n.op == Op::Mul || n.op == Op::ScalarMul;
+  const bool binary = commutative || n.op == Op::Sub || n.op == Op::Div;
+  if (!unary && !binary && n.op != Op::BatchNorm) return std::nullopt;
+  const int sides = commutative ? 2 : 1;
+  for (int k = 0; k < sides; ++k) {
+    if (!(inputs[k] == n.outs[0])) continue;
+    std::optional<Op> anchor = chain_of(k);
+    if (!anchor) continue;
+    if (unary) return PostOp{*anchor, k};
+    if (n.op == Op::BatchNorm) {
+      bool weights = *anchor == Op::Conv2d;
+      for (int a = 1; a < static_cast<int>(inputs.size()); ++a) weights = weights && weight_only(a);
+      if (weights) return PostOp{*anchor, k};
+      continue;
+    }
+    const TensorType& other = inputs[1 - k];
+    if (other.dtype == DType::kF32 && operand_fits(*anchor, other.shape, n.outs[0].shape))
+      return PostOp{*anchor, k};
+  }
+  return std::nullopt;
+}
+
+bool only_reader(const Graph& g, const GraphIndex& index, TensorRef t, int reader) {
+  const int p = t.node;
+  if (index.is_output[p] || index.users[p].size() != 1 || index.users[p][0] != reader ||
+      g.node(p).outs.size() != 1 || index.constant[p])
+    return false;
+  const std::vector<TensorRef>& args = g.node(reader).args;
+  return std::count(args.begin(), args.end(), t) == 1;
+}
+
+std::optional<Op> chain_of(const Graph& g, const GraphIndex& index, TensorRef t, int reader) {
+  if (!only_reader(g, index, t, reader)) return std::nullopt;
+  const int p = t.node;
+  const Node& producer = g.node(p);
+  if (is_anchor(producer.op)) return producer.op;
+  std::optional<PostOp> up = post_op(g, index, p);
+  if (!up) return std::nullopt;
+  return up->anchor;
+}
+
+std::optional<PostOp> post_op(const Graph& g, const GraphIndex& index, int i) {
+  const Node& n = g.node(i);
+  if (is_source(n.op) || index.constant[i]) return std::nullopt;
+  TensorType buf[8];
+  if (n.args.size() > 8) return std::nullopt;  // no post-op has more arguments
+  for (size_t k = 0; k < n.args.size(); ++k) buf[k] = g.type(n.args[k]);
+  return as_post_op(
+      n, {buf, n.args.size()}, [&](int k) { return chain_of(g, index, n.args[k], i); },
+      [&](int k) { return index.constant[n.args[k].node] != 0; });
+}
+
+}  // namespace tso::opt
