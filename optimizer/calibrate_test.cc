@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <random>
 
 #include "core/text_format.h"
@@ -209,6 +210,17 @@ TEST(Calibrate, AFittedDeviceFileReadsBack) {
       std::string::npos);
   EXPECT_EQ(save_device(d, "x", "/nonexistent/dir/d.json").error().message,
             "/nonexistent/dir/d.json: cannot write");
+}
+
+TEST(Calibrate, TheShippedCpuDeviceLoadsAndSaysWhereItCameFrom) {
+  Expected<Device> d = load_device("optimizer/devices/cpu-epyc-2c.json");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_NE(d->name.find("EPYC"), std::string::npos);
+  EXPECT_GT(d->matmul_flops, d->vector_flops);
+  std::ifstream in("optimizer/devices/cpu-epyc-2c.json");
+  const std::string text(std::istreambuf_iterator<char>(in), {});
+  EXPECT_NE(text.find(R"("source": "fitted by tso calibrate to 320 operator signatures)"),
+            std::string::npos);
 }
 
 }  // namespace
