@@ -9,23 +9,24 @@ namespace tso::cli {
 
 std::string cpu_cost_device() { return cpu::device_description(0); }
 
+std::string cost_cache_path(const std::string& file, const std::string& device) {
+  if (!file.empty()) return file;
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  std::filesystem::path dir = xdg && *xdg     ? std::filesystem::path(xdg)
+                              : home && *home ? std::filesystem::path(home) / ".cache"
+                                              : std::filesystem::temp_directory_path();
+  return (dir / "tso" / opt::cost_cache_file_name(device)).string();
+}
+
 Expected<std::unique_ptr<opt::CachedCost>> open_cpu_cost_cache(const std::string& file,
                                                                const opt::CostModel* fallback) {
   const std::string device = cpu_cost_device();
-  std::string path = file;
-  if (path.empty()) {
-    const char* xdg = std::getenv("XDG_CACHE_HOME");
-    const char* home = std::getenv("HOME");
-    std::filesystem::path dir = xdg && *xdg     ? std::filesystem::path(xdg)
-                                : home && *home ? std::filesystem::path(home) / ".cache"
-                                                : std::filesystem::temp_directory_path();
-    path = (dir / "tso" / opt::cost_cache_file_name(device)).string();
-  }
   cpu::ProfileOptions o;
   o.iters = 20;
   o.warmup = 3;
   return opt::CachedCost::open(
-      path, device,
+      cost_cache_path(file, device), device,
       [o](const Node& n, std::span<const TensorType> in) { return cpu::profile_node(n, in, o); },
       [o](const opt::PostOp& p, const Node& n, std::span<const TensorType> in) {
         return cpu::profile_post_op(p.anchor, n, in, p.chain, o);

@@ -16,6 +16,10 @@ namespace tso::cli {
 // --device cpu` runs.
 std::string cpu_cost_device();
 
+// `file`, or when empty the default cache of measurements on `device`:
+// $XDG_CACHE_HOME/tso (else ~/.cache/tso) costs-<hash of the device>.json.
+std::string cost_cache_path(const std::string& file, const std::string& device);
+
 // Opens ~/.cache/tso/costs-<hash of the device>.json, or `file` when not
 // empty; missing signatures (and post-ops) are timed by the CPU runtime's
 // profiler, and cost what `fallback` says when that fails (0 without one).

@@ -1,7 +1,7 @@
 // `tso optimize MODEL -o OUT`: loads a model (ONNX, or the canonical text
 // format), searches for a cheaper equivalent graph with the verified rules,
 // folds weights, checks the result numerically against the input, times both
-// on the CPU runtime and writes the faster (ONNX out for ONNX in) with an
+// on the target's runtime (cli/cost_target.h) and writes the faster (ONNX out for ONNX in) with an
 // optional report. Nothing is written when any step fails; the input file is
 // never touched.
 #include "optimizer/optimize.h"
@@ -16,17 +16,14 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/cost_target.h"
 #include "cli/model_file.h"
 #include "core/text_format.h"
 #include "frontend/onnx.h"
 #include "frontend/signature_models.h"
-#include "optimizer/analytic_cost.h"
 #include "optimizer/cost_cache.h"
 #include "optimizer/defaults.h"
-#include "optimizer/measured_cost.h"
 #include "optimizer/report.h"
-#include "runtime/cpu/profiler.h"
-#include "runtime/cpu/run_model.h"
 
 namespace tso::cli {
 namespace {
@@ -43,7 +40,7 @@ struct OptimizeFlags {
   int64_t budget = 1000;
   int64_t stall = opt::SearchOptions{}.stall_expansions;
   double time_limit = 60;
-  std::string cost = "analytic";
+  std::string cost;
   std::string device;
   std::string cost_cache;
   std::string missing_costs;
@@ -53,32 +50,6 @@ struct OptimizeFlags {
   bool quiet = false;
   bool no_verify_speed = false;
 };
-
-// Times the input and the optimized graph on the CPU runtime (alternating
-// rounds) and says which to write; not run when nothing changed or either
-// graph cannot run there.
-opt::SpeedCheck check_speed(const Graph& input, const opt::OptimizeResult& r, bool quiet) {
-  opt::SpeedCheck s;
-  if (r.search.applied.empty() && r.fold.folded == 0) {
-    s.note = "the graph is unchanged";
-    return s;
-  }
-  cpu::CompareOptions o;
-  o.rounds = 3;
-  if (!quiet) std::fprintf(stderr, "speed: timing the input and the optimized graph\n");
-  Expected<cpu::Comparison> c = cpu::compare_graphs(input, r.graph, o);
-  if (!c) {
-    s.note = "the CPU runtime cannot run it: " + c.error().message;
-    return s;
-  }
-  s.ran = true;
-  s.input_ms = c->a_min_ms;
-  s.optimized_ms = c->b_min_ms;
-  s.kept_input = c->b_min_ms > c->a_min_ms;
-  s.note = "tso's CPU runtime, minimum of " + std::to_string(c->rounds) +
-           " alternating rounds of " + std::to_string(c->runs) + " runs";
-  return s;
-}
 
 int fail(int code, const std::string& message) {
   std::fprintf(stderr, "tso optimize: %s\n", message.c_str());
@@ -115,33 +86,6 @@ Status write_atomically(const std::string& path, const std::string& text) {
   return Status::Ok();
 }
 
-// The on-demand CPU cost cache: ~/.cache/tso/costs-<hash of the device>.json
-// unless --cost-cache names a file. Missing signatures are timed by the CPU
-// runtime's profiler (all cores, as `tso run --device cpu`).
-Expected<std::unique_ptr<opt::CachedCost>> open_cpu_cost_cache(const std::string& file,
-                                                               const opt::CostModel* fallback) {
-  const std::string device = cpu::device_description(0);
-  std::string path = file;
-  if (path.empty()) {
-    const char* xdg = std::getenv("XDG_CACHE_HOME");
-    const char* home = std::getenv("HOME");
-    std::filesystem::path dir = xdg && *xdg     ? std::filesystem::path(xdg)
-                                : home && *home ? std::filesystem::path(home) / ".cache"
-                                                : std::filesystem::temp_directory_path();
-    path = (dir / "tso" / opt::cost_cache_file_name(device)).string();
-  }
-  cpu::ProfileOptions o;
-  o.iters = 20;
-  o.warmup = 3;
-  return opt::CachedCost::open(
-      path, device,
-      [o](const Node& n, std::span<const TensorType> in) { return cpu::profile_node(n, in, o); },
-      [o](const opt::PostOp& p, const Node& n, std::span<const TensorType> in) {
-        return cpu::profile_post_op(p.anchor, n, in, p.chain, o);
-      },
-      fallback);
-}
-
 // Saves the cache when the run ends and says what was measured and found.
 struct CostCacheSaver {
   const opt::CachedCost* cache = nullptr;
@@ -165,7 +109,7 @@ int run_optimize(const OptimizeFlags& f) {
     return fail(kExitBadInput, "--report " + f.report + ": the name must end in .md or .json");
   if (same_file(f.model.file, f.report) && !f.report.empty())
     return fail(kExitBadInput, "the report " + f.report + " is the input file");
-  if (!f.missing_costs.empty() && f.cost == "analytic")
+  if (!f.missing_costs.empty() && f.cost.empty())
     return fail(kExitBadInput,
                 "--missing-costs needs --cost TABLE: it writes what the table lacks");
 
@@ -200,31 +144,13 @@ int run_optimize(const OptimizeFlags& f) {
                  "compilable); the model is only folded and checked\n",
                  rules.skipped().size());
 
-  // Cost model: a table (--cost), costs measured on demand on this CPU
-  // (--device cpu, cached), or the analytic model of a device file.
-  const bool on_cpu = f.device == "cpu" && f.cost == "analytic";
-  std::string device_path =
-      f.device.empty() || f.device == "cpu" ? opt::default_device_path() : f.device;
-  Expected<opt::Device> device = opt::load_device(device_path);
-  if (!device) return fail(kExitBadInput, device.error().message);
-  opt::AnalyticCost analytic(*device);
-  std::optional<opt::MeasuredCost> measured;
-  const opt::CostModel* model = &analytic;
-  if (f.cost != "analytic") {
-    Expected<opt::MeasuredCost> m = opt::MeasuredCost::load(f.cost, &analytic);
-    if (!m) return fail(kExitBadInput, "--cost: " + m.error().message);
-    measured = std::move(*m);
-    model = &*measured;
-  }
-  std::unique_ptr<opt::CachedCost> cached;
-  if (on_cpu) {
-    Expected<std::unique_ptr<opt::CachedCost>> c = open_cpu_cost_cache(f.cost_cache, &analytic);
-    if (!c) return fail(kExitBadInput, c.error().message);
-    cached = std::move(*c);
-    model = cached.get();
-  }
+  // The target: its cost model, and the runtime that times the result.
+  Expected<std::unique_ptr<CostTarget>> target = open_cost_target({f.device, f.cost, f.cost_cache});
+  if (!target) return fail(kExitBadInput, target.error().message);
+  const opt::CostModel* model = (*target)->model;
+  const opt::CachedCost* cached = (*target)->cache.get();
   // Written at the end, however the run ends: what was measured is kept.
-  CostCacheSaver saver{cached.get()};
+  CostCacheSaver saver{cached};
 
   int code = kExitOk;
   std::optional<ModelFile> file = load_model_file(f.model, "optimize", &code);
@@ -249,8 +175,9 @@ int run_optimize(const OptimizeFlags& f) {
                 f.model.file + ": " + r.error().message + "; nothing written");
   }
   if (!f.missing_costs.empty()) {
-    Expected<SignatureModels> m = write_signature_models(
-        measured->missed(), f.missing_costs, file->is_onnx ? file->onnx.info : OnnxModelInfo{}, 1);
+    Expected<SignatureModels> m =
+        write_signature_models((*target)->table->missed(), f.missing_costs,
+                               file->is_onnx ? file->onnx.info : OnnxModelInfo{}, 1);
     if (!m) return fail(kExitIoError, m.error().message + "; nothing written");
     std::printf("missing costs   %d signatures written to %s, %zu not exportable (listed there)\n",
                 m->written, f.missing_costs.c_str(), m->not_exported.size());
@@ -260,7 +187,7 @@ int run_optimize(const OptimizeFlags& f) {
   // slower than the input on the runtime (--no-verify-speed: always).
   opt::SpeedCheck speed;
   speed.note = "--no-verify-speed";
-  if (!f.no_verify_speed) speed = check_speed(file->graph, *r, f.quiet);
+  if (!f.no_verify_speed) speed = check_speed(**target, file->graph, *r, f.quiet);
   const Graph& written = speed.kept_input ? file->graph : r->graph;
 
   // Write the model, then the report.
@@ -345,14 +272,15 @@ Command add_optimize(CLI::App& tso) {
   app->add_option("--time-limit", flags->time_limit, "search wall time limit, seconds")
       ->check(CLI::PositiveNumber);
   app->add_option("--cost", flags->cost,
-                  "analytic, or a cost table JSON written by tso profile (missing entries fall "
-                  "back to analytic)");
+                  "a cost table (tso profile, experiments/ort_costs.py) to optimize for; "
+                  "signatures it lacks cost what the analytic model says");
   app->add_option("--device", flags->device,
-                  "cpu: costs measured on this CPU on demand (cached, see --cost-cache); or a "
-                  "device description of the analytic model (default " +
-                      opt::default_device_path() + ")");
+                  "the target: cpu (costs measured on demand on tso's CPU runtime, cached), "
+                  "cuda (the same on the GPU), or a device file of the analytic model (e.g. " +
+                      opt::default_device_path() +
+                      "); default cuda when a GPU is visible, else cpu");
   app->add_option("--cost-cache", flags->cost_cache,
-                  "the cache of measured costs for --device cpu (default "
+                  "the cache of measured costs for --device cpu or cuda (default "
                   "~/.cache/tso/costs-<device hash>.json; created on first use)");
   app->add_option("--missing-costs", flags->missing_costs,
                   "with --cost TABLE: write each signature the search asked for and the table "

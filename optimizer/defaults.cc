@@ -18,4 +18,6 @@ std::vector<std::string> default_rule_files() {
 
 std::string default_device_path() { return TSO_SOURCE_DIR "/optimizer/devices/h100.json"; }
 
+std::string cpu_device_path() { return TSO_SOURCE_DIR "/optimizer/devices/cpu-epyc-2c.json"; }
+
 }  // namespace tso::opt

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/common/cost_table.h"
 #include "tests/binary_run.h"
 
 namespace {
@@ -24,6 +25,8 @@ using tso::testing::read_file;
 using tso::testing::RunResult;
 
 void write_file(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+
+const std::string kH100 = TSO_SOURCE_DIR "/optimizer/devices/h100.json";
 
 const char* kConvRelu = R"(graph conv_relu {
   input x: f32[1,3,8,8]
@@ -43,6 +46,9 @@ class OptimizeCli : public ::testing::Test {
     fs::create_directories(dir_);
     model_ = (dir_ / "conv_relu.tso").string();
     write_file(model_, kConvRelu);
+    // The default target measures costs on this CPU into the user's cache:
+    // here, into the test's folder.
+    setenv("XDG_CACHE_HOME", (dir_ / "cache").c_str(), 1);
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -177,7 +183,8 @@ TEST_F(OptimizeCli, UnverifiedRulesAreNotAppliedWithoutTheFlag) {
   expect_in(r.out, "operators       2 -> 2");
   EXPECT_EQ(r.out.find("fuse_conv_relu"), std::string::npos) << r.out;
 
-  r = run({model_, "-o", path("fused.tso"), "--rules", hw, "--allow-unverified", "-q"});
+  r = run({model_, "-o", path("fused.tso"), "--rules", hw, "--allow-unverified", "--device", kH100,
+           "-q"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   expect_in(r.out, "operators       2 -> 1");
   expect_in(r.out, "rule            fuse_conv_relu x1");
@@ -194,7 +201,8 @@ TEST_F(OptimizeCli, RefutedRulesInANamedFileAreRefusedAloud) {
   expect_in(r.err, "refuted.rules: refusing 1 refuted rule (not equivalences");
   expect_in(r.out, "operators       2 -> 2");
 
-  r = run({model_, "-o", path("loose.tso"), "--rules", bad, "--allow-unverified", "-q"});
+  r = run({model_, "-o", path("loose.tso"), "--rules", bad, "--allow-unverified", "--device", kH100,
+           "-q"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err.find("refusing"), std::string::npos) << r.err;
   expect_in(r.out, "rule            fuse_conv_relu x1");
@@ -203,7 +211,8 @@ TEST_F(OptimizeCli, RefutedRulesInANamedFileAreRefusedAloud) {
 // The shipped files hold refuted rules as the verifier's record: skipped
 // quietly (the report lists them), and the default run fuses by itself.
 TEST_F(OptimizeCli, ShippedRefutedRulesAreSkippedQuietly) {
-  RunResult r = run({model_, "-o", path("out.tso"), "-q", "--report", path("r.json")});
+  RunResult r =
+      run({model_, "-o", path("out.tso"), "-q", "--report", path("r.json"), "--device", kH100});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err.find("refusing"), std::string::npos) << r.err;
   expect_in(r.out, "operators       2 -> 1");
@@ -231,10 +240,49 @@ TEST_F(OptimizeCli, TheSpeedCheckCanBeTurnedOffAndSaysWhyItDidNotRun) {
   RunResult r = run({model_, "-o", path("out.tso"), "-q", "--no-verify-speed"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   expect_in(r.out, "measured        not run (--no-verify-speed)");
-  // The text model has no stored weights: the CPU runtime cannot time it.
-  r = run({model_, "-o", path("out2.tso"), "-q"});
+  // A device file has no runtime here to time the result on.
+  r = run({model_, "-o", path("out1.tso"), "-q", "--device", kH100});
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_in(r.out, "measured        not run (the target is the device file " + kH100);
+  // A table this machine's CPU runtime measured (tso profile), in which the
+  // fused convolution is the cheaper: the result is timed there, and the
+  // text model has no stored weights, so the CPU runtime cannot time it.
+  r = run({model_, "-o", path("fused.tso"), "-q", "--device", kH100});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_in(r.out, "operators       2 -> 1");
+  for (const char* m : {"conv_relu.tso", "fused.tso"}) {
+    RunResult p = tso::testing::run_binary(
+        TSO_BINARY, {"profile", path(m), "-o", path(std::string(m) + ".json"), "--iters", "2"},
+        dir_);
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+  }
+  tso::Expected<tso::rt::CostTable> table = tso::rt::read_cost_table(path("conv_relu.tso.json"));
+  tso::Expected<tso::rt::CostTable> fused = tso::rt::read_cost_table(path("fused.tso.json"));
+  ASSERT_TRUE(table.ok() && fused.ok());
+  for (tso::rt::CostEntry& e : table->entries) e.median_ms = 1;
+  for (tso::rt::CostEntry e : fused->entries) {
+    e.median_ms = 0.001;
+    table->entries.push_back(e);
+  }
+  ASSERT_TRUE(tso::rt::write_cost_table(*table, path("costs.json")).ok());
+  r = run({model_, "-o", path("out2.tso"), "-q", "--cost", path("costs.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_in(r.out, "operators       2 -> 1");
   expect_in(r.out, "measured        not run (the CPU runtime cannot run it: weight 'w'");
+}
+
+// Without a GPU the target is this CPU: costs measured on demand into the
+// user's cache (here the test's), the result timed on the CPU runtime.
+TEST_F(OptimizeCli, WithoutAGpuTheTargetIsThisCpu) {
+  RunResult r = run({model_, "-o", path("out.tso"), "-q", "--no-verify-speed"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_in(r.out, "(measured on demand (cpu: ");
+  expect_in(r.err, path("cache/tso/costs-"));
+  EXPECT_TRUE(fs::exists(dir_ / "cache" / "tso"));
+  r = run({model_, "-o", path("out.tso"), "-q", "--device", "cuda"});
+  if (r.exit_code == 0) GTEST_SKIP() << "a GPU is visible";
+  EXPECT_EQ(r.exit_code, 2);
+  expect_in(r.err, "--device cuda: ");
 }
 
 }  // namespace

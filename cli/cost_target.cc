@@ -1,0 +1,179 @@
+#include "cli/cost_target.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "cli/cpu_costs.h"
+#include "optimizer/defaults.h"
+#include "runtime/cpu/run_model.h"
+#ifdef TSO_HAVE_CUDA_RUNTIME
+#include "runtime/cuda/device.h"
+#include "runtime/cuda/profiler.h"
+#include "runtime/cuda/run_model.h"
+#endif
+
+namespace tso::cli {
+namespace {
+
+Expected<std::unique_ptr<opt::AnalyticCost>> analytic(const std::string& path) {
+  Expected<opt::Device> d = opt::load_device(path);
+  if (!d) return d.error();
+  return std::make_unique<opt::AnalyticCost>(std::move(*d));
+}
+
+bool gpu_visible() {
+#ifdef TSO_HAVE_CUDA_RUNTIME
+  return cuda::gpu_status().usable;
+#else
+  return false;
+#endif
+}
+
+#ifdef TSO_HAVE_CUDA_RUNTIME
+// The on-demand cache of GPU costs, like the CPU one: the device string is
+// the GPU's, with TF32 on as tso run uses it.
+Expected<std::unique_ptr<opt::CachedCost>> open_cuda_cost_cache(const std::string& file,
+                                                                const opt::CostModel* fallback) {
+  const cuda::GpuStatus gpu = cuda::gpu_status();
+  if (!gpu.usable) return Error{"--device cuda: " + cuda::describe(gpu)};
+  const std::string device = cuda::describe(gpu) + ", TF32 on";
+  cuda::ProfileOptions o;
+  o.iters = 50;
+  o.warmup = 5;
+  return opt::CachedCost::open(
+      cost_cache_path(file, device), device,
+      [o](const Node& n, std::span<const TensorType> in) { return cuda::profile_node(n, in, o); },
+      nullptr, fallback);
+}
+
+// Alternating rounds of tso run --device cuda on the two graphs.
+Expected<std::pair<double, double>> compare_on_gpu(const Graph& a, const Graph& b, int rounds) {
+  cuda::RunOptions o;
+  o.iters = 50;
+  o.warmup = 10;
+  double best_a = 1e300, best_b = 1e300;
+  for (int r = 0; r < rounds; ++r) {
+    Expected<cuda::RunReport> x = cuda::run_model(a, o);
+    if (!x) return x.error();
+    Expected<cuda::RunReport> y = cuda::run_model(b, o);
+    if (!y) return y.error();
+    best_a = std::min(best_a, x->min_ms);
+    best_b = std::min(best_b, y->min_ms);
+  }
+  return std::make_pair(best_a, best_b);
+}
+#endif
+
+}  // namespace
+
+Expected<std::unique_ptr<CostTarget>> open_cost_target(const CostTargetFlags& f) {
+  auto t = std::make_unique<CostTarget>();
+  std::string device = f.device;
+  if (device.empty() && f.cost.empty()) device = gpu_visible() ? "cuda" : "cpu";
+  if (!f.cost.empty()) {
+    // A table: the analytic fallback is --device's file when given, else
+    // the one of the machine the table was measured on.
+    Expected<rt::CostTable> table = rt::read_cost_table(f.cost);
+    if (!table) return Error{"--cost: " + table.error().message};
+    const bool gpu_table = table->device.rfind("NVIDIA", 0) == 0;
+    const std::string fallback = !device.empty() && device != "cpu" && device != "cuda" ? device
+                                 : gpu_table ? opt::default_device_path()
+                                             : opt::cpu_device_path();
+    Expected<std::unique_ptr<opt::AnalyticCost>> a = analytic(fallback);
+    if (!a) return a.error();
+    t->analytic = std::move(*a);
+    t->table = std::make_unique<opt::MeasuredCost>(*table, f.cost, t->analytic.get());
+    t->model = t->table.get();
+    t->name = f.cost;
+    if (table->device == cpu_cost_device()) {
+      t->runtime = TargetRuntime::kCpu;
+    } else {
+      t->no_runtime =
+          "the table was measured on '" + table->device + "', not on a runtime of this tso here";
+    }
+    return t;
+  }
+  if (device == "cpu") {
+    Expected<std::unique_ptr<opt::AnalyticCost>> a = analytic(opt::cpu_device_path());
+    if (!a) return a.error();
+    t->analytic = std::move(*a);
+    Expected<std::unique_ptr<opt::CachedCost>> c =
+        open_cpu_cost_cache(f.cost_cache, t->analytic.get());
+    if (!c) return c.error();
+    t->cache = std::move(*c);
+    t->model = t->cache.get();
+    t->name = "cpu";
+    t->runtime = TargetRuntime::kCpu;
+    return t;
+  }
+  if (device == "cuda") {
+#ifdef TSO_HAVE_CUDA_RUNTIME
+    Expected<std::unique_ptr<opt::AnalyticCost>> a = analytic(opt::default_device_path());
+    if (!a) return a.error();
+    t->analytic = std::move(*a);
+    Expected<std::unique_ptr<opt::CachedCost>> c =
+        open_cuda_cost_cache(f.cost_cache, t->analytic.get());
+    if (!c) return c.error();
+    t->cache = std::move(*c);
+    t->model = t->cache.get();
+    t->name = "cuda";
+    t->runtime = TargetRuntime::kCuda;
+    return t;
+#else
+    return Error{"--device cuda: this tso was built without the CUDA runtime"};
+#endif
+  }
+  Expected<std::unique_ptr<opt::AnalyticCost>> a = analytic(device);
+  if (!a) return a.error();
+  t->analytic = std::move(*a);
+  t->model = t->analytic.get();
+  t->name = device;
+  t->no_runtime = "the target is the device file " + device + ", which no runtime here runs";
+  return t;
+}
+
+opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,
+                            const opt::OptimizeResult& r, bool quiet) {
+  opt::SpeedCheck s;
+  if (r.search.applied.empty() && r.fold.folded == 0) {
+    s.note = "the graph is unchanged";
+    return s;
+  }
+  if (target.runtime == TargetRuntime::kNone) {
+    s.note = target.no_runtime;
+    return s;
+  }
+  constexpr int kRounds = 3;
+  if (!quiet) std::fprintf(stderr, "speed: timing the input and the optimized graph\n");
+  if (target.runtime == TargetRuntime::kCuda) {
+#ifdef TSO_HAVE_CUDA_RUNTIME
+    Expected<std::pair<double, double>> c = compare_on_gpu(input, r.graph, kRounds);
+    if (!c) {
+      s.note = "the GPU runtime cannot run it: " + c.error().message;
+      return s;
+    }
+    s.ran = true;
+    s.input_ms = c->first;
+    s.optimized_ms = c->second;
+    s.note = "tso's GPU runtime, minimum of " + std::to_string(kRounds) +
+             " alternating rounds of 50 replays";
+#endif
+  } else {
+    cpu::CompareOptions o;
+    o.rounds = kRounds;
+    Expected<cpu::Comparison> c = cpu::compare_graphs(input, r.graph, o);
+    if (!c) {
+      s.note = "the CPU runtime cannot run it: " + c.error().message;
+      return s;
+    }
+    s.ran = true;
+    s.input_ms = c->a_min_ms;
+    s.optimized_ms = c->b_min_ms;
+    s.note = "tso's CPU runtime, minimum of " + std::to_string(c->rounds) +
+             " alternating rounds of " + std::to_string(c->runs) + " runs";
+  }
+  s.kept_input = s.ran && s.optimized_ms > s.input_ms;
+  return s;
+}
+
+}  // namespace tso::cli

@@ -1,0 +1,57 @@
+// The machine `tso optimize` optimizes for: how the search costs graphs
+// there and how the result is timed end to end before it is written.
+//
+//   --cost TABLE      a table measured elsewhere (tso profile, ONNX Runtime
+//                     through experiments/ort_costs.py); timed end to end
+//                     only when tso's own runtime measured it here
+//   --device cpu      costs measured on demand on tso's CPU runtime, cached
+//   --device cuda     the same on the GPU runtime
+//   --device FILE     the analytic model of a device file (no runtime)
+//   (neither)         cuda when a GPU is visible, else cpu
+//
+// Measured models fall back to the analytic model (the calibrated CPU
+// device file, or h100.json for a GPU) for signatures they cannot measure.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/error.h"
+#include "optimizer/analytic_cost.h"
+#include "optimizer/cost_cache.h"
+#include "optimizer/measured_cost.h"
+#include "optimizer/optimize.h"
+#include "optimizer/report.h"
+
+namespace tso::cli {
+
+struct CostTargetFlags {
+  std::string device;      // "cpu", "cuda", a device file, or empty
+  std::string cost;        // a cost table, or empty
+  std::string cost_cache;  // the on-demand cache file, or empty for the default
+};
+
+enum class TargetRuntime { kNone, kCpu, kCuda };
+
+struct CostTarget {
+  std::string name;  // "cpu", "cuda", the device file or the table
+  std::unique_ptr<opt::AnalyticCost> analytic;
+  std::unique_ptr<opt::MeasuredCost> table;  // --cost
+  std::unique_ptr<opt::CachedCost> cache;    // --device cpu|cuda
+  const opt::CostModel* model = nullptr;     // the one the search uses
+  TargetRuntime runtime = TargetRuntime::kNone;
+  std::string no_runtime;  // why the result is not timed, when runtime is kNone
+};
+
+// Errors name the file (a device file, table or cache that is malformed or
+// of another device) or say why a runtime is not available.
+Expected<std::unique_ptr<CostTarget>> open_cost_target(const CostTargetFlags& flags);
+
+// Times `input` and `r.graph` end to end on the target's runtime,
+// alternating, and says which to write (the faster); not run when nothing
+// changed, the target has no runtime here, or a graph cannot run there.
+opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,
+                            const opt::OptimizeResult& r, bool quiet);
+
+}  // namespace tso::cli
