@@ -1,6 +1,7 @@
 #include "runtime/cpu/profiler.h"
 
 #include <omp.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <fstream>
@@ -15,6 +16,13 @@
 
 namespace tso::cpu {
 namespace {
+
+// Involuntary context switches of the process's threads so far.
+long preemptions() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_nivcsw;
+}
 
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -65,15 +73,31 @@ Expected<rt::CostEntry> time_plan(const Graph& g, const ExecutorOptions& eo,
     if (s.nodes != "layout change") e.kernel += (e.kernel.empty() ? "" : " + ") + s.what;
   Expected<std::vector<double>> warm = x.time_runs(0, options.warmup);
   if (!warm) return warm.error();
+  // A run during which the scheduler took a core from one of the process's
+  // threads is not a measurement of the operator: one preempted thread
+  // holds the others at the next barrier for a time slice (4 ms here).
+  // Such runs are dropped, and a signature whose runs are mostly preempted
+  // is not measured at all, rather than cached at 100x its cost.
   std::vector<double> t;
-  for (int it = 0; it < options.iters; ++it) {
+  int preempted = 0;
+  for (int it = 0; static_cast<int>(t.size()) < options.iters && it < 4 * options.iters; ++it) {
+    const long before = preemptions();
     Expected<std::vector<StepTime>> run = x.profile_steps(1);
     if (!run) return run.error();
+    if (preemptions() != before) {
+      ++preempted;
+      continue;
+    }
     double ms = 0;
     for (const StepTime& s : *run)
       if (s.nodes != "layout change") ms += s.ms;
     t.push_back(ms);
   }
+  if (static_cast<int>(t.size()) < std::max(1, options.iters / 2))
+    return Error{"the machine is busy: " + std::to_string(preempted) + " of " +
+                 std::to_string(preempted + static_cast<int>(t.size())) +
+                 " timed runs were preempted by other processes; not measured (measure on an idle "
+                 "machine)"};
   e.median_ms = median_of(t);
   e.min_ms = *std::min_element(t.begin(), t.end());
   e.samples = static_cast<int>(t.size());

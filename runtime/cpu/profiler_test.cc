@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
+#include <vector>
 
 #include "core/signature.h"
 #include "core/text_format.h"
@@ -120,6 +123,33 @@ TEST(CpuProfiler, PostOpCostsWhatItAddsToTheAnchor) {
   Expected<rt::CostEntry> f = profile_post_op(Op::Matmul, h.node(erf), arg_types(h, erf), 0, o);
   ASSERT_TRUE(f.ok()) << f.error().message;
   EXPECT_EQ(f->kernel.rfind("not fused: ", 0), 0u) << f->kernel;
+}
+
+// Threads competing for the cores preempt the timed runs: the signature is
+// not measured, rather than measured at many times its cost.
+TEST(CpuProfiler, PreemptedRunsAreNoMeasurement) {
+  const Graph g = parse(R"(graph big {
+    input x: f32[1,128,56,56]
+    weight w: f32[128,128,3,3]
+    %c = conv2d(x, w, pad=same)
+    output y = %c
+  })");
+  const int conv = find_op(g, Op::Conv2d);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> hogs;
+  for (unsigned i = 0; i < 4 * std::max(2u, std::thread::hardware_concurrency()); ++i)
+    hogs.emplace_back([&] {
+      volatile uint64_t x = 0;
+      while (!stop.load(std::memory_order_relaxed)) x = x + 1;
+    });
+  ProfileOptions o;
+  o.iters = 10;
+  Expected<rt::CostEntry> e = profile_node(g.node(conv), arg_types(g, conv), o);
+  stop = true;
+  for (std::thread& t : hogs) t.join();
+  ASSERT_FALSE(e.ok()) << "measured " << e->median_ms << " ms while the cores were busy";
+  EXPECT_NE(e.error().message.find("the machine is busy"), std::string::npos)
+      << e.error().message;
 }
 
 TEST(CpuProfiler, DeviceNamesMachineThreadsAndLibrary) {
