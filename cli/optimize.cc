@@ -190,8 +190,18 @@ int run_optimize(const OptimizeFlags& f) {
   if (!f.no_verify_speed) speed = check_speed(**target, file->graph, *r, f.quiet);
   const Graph& written = speed.kept_input ? file->graph : r->graph;
 
-  // Write the model, then the report.
-  if (file->is_onnx) {
+  // Write the model, then the report. A kept input is the user's own file,
+  // byte for byte, where that file is complete and its external data (if
+  // any) resolves beside the output as beside the input.
+  const bool copy_input = speed.kept_input && !f.model.random_weights_seed &&
+                          fs::weakly_canonical(fs::path(f.model.file)).parent_path() ==
+                              fs::weakly_canonical(fs::path(f.output)).parent_path();
+  if (copy_input) {
+    std::optional<std::string> bytes = read_file(f.model.file);
+    if (!bytes) return fail(kExitIoError, "cannot read " + f.model.file);
+    if (Status s = write_atomically(f.output, *bytes); !s.ok())
+      return fail(kExitIoError, s.error().message);
+  } else if (file->is_onnx) {
     Status s = export_onnx(written, file->onnx.info, f.output);
     if (!s.ok()) return fail(kExitIoError, s.error().message);
   } else if (Status s = write_atomically(f.output, print(written)); !s.ok()) {

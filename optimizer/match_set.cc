@@ -5,6 +5,7 @@
 #include <set>
 #include <tuple>
 
+#include "core/post_ops.h"
 #include "optimizer/rewriter.h"
 
 namespace tso::opt {
@@ -47,9 +48,9 @@ class Spliced {
           const TensorRef r = n.args[a];
           return is_target_ref(r) ? constant[target_index(r)] != 0 : g_.index.constant[r.node] != 0;
         });
-    target_chain_[k] = p                                 ? std::optional<Op>(p->anchor)
-                       : is_anchor(n.op) && !constant[k] ? std::optional<Op>(n.op)
-                                                         : std::nullopt;
+    target_chain_[k] = p                                         ? std::optional<Op>(p->anchor)
+                       : is_post_op_anchor(n.op) && !constant[k] ? std::optional<Op>(n.op)
+                                                                 : std::nullopt;
     return p;
   }
 
@@ -90,7 +91,7 @@ class Spliced {
       int target_reads = 0;
       for (const Node& n : rep_.nodes) target_reads += std::count(n.args.begin(), n.args.end(), t);
       if (target_reads != reads) return std::nullopt;
-      if (is_anchor(g_.graph.node(p).op)) return g_.graph.node(p).op;
+      if (is_post_op_anchor(g_.graph.node(p).op)) return g_.graph.node(p).op;
       std::optional<PostOp> up = post_op(g_.graph, g_.index, p);
       return up ? std::optional<Op>(up->anchor) : std::nullopt;
     }
@@ -185,7 +186,7 @@ double cost_delta(const MatchContext& g, const Replacement& rep, bool* context) 
     d += after ? g.model.post_op_us(*after, n, types) : g.model.node_us(n, types);
     const bool same =
         before && after && before->anchor == after->anchor && before->chain == after->chain;
-    if (same || is_anchor(n.op)) continue;
+    if (same || is_post_op_anchor(n.op)) continue;
     spliced.set_chain(u, after ? std::optional<Op>(after->anchor) : std::nullopt);
     add_readers(u);
   }

@@ -2,46 +2,9 @@
 
 #include <algorithm>
 
+#include "core/post_ops.h"
+
 namespace tso::opt {
-
-namespace {
-
-bool is_unary_post_op(Op op) {
-  switch (op) {
-    case Op::Relu:
-    case Op::Sigmoid:
-    case Op::Tanh:
-    case Op::Clip:
-    case Op::Gelu:
-    case Op::Exp:
-    case Op::Sqrt:
-    case Op::Neg:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// Shapes of a binary post-op's other operand that an anchor's kernel
-// broadcasts, for an output of shape `out`: one element, the full shape, or
-// one dimension only (aligned at the trailing end), the channel for
-// convolutions and the last dimension for products.
-bool operand_fits(Op anchor, const Shape& other, const Shape& out) {
-  if (other.rank() > out.rank()) return false;
-  if (other.numel() == 1 || other == out) return true;
-  const int lead = out.rank() - other.rank();
-  int spans = -1;
-  for (int d = 0; d < other.rank(); ++d) {
-    if (other[d] == 1) continue;
-    if (other[d] != out[lead + d] || spans >= 0) return false;
-    spans = lead + d;
-  }
-  return anchor == Op::Conv2d ? spans == 1 : spans == out.rank() - 1;
-}
-
-}  // namespace
-
-bool is_anchor(Op op) { return op == Op::Conv2d || op == Op::Matmul || op == Op::Gemm; }
 
 std::optional<PostOp> as_post_op(const Node& n, std::span<const TensorType> inputs,
                                  const ChainOf& chain_of,
@@ -64,7 +27,7 @@ std::optional<PostOp> as_post_op(const Node& n, std::span<const TensorType> inpu
       continue;
     }
     const TensorType& other = inputs[1 - k];
-    if (other.dtype == DType::kF32 && operand_fits(*anchor, other.shape, n.outs[0].shape))
+    if (other.dtype == DType::kF32 && post_op_operand_fits(*anchor, other.shape, n.outs[0].shape))
       return PostOp{*anchor, k};
   }
   return std::nullopt;
@@ -83,7 +46,7 @@ std::optional<Op> chain_of(const Graph& g, const GraphIndex& index, TensorRef t,
   if (!only_reader(g, index, t, reader)) return std::nullopt;
   const int p = t.node;
   const Node& producer = g.node(p);
-  if (is_anchor(producer.op)) return producer.op;
+  if (is_post_op_anchor(producer.op)) return producer.op;
   std::optional<PostOp> up = post_op(g, index, p);
   if (!up) return std::nullopt;
   return up->anchor;

@@ -5,8 +5,9 @@
 // sees a relu after a convolution or a residual add as nearly free, as they
 // are when the model runs.
 //
-// The rule is the one runtime/cpu/fusion.h applies, stated locally so the
-// search can ask it of a node it has not spliced into a graph yet: a node
+// The rule is the one runtime/cpu/fusion.h applies (core/post_ops.h),
+// stated locally so the search can ask it of a node it has not spliced into
+// a graph yet: a node
 // is a post-op when one argument (the chain) is the result of an anchor
 // (conv2d, matmul or gemm, not weight-only) or of another post-op, that
 // result has no other reader and is not a graph output, the node's output
@@ -56,8 +57,5 @@ std::optional<Op> chain_of(const Graph& g, const GraphIndex& index, TensorRef t,
 // Whether node `reader` reads `t` once and nothing else reads it: `t` is
 // the only result of a node that is not weight-only, and no graph output.
 bool only_reader(const Graph& g, const GraphIndex& index, TensorRef t, int reader);
-
-// Whether `op` computes a chain's first value: conv2d, matmul or gemm.
-bool is_anchor(Op op);
 
 }  // namespace tso::opt

@@ -4,44 +4,11 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/post_ops.h"
+
 namespace tso::cpu {
 
 namespace {
-
-bool is_anchor(Op op) { return op == Op::Conv2d || op == Op::Matmul || op == Op::Gemm; }
-
-bool is_unary_post_op(Op op) {
-  switch (op) {
-    case Op::Relu:
-    case Op::Sigmoid:
-    case Op::Tanh:
-    case Op::Clip:
-    case Op::Gelu:
-    case Op::Exp:
-    case Op::Sqrt:
-    case Op::Neg:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// Shapes of a binary post-op's other operand that the anchor's primitive
-// broadcasts efficiently, for an output of shape `out`.
-bool post_op_operand_fits(Op anchor, const Shape& other, const Shape& out) {
-  if (other.rank() > out.rank()) return false;
-  if (other.numel() == 1 || other == out) return true;
-  // Align at the trailing dimension, as numpy broadcasting does.
-  const int lead = out.rank() - other.rank();
-  int stretched_to = -1;  // the one dimension `other` spans
-  for (int d = 0; d < other.rank(); ++d) {
-    if (other[d] == 1) continue;
-    if (other[d] != out[lead + d] || stretched_to >= 0) return false;
-    stretched_to = lead + d;
-  }
-  if (anchor == Op::Conv2d) return stretched_to == 1;  // per channel
-  return stretched_to == out.rank() - 1;               // per output column
-}
 
 struct Consumers {
   std::vector<std::vector<int>> of;  // per node output 0: consuming nodes (one per use)
@@ -144,7 +111,7 @@ Fusion find_fusions(const Graph& g, bool enabled) {
   const Consumers c = consumers(g);
   for (int i = 0; i < g.size(); ++i) {
     const Node& n = g.node(i);
-    if (!is_anchor(n.op) || f.group_of[i] >= 0) continue;
+    if (!is_post_op_anchor(n.op) || f.group_of[i] >= 0) continue;
     FusionGroup group{i, {}};
     int cur = i;
     while (enabled) {

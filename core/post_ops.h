@@ -1,0 +1,25 @@
+// What a convolution's or matrix product's kernel (the anchor) can apply to
+// its result before writing it: the post-ops of oneDNN, and of any runtime
+// that fuses the same way. runtime/cpu/fusion.h builds its fused groups
+// from these; optimizer/post_op.h costs a node so fused as what it adds to
+// the anchor's kernel. Both must agree, so the rule is stated once, here.
+#pragma once
+
+#include "core/ops.h"
+#include "core/types.h"
+
+namespace tso {
+
+// conv2d, matmul and gemm: kernels whose result a chain of post-ops reads.
+bool is_post_op_anchor(Op op);
+
+// relu, sigmoid, tanh, clip, gelu, exp, sqrt and neg.
+bool is_unary_post_op(Op op);
+
+// Whether a binary post-op's other operand of shape `other` broadcasts
+// onto the anchor's output of shape `out`: one element, the full shape, or
+// one dimension only (aligned at the trailing end), the channel for
+// convolutions and the last dimension for products.
+bool post_op_operand_fits(Op anchor, const Shape& other, const Shape& out);
+
+}  // namespace tso
