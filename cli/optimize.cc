@@ -148,7 +148,13 @@ int run_optimize(const OptimizeFlags& f) {
   Expected<std::unique_ptr<CostTarget>> target = open_cost_target({f.device, f.cost, f.cost_cache});
   if (!target) return fail(kExitBadInput, target.error().message);
   const opt::CostModel* model = (*target)->model;
-  const opt::CachedCost* cached = (*target)->cache.get();
+  opt::CachedCost* cached = (*target)->cache.get();
+  if (cached && !f.quiet)
+    cached->set_progress([](int n, double seconds, const std::string& sig) {
+      if (n % 25 == 0)
+        std::fprintf(stderr, "measuring: %d signatures in %.1f s, the last %.80s\n", n, seconds,
+                     sig.c_str());
+    });
   // Written at the end, however the run ends: what was measured is kept.
   CostCacheSaver saver{cached};
 

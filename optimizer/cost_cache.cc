@@ -53,6 +53,7 @@ double CachedCost::cost_us(const std::string& sig,
       e->occurrences = 1;
       table_.entries.push_back(*e);
       ++measured_;
+      if (progress_) progress_(measured_, measuring_seconds_, sig);
       us_[sig] = {e->median_ms * 1e3, false};
       return e->median_ms * 1e3;
     }

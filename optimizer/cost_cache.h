@@ -56,6 +56,12 @@ class CachedCost : public CostModel {
   // the file appears only complete.
   Status save() const;
 
+  // Called after each measurement: (signatures measured so far, seconds
+  // spent measuring, the signature). Libraries never print.
+  void set_progress(std::function<void(int, double, const std::string&)> progress) {
+    progress_ = std::move(progress);
+  }
+
   const std::string& path() const { return path_; }
   int loaded() const { return loaded_; }                         // entries in the file
   int found() const { return static_cast<int>(found_.size()); }  // distinct, from the file
@@ -72,6 +78,7 @@ class CachedCost : public CostModel {
   std::string path_;
   MeasureFn measure_;
   MeasurePostOpFn measure_post_op_;
+  std::function<void(int, double, const std::string&)> progress_;
   const CostModel* fallback_ = nullptr;
   mutable rt::CostTable table_;  // what save() writes
   struct Cost {
