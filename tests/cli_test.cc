@@ -236,8 +236,8 @@ TEST(Readme, ExamplesPrintWhatTheReadmeShows) {
 }
 
 TEST(Run, CpuRuntimePrintsLatencyMemoryAndOutputs) {
-  RunResult r = run_tso({"run", "tests/data/softmax_rows.tso", "--device", "cpu", "--iters", "3",
-                         "--threads", "1"});
+  RunResult r = run_tso(
+      {"run", "tests/data/softmax_rows.tso", "--device", "cpu", "--iters", "3", "--threads", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(line_starting(r.out, "device       cpu, 1 threads, oneDNN 3."), "") << r.out;
   EXPECT_NE(line_starting(r.out, "latency      median "), "") << r.out;
@@ -278,6 +278,31 @@ TEST(Run, AnOpaqueNodeIsAnErrorNamingTheOnnxOperator) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("'LpNormalization'"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("%n"), std::string::npos) << r.err;
+}
+
+// `tso zoo csrnet`: PET's CSRNet at the batch and size asked for; a bad
+// size, or a flag the model does not take, is a usage error naming it.
+TEST(Zoo, CsrNetAtBatchAndSize) {
+  const std::string out = (std::filesystem::path(::testing::TempDir()) /
+                           ("csrnet_" + std::to_string(getpid()) + ".onnx"))
+                              .string();
+  RunResult r = run_tso({"zoo", "csrnet", "-o", out, "--batch", "2", "--size", "40x56"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("csrnet"), std::string::npos) << r.out;
+  RunResult i = run_tso({"inspect", out});
+  ASSERT_EQ(i.exit_code, 0) << i.err;
+  EXPECT_NE(i.out.find("f32[2,1,5,7]"), std::string::npos) << i.out;
+  std::filesystem::remove(out);
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"zoo", "csrnet", "-o", out, "--size", "7x224"},
+        std::vector<std::string>{"zoo", "csrnet", "-o", out, "--size", "22"},
+        std::vector<std::string>{"zoo", "csrnet", "-o", out, "--batch", "0"},
+        std::vector<std::string>{"zoo", "nasrnn", "-o", out, "--batch", "2"}}) {
+    RunResult b = run_tso(bad);
+    EXPECT_EQ(b.exit_code, 2) << bad.back() << ": " << b.err;
+    EXPECT_FALSE(b.err.empty());
+    EXPECT_FALSE(std::filesystem::exists(out)) << bad.back();
+  }
 }
 
 }  // namespace
