@@ -88,6 +88,8 @@ TEST(CpuProfiler, ModelTableCountsSignaturesAndParses) {
     if (e.op == "flatten") {
       EXPECT_EQ(e.kernel, "view");
       EXPECT_EQ(e.median_ms, 0);
+    } else if (is_post_op_signature(e.signature)) {
+      EXPECT_GE(e.median_ms, 0);  // a relu fused into a convolution can add nothing measurable
     } else {
       EXPECT_GT(e.median_ms, 0);
     }
