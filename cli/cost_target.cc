@@ -93,32 +93,28 @@ Expected<std::unique_ptr<CostTarget>> open_cost_target(const CostTargetFlags& f)
     }
     return t;
   }
-  if (device == "cpu") {
-    Expected<std::unique_ptr<opt::AnalyticCost>> a = analytic(opt::cpu_device_path());
+  // A runtime at hand: costs measured on demand into its cache, falling
+  // back to `fallback`'s analytic model.
+  using OpenCache =
+      Expected<std::unique_ptr<opt::CachedCost>> (*)(const std::string&, const opt::CostModel*);
+  auto measured = [&](const std::string& fallback, OpenCache open,
+                      TargetRuntime runtime) -> Expected<std::unique_ptr<CostTarget>> {
+    Expected<std::unique_ptr<opt::AnalyticCost>> a = analytic(fallback);
     if (!a) return a.error();
     t->analytic = std::move(*a);
-    Expected<std::unique_ptr<opt::CachedCost>> c =
-        open_cpu_cost_cache(f.cost_cache, t->analytic.get());
+    Expected<std::unique_ptr<opt::CachedCost>> c = open(f.cost_cache, t->analytic.get());
     if (!c) return c.error();
     t->cache = std::move(*c);
     t->model = t->cache.get();
-    t->name = "cpu";
-    t->runtime = TargetRuntime::kCpu;
-    return t;
-  }
+    t->name = device;
+    t->runtime = runtime;
+    return std::move(t);
+  };
+  if (device == "cpu")
+    return measured(opt::cpu_device_path(), open_cpu_cost_cache, TargetRuntime::kCpu);
   if (device == "cuda") {
 #ifdef TSO_HAVE_CUDA_RUNTIME
-    Expected<std::unique_ptr<opt::AnalyticCost>> a = analytic(opt::default_device_path());
-    if (!a) return a.error();
-    t->analytic = std::move(*a);
-    Expected<std::unique_ptr<opt::CachedCost>> c =
-        open_cuda_cost_cache(f.cost_cache, t->analytic.get());
-    if (!c) return c.error();
-    t->cache = std::move(*c);
-    t->model = t->cache.get();
-    t->name = "cuda";
-    t->runtime = TargetRuntime::kCuda;
-    return t;
+    return measured(opt::default_device_path(), open_cuda_cost_cache, TargetRuntime::kCuda);
 #else
     return Error{"--device cuda: this tso was built without the CUDA runtime"};
 #endif
