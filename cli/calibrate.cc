@@ -35,12 +35,6 @@ int fail(int code, const std::string& message) {
   return code;
 }
 
-std::string fixed(double v, int digits) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.*f", digits, v);
-  return text;
-}
-
 std::string general(double v) {
   char text[32];
   std::snprintf(text, sizeof text, "%.4g", v);

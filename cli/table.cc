@@ -1,6 +1,7 @@
 #include "cli/table.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "core/error.h"
 
@@ -30,6 +31,12 @@ void Table::print(std::ostream& out, int indent, bool header) const {
   };
   if (header) print_line([&](size_t c) -> const std::string& { return columns_[c].header; });
   for (const auto& row : rows_) print_line([&](size_t c) -> const std::string& { return row[c]; });
+}
+
+std::string fixed(double v, int digits) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.*f", digits, v);
+  return text;
 }
 
 }  // namespace tso::cli

@@ -8,6 +8,9 @@
 
 namespace tso::cli {
 
+// `v` with `digits` digits after the point, for table cells.
+std::string fixed(double v, int digits);
+
 class Table {
  public:
   enum class Align { kLeft, kRight };

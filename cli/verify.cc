@@ -3,6 +3,8 @@
 // status filled in (verified, refuted or unknown) and a header line counting
 // them; `tso verify --check-specs` tests every axiom on the reference
 // executor instead.
+#include "verifier/verify.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,7 +20,6 @@
 #include "specs/specs.h"
 #include "substitutions/rules.h"
 #include "verifier/axiom_check.h"
-#include "verifier/verify.h"
 
 namespace tso::cli {
 namespace {
@@ -29,12 +30,6 @@ struct VerifyFlags {
   int jobs = 2;
   bool check_specs = false;
 };
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 int check_specs(const VerifyFlags& f, const specs::SpecSource& src) {
   z3::context ctx;
@@ -55,7 +50,8 @@ int check_specs(const VerifyFlags& f, const specs::SpecSource& src) {
                r.passed ? "ok" : "FAIL: " + r.message});
   }
   t.print(std::cout);
-  std::cout << "\n" << axioms->size() << " axioms, " << results.size() << " tests, " << failed
+  std::cout << "\n"
+            << axioms->size() << " axioms, " << results.size() << " tests, " << failed
             << " failed (specs " << src.hash << ", " << f.specs_dir << ")\n";
   if (failed) std::cerr << "tso verify: " << failed << " axiom tests failed\n";
   return failed ? kExitBadInput : kExitOk;
@@ -81,8 +77,9 @@ bool write_atomically(const std::string& path, const std::string& text) {
 // The header's `counts:` line (the generator writes one) gets the verifier's
 // counts appended, replacing earlier ones; a file without one gets one.
 void record_counts(std::vector<std::string>* header, int verified, int refuted, int unknown) {
-  std::string counts = "verified=" + std::to_string(verified) + " refuted=" +
-                       std::to_string(refuted) + " unknown=" + std::to_string(unknown);
+  std::string counts = "verified=" + std::to_string(verified) +
+                       " refuted=" + std::to_string(refuted) +
+                       " unknown=" + std::to_string(unknown);
   for (std::string& line : *header) {
     if (!line.starts_with("counts:")) continue;
     std::istringstream words(line.substr(7));
@@ -100,9 +97,8 @@ void show_progress(const verifier::VerifyProgress& p) {
   static const bool tty = ::isatty(STDERR_FILENO);
   int step = std::max(1, p.total / 20);
   if (!tty && p.done % step != 0 && p.done != p.total) return;
-  std::fprintf(stderr, "%s[%d/%d] verified %d, refuted %d, unknown %d%s", tty ? "\r" : "",
-               p.done, p.total, p.verified, p.refuted, p.unknown,
-               tty && p.done != p.total ? "" : "\n");
+  std::fprintf(stderr, "%s[%d/%d] verified %d, refuted %d, unknown %d%s", tty ? "\r" : "", p.done,
+               p.total, p.verified, p.refuted, p.unknown, tty && p.done != p.total ? "" : "\n");
 }
 
 int verify(const VerifyFlags& f) {
@@ -155,11 +151,13 @@ int verify(const VerifyFlags& f) {
   int n = static_cast<int>(ms.size());
   auto share = [&](int c) { return n ? fixed(100.0 * c / n, 1) + "%" : "-"; };
   Table t({{"status"}, {"rules", Table::Align::kRight}, {"share", Table::Align::kRight}});
-  t.add_row({"verified", std::to_string(counts[int(K::kVerified)]), share(counts[int(K::kVerified)])});
+  t.add_row(
+      {"verified", std::to_string(counts[int(K::kVerified)]), share(counts[int(K::kVerified)])});
   t.add_row({"refuted", std::to_string(counts[int(K::kRefuted)]), share(counts[int(K::kRefuted)])});
   t.add_row({"unknown", std::to_string(counts[int(K::kUnknown)]), share(counts[int(K::kUnknown)])});
   if (counts[int(K::kPartial)])
-    t.add_row({"partial (kept)", std::to_string(counts[int(K::kPartial)]), share(counts[int(K::kPartial)])});
+    t.add_row({"partial (kept)", std::to_string(counts[int(K::kPartial)]),
+               share(counts[int(K::kPartial)])});
   t.add_row({"total", std::to_string(n), n ? "100.0%" : "-"});
   t.print(std::cout);
   std::cout << "\nmedian " << fixed(median, 1) << " ms per rule, " << fixed(wall, 1)
