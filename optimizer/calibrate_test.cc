@@ -11,15 +11,12 @@
 #include <random>
 
 #include "core/text_format.h"
+#include "optimizer/test_graphs.h"
 
 namespace tso::opt {
 namespace {
 
-Graph parse(std::string_view text) {
-  Expected<Graph> g = parse_graph(text, "test.tso");
-  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
-  return g.ok() ? std::move(*g) : Graph{};
-}
+using testing::parse;
 
 // Every regime at several sizes, so each parameter decides some samples and
 // the launch cost separates from the rates: convolutions and matmuls from

@@ -6,15 +6,12 @@
 #include "core/text_format.h"
 #include "optimizer/analytic_cost.h"
 #include "optimizer/measured_cost.h"
+#include "optimizer/test_graphs.h"
 
 namespace tso::opt {
 namespace {
 
-Graph parse(std::string_view text) {
-  Expected<Graph> g = parse_graph(text, "test.tso");
-  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
-  return g.ok() ? std::move(*g) : Graph{};
-}
+using testing::parse;
 
 Device test_device() {
   Expected<Device> d = parse_device(R"({"format": "tso-device", "name": "toy",

@@ -6,16 +6,13 @@
 #include <gtest/gtest.h>
 
 #include "core/text_format.h"
+#include "optimizer/test_graphs.h"
 #include "optimizer/test_rules.h"
 
 namespace tso::opt {
 namespace {
 
-Graph parse(std::string_view text) {
-  Expected<Graph> g = parse_graph(text, "test.tso");
-  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
-  return g.ok() ? std::move(*g) : Graph{};
-}
+using testing::parse;
 
 RuleSet rules(std::string_view text) {
   Expected<RuleSet> s = parse_rules(text, "test.rules");
@@ -150,8 +147,7 @@ rule add_relu {
   output s = %s
   output u = %u
 })");
-  EXPECT_EQ(matches(g, index),
-            (std::vector<std::string>{"add_relu: %r %s", "add_relu: %t %u"}));
+  EXPECT_EQ(matches(g, index), (std::vector<std::string>{"add_relu: %r %s", "add_relu: %t %u"}));
 }
 
 TEST_F(MatcherTest, OverlappingMatchesAreAllReported) {
@@ -166,9 +162,9 @@ TEST_F(MatcherTest, OverlappingMatchesAreAllReported) {
   output b = %b
   output c = %c
 })");
-  EXPECT_EQ(matches(g, index_), (std::vector<std::string>{"t_merge_conv: %a %b",
-                                                          "t_merge_conv: %b %a",
-                                                          "t_fuse_conv_relu: %a %c"}));
+  EXPECT_EQ(matches(g, index_),
+            (std::vector<std::string>{"t_merge_conv: %a %b", "t_merge_conv: %b %a",
+                                      "t_fuse_conv_relu: %a %c"}));
 }
 
 TEST_F(MatcherTest, MatchingNeverModifiesTheGraph) {

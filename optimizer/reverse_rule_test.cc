@@ -11,6 +11,7 @@
 #include "optimizer/analytic_cost.h"
 #include "optimizer/matcher.h"
 #include "optimizer/search.h"
+#include "optimizer/test_graphs.h"
 
 namespace tso::opt {
 namespace {
@@ -138,11 +139,7 @@ const Rule& named(const RuleSet& s, const std::string& name) {
   return s.rules.front();
 }
 
-Graph parse(std::string_view text) {
-  Expected<Graph> g = parse_graph(text, "test.tso");
-  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
-  return g.ok() ? std::move(*g) : Graph{};
-}
+using testing::parse;
 
 constexpr const char* kTwoConvs = R"(graph two_convs {
   input x: f32[1,4,8,8]
@@ -207,9 +204,10 @@ TEST(ReverseRule, IndexReversesVerifiedRulesThatCanBindOnly) {
   index.add(s);
   std::vector<std::string> names;
   for (const CompiledRule& c : index.rules()) names.push_back(c.rule->name);
-  EXPECT_EQ(names, (std::vector<std::string>{"r_split_conv", "r_split_matmul", "r_bare_output",
-                                             "r_unbound_var", "r_unbound_in_condition",
-                                             "r_split_conv (reverse)", "r_split_matmul (reverse)"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"r_split_conv", "r_split_matmul", "r_bare_output",
+                                      "r_unbound_var", "r_unbound_in_condition",
+                                      "r_split_conv (reverse)", "r_split_matmul (reverse)"}));
   EXPECT_EQ(index.reversed_count(), 2);
   ASSERT_EQ(index.not_reversed().size(), 3u);
   EXPECT_EQ(index.not_reversed()[0].rule, "r_bare_output");

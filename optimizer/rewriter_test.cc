@@ -9,17 +9,14 @@
 
 #include "core/checker.h"
 #include "core/text_format.h"
+#include "optimizer/test_graphs.h"
 #include "optimizer/test_rules.h"
 #include "runtime/reference/executor.h"
 
 namespace tso::opt {
 namespace {
 
-Graph parse(std::string_view text) {
-  Expected<Graph> g = parse_graph(text, "test.tso");
-  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
-  return g.ok() ? std::move(*g) : Graph{};
-}
+using testing::parse;
 
 class RewriterTest : public ::testing::Test {
  protected:

@@ -13,16 +13,13 @@
 #include "core/signature.h"
 #include "core/text_format.h"
 #include "optimizer/analytic_cost.h"
+#include "optimizer/test_graphs.h"
 #include "optimizer/test_rules.h"
 
 namespace tso::opt {
 namespace {
 
-Graph parse(std::string_view text) {
-  Expected<Graph> g = parse_graph(text, "test.tso");
-  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
-  return g.ok() ? std::move(*g) : Graph{};
-}
+using testing::parse;
 
 class SearchTest : public ::testing::Test {
  protected:

@@ -1,5 +1,6 @@
-// Graphs for the optimizer's tests: a graph in the text format with seeded
-// data for every weight, as folding and the numerical check need values.
+// Graphs for the optimizer's tests: a graph in the text format, parsed, or
+// with seeded data for every weight, as folding and the numerical check
+// need values.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -13,6 +14,13 @@
 #include "core/text_format.h"
 
 namespace tso::opt::testing {
+
+// `text` parsed (a failure is a test failure and an empty graph).
+inline Graph parse(std::string_view text) {
+  Expected<Graph> g = parse_graph(text, "test.tso");
+  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
+  return g.ok() ? std::move(*g) : Graph{};
+}
 
 // `text` parsed, every weight filled with values uniform in [lo, hi) from
 // `seed`.
