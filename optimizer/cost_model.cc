@@ -15,7 +15,9 @@ double node_cost(const Graph& g, const GraphIndex& index, const CostModel& model
     in = big.data();
   }
   for (size_t k = 0; k < n.args.size(); ++k) in[k] = g.type(n.args[k]);
-  if (std::optional<PostOp> p = post_op(g, index, i))
+  // Only a model that costs post-ops apart needs to know (the walk up a
+  // chain is wasted on the others).
+  if (std::optional<PostOp> p = model.fuses() ? post_op(g, index, i) : std::nullopt)
     return model.post_op_us(*p, n, {in, n.args.size()});
   return model.node_us(n, {in, n.args.size()});
 }
