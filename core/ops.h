@@ -41,6 +41,14 @@
 // bool, a and b share an element type, which the result has, and all three
 // broadcast numpy-style to the result's shape. Bool tensors hold 0 and 1.
 //
+// Box updates. `update_slice(base, patch; starts)` is base with the box
+// starting at `starts` (one entry per axis) replaced by patch: result[i] =
+// patch[i - starts] where starts <= i < starts + shape(patch) on every axis,
+// base[i] elsewhere. base and patch share rank and element type, which the
+// result has with base's shape; the box lies inside base (0 <= starts[a] and
+// starts[a] + patch[a] <= base[a]). PET's corrections write recomputed boxes
+// of a mutant's output this way.
+//
 // Float assumptions. Rewrites may reassociate and redistribute sums and
 // products (as every fast kernel does); results are then equal up to rounding.
 // Tolerance policy: float comparisons between two computations of one function

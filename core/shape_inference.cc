@@ -637,6 +637,25 @@ Result infer_pad(const Attrs& a, Inputs in) {
   return one(x.dtype, out);
 }
 
+// The box [starts, starts + patch) must lie inside base; starts is not
+// normalized (a negative start is an error, not counted from the end), so one
+// box has one spelling.
+Result infer_update_slice(const Attrs& a, Inputs in) {
+  const Op op = Op::UpdateSlice;
+  const TensorType &base = in[0], &patch = in[1];
+  TSO_RETURN_IF_ERROR(same_dtype(op, base, patch));
+  const int r = base.shape.rank();
+  if (patch.shape.rank() != r)
+    return err(op, "patch ", patch, " and base ", base, " differ in rank");
+  const Ints& starts = a.ints(AttrKey::starts);
+  if (static_cast<int>(starts.size()) != r)
+    return err(op, "starts ", starts, " must have one entry per axis of ", base);
+  for (int i = 0; i < r; ++i)
+    if (starts[i] < 0 || patch.shape[i] > base.shape[i] - starts[i])
+      return err(op, "patch ", patch, " at starts ", starts, " does not fit in base ", base);
+  return Types{base};
+}
+
 // Per-element FLOP estimates of the normalizations (inference form).
 constexpr int64_t kBatchNormFlops = 2;  // folded into one multiply-add
 constexpr int64_t kLayerNormFlops = 8;  // mean, centre, square, sum, scale, shift
@@ -716,6 +735,8 @@ Expected<std::vector<TensorType>> infer_types(Op op, Attrs* attrs, Inputs in) {
     case Op::GlobalAvgPool: return infer_global_avgpool(in);
     case Op::IsNaN: return infer_isnan(in);
     case Op::Where: return infer_where(in);
+    case Op::UpdateSlice:
+      return infer_update_slice(a, in);
     case Op::Opaque: return err(op, "output types are recorded at import, not inferred");
   }
   TSO_CHECK(false, "operator out of range");
@@ -745,6 +766,7 @@ int64_t flops(Op op, const Attrs& a, Inputs in, Inputs out) {
     case Op::Unsqueeze:
     case Op::Slice:
     case Op::Pad:
+    case Op::UpdateSlice:
     case Op::Opaque: return 0;  // data movement, or unknown work
     case Op::Conv2d: {
       const Shape& w = in[1].shape;

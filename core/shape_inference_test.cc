@@ -492,6 +492,34 @@ TEST(Slice, Errors) {
   expect_error(infer(Op::Slice, {x}, slice({0}, {5}, {2}, {1})), {"axis 2", "f32[10,8]"});
 }
 
+TEST(UpdateSlice, KeepsTheBaseType) {
+  Attrs s = attrs({{AttrKey::starts, V({0, 2, 1, 0})}});
+  EXPECT_EQ(infer(Op::UpdateSlice, {f32({2, 4, 5, 3}), f32({2, 2, 4, 3})}, s), "f32[2,4,5,3]");
+  EXPECT_EQ(infer(Op::UpdateSlice, {f32({2, 4, 5, 3}), f32({0, 0, 0, 0})}, s), "f32[2,4,5,3]");
+  EXPECT_EQ(infer(Op::UpdateSlice, {f64({}), f64({})}, attrs({{AttrKey::starts, V({})}})), "f64[]");
+}
+
+TEST(UpdateSlice, Errors) {
+  const TensorType base = f32({4, 6});
+  auto at = [](Ints s) { return attrs({{AttrKey::starts, V(s)}}); };
+  EXPECT_EQ(infer(Op::UpdateSlice, {base, f32({2, 3})}, at({3, 0})),
+            "error: update_slice: patch f32[2,3] at starts [3,0] does not fit in base f32[4,6]");
+  expect_error(infer(Op::UpdateSlice, {base, f32({2, 3})}, at({0, -1})),
+               {"[0,-1]", "does not fit"});
+  expect_error(infer(Op::UpdateSlice, {base, f32({2, 7})}, at({0, 0})),
+               {"f32[2,7]", "does not fit"});
+  expect_error(infer(Op::UpdateSlice, {base, f32({1, 1})}, at({INT64_MAX, 0})), {"does not fit"});
+  expect_error(infer(Op::UpdateSlice, {base, f32({2, 3})}, at({0})),
+               {"starts [0]", "one entry per axis", "f32[4,6]"});
+  expect_error(infer(Op::UpdateSlice, {base, f32({2})}, at({0, 0})),
+               {"f32[2]", "f32[4,6]", "differ in rank"});
+  expect_error(infer(Op::UpdateSlice, {base, f64({2, 3})}, at({0, 0})),
+               {"f32[4,6]", "f64[2,3]", "differ"});
+  expect_error(infer(Op::UpdateSlice, {base, f32({2, 3})}),
+               {"missing required attribute 'starts'"});
+  expect_error(infer(Op::UpdateSlice, {base}, at({0, 0})), {"takes 2 inputs, got 1"});
+}
+
 TEST(Pad, AddsBeginsAndEnds) {
   EXPECT_EQ(infer(Op::Pad, {f32({1, 3, 4, 4})}, attrs({{AttrKey::pads, V({0, 0, 1, 2, 0, 0, 3, 4})}})),
             "f32[1,3,8,10]");
@@ -561,6 +589,9 @@ TEST(Flops, OtherFamilies) {
   EXPECT_EQ(flops_of(Op::Reshape, {f32({2, 3})}, attrs({{AttrKey::shape, V({6})}})), 0);
   EXPECT_EQ(flops_of(Op::IsNaN, {f32({2, 3})}), 6);
   EXPECT_EQ(flops_of(Op::Where, {{DType::kBool, Shape{2, 3}}, f32({1}), f32({3})}), 6);
+  EXPECT_EQ(
+      flops_of(Op::UpdateSlice, {f32({4, 6}), f32({2, 3})}, attrs({{AttrKey::starts, V({1, 1})}})),
+      0);
 }
 
 }  // namespace

@@ -117,6 +117,13 @@ const char* const kCanonical[] = {
   output y = %1
 }
 )",
+    R"(graph correction {
+  input y: f32[1,2,4,5]
+  input box: f32[1,2,2,3]
+  %0: f32[1,2,4,5] = update_slice(y, box, starts=[0,0,1,2])
+  output fixed = %0
+}
+)",
 };
 
 Graph parse_ok(std::string_view text) {

@@ -222,7 +222,16 @@ class Generator {
         case AttrKey::shape:
           a.set(key, op == Op::Reshape ? reshape_target(s) : const_shape(op));
           break;
-        case AttrKey::starts: case AttrKey::ends: case AttrKey::steps: {
+        case AttrKey::starts:
+          if (op == Op::UpdateSlice) {  // a box corner; fitting_args sizes the patch
+            Ints v;
+            for (int d = 0; d < r; ++d) v.push_back(rng_.range(0, std::max<int64_t>(s[d] - 1, 0)));
+            a.set(key, v);
+            break;
+          }
+          [[fallthrough]];
+        case AttrKey::ends:
+        case AttrKey::steps: {
           Ints v;
           const Ints* starts = a.has(AttrKey::starts) ? &a.ints(AttrKey::starts) : nullptr;
           for (size_t i = 0; a.has(AttrKey::axes) && i < a.ints(AttrKey::axes).size(); ++i) {
@@ -310,6 +319,15 @@ class Generator {
           Shape b = s;
           if (rng_.chance(30) && r > 0) b = Shape(s.dims().subspan(rng_.range(1, r)));
           types[i] = TensorType{DType::kF32, b};
+          break;
+        }
+        case Op::UpdateSlice: {  // a non-empty patch (other operators' attributes
+                                 // assume no zero extents) that fits the box
+          const Ints& at = a.ints(AttrKey::starts);
+          Shape b = s;
+          for (int d = 0; d < r && d < static_cast<int>(at.size()); ++d)
+            b[d] = rng_.range(std::min<int64_t>(1, s[d] - at[d]), s[d] - at[d]);
+          types[i] = shaped(b);
           break;
         }
         case Op::Concat: {

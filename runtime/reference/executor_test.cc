@@ -215,6 +215,37 @@ TYPED_TEST(Exact, ShapeOps) {
                     T<S>({1, 1, 3, 3}, {0, 0, 0, 0, 5, 0, 0, 0, 0})));
 }
 
+TYPED_TEST(Exact, UpdateSliceReplacesOnlyTheBox) {
+  using S = TypeParam;
+  Tensor<S> base = T<S>({3, 4}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+  Node at = node(Op::UpdateSlice, attrs({{AttrKey::starts, Ints{1, 2}}}));
+  EXPECT_TRUE(close(eval1<S>(at, {base, T<S>({2, 2}, {-1, -2, -3, -4})}),
+                    T<S>({3, 4}, {1, 2, 3, 4, 5, 6, -1, -2, 9, 10, -3, -4})));
+  // A patch as large as the base replaces it whole; an empty one changes nothing.
+  Node origin = node(Op::UpdateSlice, attrs({{AttrKey::starts, Ints{0, 0}}}));
+  Tensor<S> all = T<S>({3, 4}, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+  EXPECT_TRUE(close(eval1<S>(origin, {base, all}), all));
+  EXPECT_TRUE(close(eval1<S>(at, {base, T<S>({0, 2}, {})}), base));
+  // Rank 4, a box touching the last row and column.
+  Tensor<S> y4 = T<S>({1, 2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8});
+  Node corner = node(Op::UpdateSlice, attrs({{AttrKey::starts, Ints{0, 1, 1, 1}}}));
+  EXPECT_TRUE(close(eval1<S>(corner, {y4, T<S>({1, 1, 1, 1}, {9})}),
+                    T<S>({1, 2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 9})));
+}
+
+TEST(Errors, UpdateSliceOutsideTheBase) {
+  std::vector<Tensor<float>> args = {T<float>({2, 3}, {1, 2, 3, 4, 5, 6}),
+                                     T<float>({2, 2}, {0, 0, 0, 0})};
+  const Tensor<float>* ptrs[] = {&args[0], &args[1]};
+  auto r =
+      eval_node<float>(node(Op::UpdateSlice, attrs({{AttrKey::starts, Ints{0, 2}}}), "fix"), ptrs);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(
+      r.error().message,
+      "node 'fix' (update_slice): update_slice: patch [2,2] does not fit in base [2,3] at the "
+      "given starts");
+}
+
 TYPED_TEST(Exact, ReduceMean) {
   using S = TypeParam;
   Tensor<S> x = T<S>({2, 3}, {1, 2, 3, 4, 5, 6});

@@ -83,6 +83,9 @@ struct ShapeOps {
   static Expected<Tensor<S>> slice(const Tensor<S>& x, const Attrs& a);
   static Expected<Tensor<S>> pad(const Tensor<S>& x, const Attrs& a);
   static Expected<Tensor<S>> enlarge(const Tensor<S>& w, const Attrs& a);
+  // base with the box at `starts` replaced by patch.
+  static Expected<Tensor<S>> update_slice(const Tensor<S>& base, const Tensor<S>& patch,
+                                          const Attrs& a);
 };
 
 template <class S>

@@ -1,5 +1,5 @@
 // Data movement: constants, concat, split, transpose, reshape and its kin,
-// slice, pad and enlarge. All copies go through one strided-copy loop, so
+// slice, pad, enlarge and update_slice. All copies go through one strided-copy loop, so
 // each operator only says which strides and offsets it reads and writes.
 #include <algorithm>
 #include <numeric>
@@ -297,6 +297,26 @@ Expected<Tensor<S>> ShapeOps<S>::enlarge(const Tensor<S>& w, const Attrs& a) {
   Tensor<S> y(Shape{w.shape[0], w.shape[1], k[0], k[1]});
   std::vector<int64_t> ys = strides_of(y.shape);
   copy_into(w, &y, (k[0] - w.shape[2]) / 2 * ys[2] + (k[1] - w.shape[3]) / 2 * ys[3]);
+  return y;
+}
+
+template <class S>
+Expected<Tensor<S>> ShapeOps<S>::update_slice(const Tensor<S>& base, const Tensor<S>& patch,
+                                              const Attrs& a) {
+  const std::vector<int64_t>& starts = a.ints(AttrKey::starts);
+  const int r = base.shape.rank();
+  bool fits = patch.shape.rank() == r && static_cast<int>(starts.size()) == r;
+  for (int i = 0; fits && i < r; ++i)
+    fits = starts[i] >= 0 && patch.shape[i] <= base.shape[i] - starts[i];
+  if (!fits)
+    return shape_error("update_slice", "patch " + shape_text(patch.shape) +
+                                           " does not fit in base " + shape_text(base.shape) +
+                                           " at the given starts");
+  Tensor<S> y = base;
+  std::vector<int64_t> ys = strides_of(y.shape);
+  int64_t at = 0;
+  for (int i = 0; i < r; ++i) at += starts[i] * ys[i];
+  copy_into(patch, &y, at);
   return y;
 }
 
