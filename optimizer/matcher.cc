@@ -24,12 +24,7 @@ Expected<int64_t> eval_shape_expr(const ShapeExpr& e, const Rule& rule,
   if (!a) return a;
   Expected<int64_t> b = eval_shape_expr(e.args[1], rule, var_types);
   if (!b) return b;
-  int64_t r = 0;
-  bool overflow = e.kind == K::kAdd   ? __builtin_add_overflow(*a, *b, &r)
-                  : e.kind == K::kSub ? __builtin_sub_overflow(*a, *b, &r)
-                                      : __builtin_mul_overflow(*a, *b, &r);
-  if (overflow) return Error{to_string(e) + " overflows"};
-  return r;
+  return apply_binary(e, *a, *b);
 }
 
 Expected<AttrValue> pattern_attr_value(const PatternAttr& a, const Rule& rule,
@@ -37,12 +32,14 @@ Expected<AttrValue> pattern_attr_value(const PatternAttr& a, const Rule& rule,
                                        std::span<const AttrValue> params) {
   using F = PatternAttr::Form;
   switch (a.form) {
-    case F::kValue: return a.value;
+    case F::kValue:
+      return a.value;
     case F::kParam:
       for (size_t p = 0; p < rule.params.size(); ++p)
         if (rule.params[p].name == a.param) return params[p];
       return Error{"unknown parameter ?" + a.param};
-    default: break;
+    default:
+      break;
   }
   std::vector<int64_t> xs;
   for (const ShapeExpr& e : a.exprs) {
@@ -64,10 +61,14 @@ bool condition_holds(const Condition& c, const Rule& rule, std::span<const Tenso
   Expected<int64_t> r = eval_shape_expr(c.rhs, rule, types);
   if (!r) return false;
   switch (c.kind) {
-    case Condition::Kind::kEq: return *l == *r;
-    case Condition::Kind::kNe: return *l != *r;
-    case Condition::Kind::kLt: return *l < *r;
-    default: return *l <= *r;
+    case Condition::Kind::kEq:
+      return *l == *r;
+    case Condition::Kind::kNe:
+      return *l != *r;
+    case Condition::Kind::kLt:
+      return *l < *r;
+    default:
+      return *l <= *r;
   }
 }
 
@@ -80,8 +81,8 @@ std::array<int64_t, 4> resolved_pads(const Graph& g, const Node& n, const Paddin
   const Shape& in = g.type(n.args[0]).shape;
   const std::vector<int64_t>& stride = n.attrs.ints(AttrKey::stride);
   for (int d = 0; d < 2; ++d) {
-    int64_t k = n.op == Op::Conv2d ? g.type(n.args[1]).shape[2 + d]
-                                   : n.attrs.ints(AttrKey::kernel)[d];
+    int64_t k =
+        n.op == Op::Conv2d ? g.type(n.args[1]).shape[2 + d] : n.attrs.ints(AttrKey::kernel)[d];
     int64_t dil = n.op == Op::Conv2d ? n.attrs.ints(AttrKey::dilation)[d] : 1;
     int64_t size = in[2 + d], s = stride[d];
     int64_t out_size = (size + s - 1) / s;
@@ -96,8 +97,8 @@ std::array<int64_t, 4> resolved_pads(const Graph& g, const Node& n, const Paddin
 // may count from the end (graphs store it normalized), and paddings compare
 // by the explicit pads they stand for (an ONNX conv with pads [1,1,1,1]
 // matches a rule written with pad=same).
-bool value_matches(AttrKey key, const AttrValue& pattern, const AttrValue& actual,
-                   const Graph& g, const Node& n) {
+bool value_matches(AttrKey key, const AttrValue& pattern, const AttrValue& actual, const Graph& g,
+                   const Node& n) {
   if (pattern == actual) return true;
   if (key == AttrKey::pad) {
     const Padding* p = std::get_if<Padding>(&pattern);
@@ -291,8 +292,7 @@ bool args_may_match(const CompiledRule& c, const Graph& g, const Node& n) {
 }  // namespace
 
 void for_each_match(const Graph& g, const GraphIndex& index, const RuleIndex& rules,
-                    std::span<const int> roots, const MatchCallback& callback,
-                    int min_reach) {
+                    std::span<const int> roots, const MatchCallback& callback, int min_reach) {
   RuleMatcher matcher(g, index, callback);
   std::vector<int> ids;
   for (int root : roots) {

@@ -7,18 +7,26 @@
 namespace tso::opt {
 
 bool status_usable(const RuleStatus& status) {
-  return status.kind == RuleStatus::Kind::kVerified || status.kind == RuleStatus::Kind::kPartial;
+  return status.kind == RuleStatus::Kind::kVerified || status.kind == RuleStatus::Kind::kPartial ||
+         status.kind == RuleStatus::Kind::kExact;
 }
 
 namespace {
 
 const char* status_word(RuleStatus::Kind k) {
   switch (k) {
-    case RuleStatus::Kind::kUnverified: return "unverified";
-    case RuleStatus::Kind::kVerified: return "verified";
-    case RuleStatus::Kind::kRefuted: return "refuted";
-    case RuleStatus::Kind::kUnknown: return "unknown";
-    case RuleStatus::Kind::kPartial: return "partial";
+    case RuleStatus::Kind::kUnverified:
+      return "unverified";
+    case RuleStatus::Kind::kVerified:
+      return "verified";
+    case RuleStatus::Kind::kRefuted:
+      return "refuted";
+    case RuleStatus::Kind::kUnknown:
+      return "unknown";
+    case RuleStatus::Kind::kPartial:
+      return "partial";
+    case RuleStatus::Kind::kExact:
+      return "exact";
   }
   return "?";
 }
@@ -64,8 +72,12 @@ class KeyWriter {
   void attr(const PatternAttr& a) {
     out_ += ' ' + std::to_string(static_cast<int>(a.key)) + '=';
     switch (a.form) {
-      case PatternAttr::Form::kValue: out_ += print_attr_value(a.value); break;
-      case PatternAttr::Form::kParam: out_ += '?' + std::to_string(param_id(a.param)); break;
+      case PatternAttr::Form::kValue:
+        out_ += print_attr_value(a.value);
+        break;
+      case PatternAttr::Form::kParam:
+        out_ += '?' + std::to_string(param_id(a.param));
+        break;
       default:
         out_ += 'e' + std::to_string(static_cast<int>(a.form));
         for (const ShapeExpr& e : a.exprs) expr(e);
@@ -76,7 +88,8 @@ class KeyWriter {
     out_ += '{' + std::to_string(static_cast<int>(e.kind)) + ':' + std::to_string(e.value);
     if (e.kind == ShapeExpr::Kind::kDim)
       for (size_t v = 0; v < rule_.inputs.size(); ++v)
-        if (rule_.inputs[v].name == e.var) out_ += ":v" + std::to_string(var_id(static_cast<int>(v)));
+        if (rule_.inputs[v].name == e.var)
+          out_ += ":v" + std::to_string(var_id(static_cast<int>(v)));
     for (const ShapeExpr& a : e.args) expr(a);
     out_ += '}';
   }
@@ -137,7 +150,8 @@ Expected<CompiledRule> compile_rule(const Rule& rule) {
   if (n == 0 || src.outputs.empty())
     return Error{"rule " + rule.name + ": the source side has no operators"};
   if (rule.status.kind == RuleStatus::Kind::kPartial)
-    return Error{"rule " + rule.name + ": partial rules need their correction applied, which the "
+    return Error{"rule " + rule.name +
+                 ": partial rules need their correction applied, which the "
                  "optimizer does not do yet"};
   CompiledRule c;
   c.rule = &rule;
@@ -153,8 +167,8 @@ Expected<CompiledRule> compile_rule(const Rule& rule) {
   int root = src.outputs[0].index;
   c.root_op = src.nodes[root].op;
   for (const RuleRef& a : src.nodes[root].args)
-    c.root_arg_ops.push_back(a.kind == RuleRef::Kind::kVar ? -1
-                                                           : static_cast<int>(src.nodes[a.index].op));
+    c.root_arg_ops.push_back(
+        a.kind == RuleRef::Kind::kVar ? -1 : static_cast<int>(src.nodes[a.index].op));
   constexpr int kFar = 1 << 20;
   std::vector<char> placed(n, 0);
   std::vector<int> depth(n, 0), var_depth(rule.inputs.size(), kFar);
@@ -197,8 +211,7 @@ Expected<CompiledRule> compile_rule(const Rule& rule) {
         }
       }
     }
-    if (!progressed)
-      return Error{"rule " + rule.name + ": the source pattern is not connected"};
+    if (!progressed) return Error{"rule " + rule.name + ": the source pattern is not connected"};
   }
   return c;
 }
@@ -214,8 +227,8 @@ std::optional<std::string> RuleIndex::add_rule(const Rule& r) {
   c->id = static_cast<int>(rules_.size());
   max_reach_ = std::max(max_reach_, c->reach);
   const std::vector<int>& a = c->root_arg_ops;
-  by_root_args_[args_key(c->root_op, a.size() > 0 ? a[0] : -1, a.size() > 1 ? a[1] : -1)]
-      .push_back(c->id);
+  by_root_args_[args_key(c->root_op, a.size() > 0 ? a[0] : -1, a.size() > 1 ? a[1] : -1)].push_back(
+      c->id);
   by_root_[static_cast<int>(c->root_op)].push_back(c->id);
   rules_.push_back(std::move(*c));
   return std::nullopt;

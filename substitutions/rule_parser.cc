@@ -26,11 +26,11 @@ bool is_word_char(char c) {
          c == '.';
 }
 
-// Shape expressions and conditions need + - * and the comparisons; names are
+// Shape expressions and conditions need + - * / and the comparisons; names are
 // plain words; a minus sign is an operator.
 constexpr text::Syntax kRuleSyntax{.name_char = is_word_char,
                                    .number_char = is_word_char,
-                                   .punct = "{}()[],:=+-*<",
+                                   .punct = "{}()[],:=+-*/<",
                                    .pairs = true,
                                    .params = true};
 using Form = PatternAttr::Form;
@@ -77,7 +77,8 @@ struct Locations {
     std::vector<Token> stmt;  // first token of each statement
     std::vector<std::vector<std::pair<Token, TensorType>>> annotations;
     Token output;
-  } source, target;
+  } source, target, correction;
+  std::vector<Token> boxes;  // the `box` keyword of each correction box
 };
 
 class Parser : text::TokenParser {
@@ -109,14 +110,16 @@ class Parser : text::TokenParser {
   // ---- tokens ---------------------------------------------------------------
 
   Expected<std::string> name(const char* what) {
-    if (tok_.kind != Tok::kName) return error_at(tok_, std::string("expected ") + what + ", got " + describe(tok_));
+    if (tok_.kind != Tok::kName)
+      return error_at(tok_, std::string("expected ") + what + ", got " + describe(tok_));
     std::string s(tok_.text);
     TSO_RETURN_IF_ERROR(advance());
     return s;
   }
   // After `key`, with tok_ on '=': the raw value that follows.
   Expected<Token> raw_after_equals(const Token& key) {
-    if (!at("=")) return error_at(tok_, "expected '=' after " + describe(key) + ", got " + describe(tok_));
+    if (!at("="))
+      return error_at(tok_, "expected '=' after " + describe(key) + ", got " + describe(tok_));
     Token v = lex_.raw_value();
     if (v.kind == Tok::kBad) return error_at(v, v.value);
     TSO_RETURN_IF_ERROR(advance());
@@ -173,7 +176,7 @@ class Parser : text::TokenParser {
     loc_ = Locations{};
     vars_.clear();
     bool have_origin = false, have_status = false;
-    int stage = 0;  // 0: declarations, 1: after source, 2: after target
+    int stage = 0;  // 0: declarations, 1: after source, 2: after target, 3: after correction
     while (true) {
       TSO_RETURN_IF_ERROR(skip_newlines());
       if (at("}")) break;
@@ -182,8 +185,10 @@ class Parser : text::TokenParser {
                                   std::to_string(head.line));
       Token kw = tok_;
       if (tok_.kind != Tok::kName)
-        return error_at(tok_, "expected origin, status, input, param, where, source or target, got " +
-                                  describe(tok_));
+        return error_at(tok_,
+                        "expected origin, status, input, param, where, source, target or "
+                        "correction, got " +
+                            describe(tok_));
       bool declaration = kw.text == "origin" || kw.text == "status" || kw.text == "input" ||
                          kw.text == "param" || kw.text == "where";
       if (declaration && stage > 0)
@@ -195,6 +200,7 @@ class Parser : text::TokenParser {
       } else if (kw.text == "status") {
         if (have_status) return error_at(kw, "duplicate status");
         have_status = true;
+        status_tok_ = kw;
         TSO_RETURN_IF_ERROR(status(&r.status));
       } else if (kw.text == "input") {
         TSO_RETURN_IF_ERROR(input(&r));
@@ -205,14 +211,22 @@ class Parser : text::TokenParser {
       } else if (kw.text == "source" || kw.text == "target") {
         bool source = kw.text == "source";
         if (stage != (source ? 0 : 1))
-          return error_at(kw, source ? "duplicate source" : stage == 0 ? "target before source"
-                                                                        : "duplicate target");
+          return error_at(kw, source       ? "duplicate source"
+                              : stage == 0 ? "target before source"
+                                           : "duplicate target");
         stage = source ? 1 : 2;
-        TSO_RETURN_IF_ERROR(side(source ? &r.source : &r.target, source ? &loc_.source : &loc_.target,
-                                 source));
+        TSO_RETURN_IF_ERROR(
+            side(source ? &r.source : &r.target, source ? &loc_.source : &loc_.target, source));
+      } else if (kw.text == "correction") {
+        if (stage != 2)
+          return error_at(kw, stage == 3 ? "duplicate correction" : "correction before target");
+        stage = 3;
+        TSO_RETURN_IF_ERROR(correction(&r));
       } else {
-        return error_at(kw, "expected origin, status, input, param, where, source or target, got " +
-                                describe(kw));
+        return error_at(kw,
+                        "expected origin, status, input, param, where, source, target or "
+                        "correction, got " +
+                            describe(kw));
       }
     }
     if (!have_origin) return error_at(tok_, "rule " + r.name + " has no origin");
@@ -256,8 +270,7 @@ class Parser : text::TokenParser {
           return error_at(*v, "seed must be a non-negative integer, got " + describe(*v));
       }
     }
-    if (seen.size() != 3)
-      return error_at(tok_, "origin generated needs version=, ops= and seed=");
+    if (seen.size() != 3) return error_at(tok_, "origin generated needs version=, ops= and seed=");
     return end_of_statement();
   }
 
@@ -280,13 +293,15 @@ class Parser : text::TokenParser {
                                   {"verified", RuleStatus::Kind::kVerified, "specs"},
                                   {"refuted", RuleStatus::Kind::kRefuted, "model"},
                                   {"unknown", RuleStatus::Kind::kUnknown, "reason"},
-                                  {"partial", RuleStatus::Kind::kPartial, "correction"}};
+                                  {"partial", RuleStatus::Kind::kPartial, "boxes"},
+                                  {"exact", RuleStatus::Kind::kExact, "boxes"}};
     const Kind* k = nullptr;
     for (const Kind& c : kKinds)
       if (at_word(c.name)) k = &c;
     if (!k)
-      return error_at(tok_, "expected a status (unverified, verified, refuted, unknown, partial), got " +
-                                describe(tok_));
+      return error_at(
+          tok_, "expected a status (unverified, verified, refuted, unknown, partial, exact), got " +
+                    describe(tok_));
     s->kind = k->kind;
     TSO_RETURN_IF_ERROR(advance());
     if (!k->key) return end_of_statement();
@@ -295,14 +310,6 @@ class Parser : text::TokenParser {
                                 describe(tok_));
     Token key = tok_;
     TSO_RETURN_IF_ERROR(advance());
-    if (s->kind == RuleStatus::Kind::kPartial) {
-      if (!at("=")) return error_at(tok_, "expected '=' after correction");
-      Token v = lex_.braced();
-      if (v.kind == Tok::kBad) return error_at(v, v.value);
-      s->detail = v.value;
-      TSO_RETURN_IF_ERROR(advance());
-      return end_of_statement();
-    }
     Expected<Token> v = raw_after_equals(key);
     if (!v) return v.error();
     Expected<std::string> text = word(*v);
@@ -380,9 +387,10 @@ class Parser : text::TokenParser {
     } else {
       Expected<ShapeExpr> l = expr(Locations::Use::In::kWhere);
       if (!l) return l.error();
-      static const std::pair<const char*, Condition::Kind> kOps[] = {
-          {"==", Condition::Kind::kEq}, {"!=", Condition::Kind::kNe},
-          {"<", Condition::Kind::kLt}, {"<=", Condition::Kind::kLe}};
+      static const std::pair<const char*, Condition::Kind> kOps[] = {{"==", Condition::Kind::kEq},
+                                                                     {"!=", Condition::Kind::kNe},
+                                                                     {"<", Condition::Kind::kLt},
+                                                                     {"<=", Condition::Kind::kLe}};
       bool found = false;
       for (auto [text, kind] : kOps)
         if (at(text)) c.kind = kind, found = true;
@@ -416,11 +424,12 @@ class Parser : text::TokenParser {
   Expected<ShapeExpr> term(Locations::Use::In in) {
     Expected<ShapeExpr> l = factor(in);
     if (!l) return l;
-    while (at("*")) {
+    while (at("*") || at("/")) {
+      auto kind = at("*") ? ShapeExpr::Kind::kMul : ShapeExpr::Kind::kDiv;
       TSO_RETURN_IF_ERROR(advance());
       Expected<ShapeExpr> r = factor(in);
       if (!r) return r;
-      l = ShapeExpr::binary(ShapeExpr::Kind::kMul, std::move(*l), std::move(*r));
+      l = ShapeExpr::binary(kind, std::move(*l), std::move(*r));
     }
     return l;
   }
@@ -489,8 +498,8 @@ class Parser : text::TokenParser {
         TSO_RETURN_IF_ERROR(advance());
         do {
           if (!s->outputs.empty()) TSO_RETURN_IF_ERROR(advance());
-          Expected<RuleRef> r = ref(locals, source ? Locations::Use::In::kSourceArg
-                                                   : Locations::Use::In::kTarget);
+          Expected<RuleRef> r =
+              ref(locals, source ? Locations::Use::In::kSourceArg : Locations::Use::In::kTarget);
           if (!r) return r.error();
           s->outputs.push_back(*r);
         } while (at(","));
@@ -500,8 +509,65 @@ class Parser : text::TokenParser {
       }
       TSO_RETURN_IF_ERROR(statement(s, loc, source, &locals));
     }
-    if (!have_output)
-      return error_at(tok_, std::string(kw.text) + " has no output statement");
+    if (!have_output) return error_at(tok_, std::string(kw.text) + " has no output statement");
+    TSO_RETURN_IF_ERROR(advance());
+    return end_of_statement();
+  }
+
+  // `correction { statements; box %P output=K at=[EXPR, ...] ... }`: the
+  // statements compute patches from the variables, each box line writes one
+  // into a target output.
+  Status correction(Rule* r) {
+    Token kw = tok_;
+    TSO_RETURN_IF_ERROR(advance());
+    TSO_RETURN_IF_ERROR(expect("{"));
+    TSO_RETURN_IF_ERROR(end_of_statement());
+    std::map<std::string, std::pair<RuleRef, int>> locals;
+    Correction& c = r->correction;
+    while (true) {
+      TSO_RETURN_IF_ERROR(skip_newlines());
+      if (at("}")) break;
+      if (tok_.kind == Tok::kEnd)
+        return error_at(tok_,
+                        "missing '}' closing correction opened at line " + std::to_string(kw.line));
+      if (!at_word("box")) {
+        if (!c.boxes.empty()) return error_at(tok_, "statements must come before the boxes");
+        TSO_RETURN_IF_ERROR(statement(&c.side, &loc_.correction, false, &locals));
+        continue;
+      }
+      loc_.boxes.push_back(tok_);
+      TSO_RETURN_IF_ERROR(advance());
+      Expected<RuleRef> patch = ref(locals, Locations::Use::In::kTarget);
+      if (!patch) return patch.error();
+      CorrectionBox box;
+      if (!at_word("output"))
+        return error_at(tok_, "expected output=K after the patch, got " + describe(tok_));
+      TSO_RETURN_IF_ERROR(advance());
+      TSO_RETURN_IF_ERROR(expect("="));
+      Token out_tok = tok_;
+      Expected<int64_t> out = integer();
+      if (!out) return out.error();
+      if (*out < 0 || *out >= static_cast<int64_t>(r->target.outputs.size()))
+        return error_at(out_tok, "the target has no output " + std::to_string(*out));
+      box.output = static_cast<int>(*out);
+      if (!at_word("at"))
+        return error_at(tok_, "expected at=[...] after output=K, got " + describe(tok_));
+      TSO_RETURN_IF_ERROR(advance());
+      TSO_RETURN_IF_ERROR(expect("="));
+      TSO_RETURN_IF_ERROR(expect("["));
+      while (!at("]")) {
+        if (!box.at.empty()) TSO_RETURN_IF_ERROR(expect(",", "',' or ']'"));
+        Expected<ShapeExpr> e = expr(Locations::Use::In::kTarget);
+        if (!e) return e.error();
+        box.at.push_back(std::move(*e));
+      }
+      TSO_RETURN_IF_ERROR(advance());
+      c.side.outputs.push_back(*patch);
+      c.boxes.push_back(std::move(box));
+      TSO_RETURN_IF_ERROR(end_of_statement());
+    }
+    if (c.boxes.empty()) return error_at(tok_, "the correction has no box");
+    loc_.correction.output = loc_.boxes.front();
     TSO_RETURN_IF_ERROR(advance());
     return end_of_statement();
   }
@@ -534,10 +600,12 @@ class Parser : text::TokenParser {
     std::vector<std::pair<Token, TensorType>> annotations;
     while (true) {
       if (tok_.kind != Tok::kLocal)
-        return error_at(tok_, "expected a statement (%N = op(...) or output), got " + describe(tok_));
+        return error_at(tok_,
+                        "expected a statement (%N = op(...) or output), got " + describe(tok_));
       std::string n(tok_.text);
       if (auto it = locals->find(n); it != locals->end())
-        return error_at(tok_, n + " is already defined at line " + std::to_string(it->second.second));
+        return error_at(tok_,
+                        n + " is already defined at line " + std::to_string(it->second.second));
       for (const Token& r : results)
         if (r.text == tok_.text) return error_at(tok_, n + " is named twice");
       results.push_back(tok_);
@@ -562,8 +630,9 @@ class Parser : text::TokenParser {
       return error_at(tok_, "expected an operator name, got " + describe(tok_));
     if (!find_op(tok_.text, &op)) return error_at(tok_, unknown_op_message(tok_.text));
     if (op == Op::Input || op == Op::Weight || op == Op::Opaque)
-      return error_at(tok_, "'" + std::string(tok_.text) + "' cannot appear in a rule" +
-                                (op == Op::Opaque ? "" : "; declare variables with 'input NAME: TYPE'"));
+      return error_at(tok_,
+                      "'" + std::string(tok_.text) + "' cannot appear in a rule" +
+                          (op == Op::Opaque ? "" : "; declare variables with 'input NAME: TYPE'"));
     const OpInfo& info = op_info(op);
     TSO_RETURN_IF_ERROR(advance());
     TSO_RETURN_IF_ERROR(expect("(", "'(' after the operator name"));
@@ -581,8 +650,8 @@ class Parser : text::TokenParser {
         continue;
       }
       if (!given.empty()) return error_at(tok_, "tensor arguments must come before attributes");
-      Expected<RuleRef> r = ref(*locals, source ? Locations::Use::In::kSourceArg
-                                                : Locations::Use::In::kTarget);
+      Expected<RuleRef> r =
+          ref(*locals, source ? Locations::Use::In::kSourceArg : Locations::Use::In::kTarget);
       if (!r) return r.error();
       node.args.push_back(*r);
     }
@@ -599,8 +668,9 @@ class Parser : text::TokenParser {
     node.outputs = static_cast<int>(results.size());
     int index = static_cast<int>(s->nodes.size());
     for (size_t k = 0; k < results.size(); ++k)
-      locals->emplace(std::string(results[k].text),
-                      std::pair{RuleRef{RuleRef::Kind::kNode, index, static_cast<int>(k)}, start.line});
+      locals->emplace(
+          std::string(results[k].text),
+          std::pair{RuleRef{RuleRef::Kind::kNode, index, static_cast<int>(k)}, start.line});
     s->nodes.push_back(std::move(node));
     loc->stmt.push_back(start);
     loc->annotations.push_back(std::move(annotations));
@@ -646,7 +716,8 @@ class Parser : text::TokenParser {
       Expected<Token> v = raw_after_equals(key_tok);
       if (!v) return v.error();
       Expected<AttrValue> x = parse_attr_value(type, v->text);
-      if (!x) return error_at(*v, "attribute " + std::string(key_tok.text) + ": " + x.error().message);
+      if (!x)
+        return error_at(*v, "attribute " + std::string(key_tok.text) + ": " + x.error().message);
       a.value = std::move(*x);
       return a;
     }
@@ -672,15 +743,17 @@ class Parser : text::TokenParser {
         return error_at(open, "attribute pad: expected [top,left,bottom,right]");
     }
     // All literals: the attribute is a plain value, so equal meaning compares equal.
-    bool literal = std::all_of(a.exprs.begin(), a.exprs.end(), [](const ShapeExpr& e) {
-      return e.kind == ShapeExpr::Kind::kLit;
-    });
+    bool literal = std::all_of(a.exprs.begin(), a.exprs.end(),
+                               [](const ShapeExpr& e) { return e.kind == ShapeExpr::Kind::kLit; });
     if (literal) {
       std::vector<int64_t> xs;
       for (const ShapeExpr& e : a.exprs) xs.push_back(e.value);
-      if (a.form == Form::kExpr) a.value = xs[0];
-      else if (a.form == Form::kExprList) a.value = xs;
-      else a.value = Padding{Padding::kExplicit, {xs[0], xs[1], xs[2], xs[3]}};
+      if (a.form == Form::kExpr)
+        a.value = xs[0];
+      else if (a.form == Form::kExprList)
+        a.value = xs;
+      else
+        a.value = Padding{Padding::kExplicit, {xs[0], xs[1], xs[2], xs[3]}};
       a.form = Form::kValue;
       a.exprs.clear();
     }
@@ -697,13 +770,15 @@ class Parser : text::TokenParser {
     TSO_RETURN_IF_ERROR(check_live(r->source, loc_.source, "source"));
     TSO_RETURN_IF_ERROR(check_live(r->target, loc_.target, "target"));
     if (r->source.outputs.size() != r->target.outputs.size())
-      return error_at(loc_.target.output, "the target has " + std::to_string(r->target.outputs.size()) +
+      return error_at(loc_.target.output, "the target has " +
+                                              std::to_string(r->target.outputs.size()) +
                                               " outputs but the source has " +
                                               std::to_string(r->source.outputs.size()));
     Expected<Graph> src = instantiated(*r, RuleSideKind::kSource);
     if (!src) return src.error();
     Expected<Graph> tgt = instantiated(*r, RuleSideKind::kTarget);
     if (!tgt) return tgt.error();
+    TSO_RETURN_IF_ERROR(check_correction(*r));
     for (size_t k = 0; k < r->source.outputs.size(); ++k) {
       const TensorType& a = src->type(src->outputs()[k].ref);
       const TensorType& b = tgt->type(tgt->outputs()[k].ref);
@@ -713,6 +788,28 @@ class Parser : text::TokenParser {
                                                 " in the source at the example types");
     }
     return {};
+  }
+
+  // A partial rule has a correction and only a partial rule has one; every
+  // patch fits its output at the example types.
+  Status check_correction(const Rule& r) {
+    bool partial = r.status.kind == RuleStatus::Kind::kPartial;
+    if (partial && r.correction.boxes.empty())
+      return error_at(status_tok_, "rule " + r.name + " is partial but has no correction");
+    if (!partial && !r.correction.boxes.empty())
+      return error_at(loc_.boxes.front(), "only a partial rule has a correction");
+    if (!partial) return {};
+    TSO_RETURN_IF_ERROR(check_live(r.correction.side, loc_.correction, "correction"));
+    Failure f;
+    Expected<Graph> g = instantiate_side(r, RuleSideKind::kCorrected, {}, &f);
+    if (g) return {};
+    std::string msg = g.error().message + " (at the example types)";
+    int first_box = static_cast<int>(r.target.nodes.size() + r.correction.side.nodes.size());
+    if (f.what == Failure::What::kNode && f.index >= first_box)
+      return error_at(loc_.boxes[f.index - first_box], msg);
+    if (f.what == Failure::What::kNode && f.index >= static_cast<int>(r.target.nodes.size()))
+      return error_at(loc_.correction.stmt[f.index - r.target.nodes.size()], msg);
+    return error_at(loc_.boxes.front(), msg);
   }
 
   Status check_bindings(const Rule* r) {
@@ -735,7 +832,8 @@ class Parser : text::TokenParser {
       }
     }
     for (size_t i = 0; i < used.size(); ++i)
-      if (!used[i]) return error_at(loc_.var_decl[i], "variable " + r->inputs[i].name + " is never used");
+      if (!used[i])
+        return error_at(loc_.var_decl[i], "variable " + r->inputs[i].name + " is never used");
     return {};
   }
 
@@ -756,7 +854,8 @@ class Parser : text::TokenParser {
       if (it == first.end())
         return error_at(name_tok, "parameter ?" + r->params[i].name + " is never used");
       Expected<AttrValue> v = parse_attr_value(it->second->type, value_tok.text);
-      if (!v) return error_at(value_tok, "parameter ?" + r->params[i].name + ": " + v.error().message);
+      if (!v)
+        return error_at(value_tok, "parameter ?" + r->params[i].name + ": " + v.error().message);
       r->params[i].example = std::move(*v);
     }
     for (const auto& [n, u] : first) {
@@ -764,7 +863,8 @@ class Parser : text::TokenParser {
                                   [&](const RuleParam& p) { return p.name == n; });
       AttrValue d;
       if (!declared && !default_value(u->key, &d))
-        return error_at(u->tok, "?" + n + " needs an example value: declare 'param ?" + n + " = VALUE'");
+        return error_at(u->tok,
+                        "?" + n + " needs an example value: declare 'param ?" + n + " = VALUE'");
     }
     return {};
   }
@@ -801,8 +901,8 @@ class Parser : text::TokenParser {
       for (size_t k = 0; k < loc.annotations[i].size(); ++k) {
         const auto& [tok, t] = loc.annotations[i][k];
         if (tok.kind != Tok::kEnd && n.outs[k] != t)
-          return error_at(tok, "annotated " + to_string(t) + " but inferred " + to_string(n.outs[k]) +
-                                   " at the example types");
+          return error_at(tok, "annotated " + to_string(t) + " but inferred " +
+                                   to_string(n.outs[k]) + " at the example types");
       }
     }
     return g;
@@ -810,6 +910,7 @@ class Parser : text::TokenParser {
 
   std::string_view text_;
   Locations loc_;
+  Token status_tok_;  // the status keyword's value, for errors about it
   std::map<std::string, int> vars_;
 };
 

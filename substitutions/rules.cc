@@ -38,9 +38,13 @@ using Kind = ShapeExpr::Kind;
 int precedence(const ShapeExpr& e) {
   switch (e.kind) {
     case Kind::kAdd:
-    case Kind::kSub: return 1;
-    case Kind::kMul: return 2;
-    default: return 3;
+    case Kind::kSub:
+      return 1;
+    case Kind::kMul:
+    case Kind::kDiv:
+      return 2;
+    default:
+      return 3;
   }
 }
 
@@ -49,13 +53,21 @@ int precedence(const ShapeExpr& e) {
 std::string expr_text(const ShapeExpr& e, int min_prec) {
   std::string s;
   switch (e.kind) {
-    case Kind::kLit: s = std::to_string(e.value); break;
-    case Kind::kDim: s = "dim(" + e.var + "," + std::to_string(e.value) + ")"; break;
+    case Kind::kLit:
+      s = std::to_string(e.value);
+      break;
+    case Kind::kDim:
+      s = "dim(" + e.var + "," + std::to_string(e.value) + ")";
+      break;
     case Kind::kAdd:
     case Kind::kSub:
-    case Kind::kMul: {
+    case Kind::kMul:
+    case Kind::kDiv: {
       int p = precedence(e);
-      const char* op = e.kind == Kind::kAdd ? " + " : e.kind == Kind::kSub ? " - " : " * ";
+      const char* op = e.kind == Kind::kAdd   ? " + "
+                       : e.kind == Kind::kSub ? " - "
+                       : e.kind == Kind::kMul ? " * "
+                                              : " / ";
       s = expr_text(e.args[0], p) + op + expr_text(e.args[1], p + 1);
       break;
     }
@@ -66,6 +78,30 @@ std::string expr_text(const ShapeExpr& e, int min_prec) {
 }  // namespace
 
 std::string to_string(const ShapeExpr& e) { return expr_text(e, 0); }
+
+Expected<int64_t> apply_binary(const ShapeExpr& e, int64_t a, int64_t b) {
+  int64_t r = 0;
+  switch (e.kind) {
+    case Kind::kAdd:
+      if (__builtin_add_overflow(a, b, &r)) break;
+      return r;
+    case Kind::kSub:
+      if (__builtin_sub_overflow(a, b, &r)) break;
+      return r;
+    case Kind::kMul:
+      if (__builtin_mul_overflow(a, b, &r)) break;
+      return r;
+    case Kind::kDiv:
+      if (b == 0) return Error{to_string(e) + " divides by zero"};
+      if (a % b != 0)
+        return Error{to_string(e) + ": " + std::to_string(a) + " is not a multiple of " +
+                     std::to_string(b)};
+      return a / b;
+    default:
+      return Error{to_string(e) + " is not a binary expression"};
+  }
+  return Error{to_string(e) + " overflows"};
+}
 
 namespace rules_internal {
 
@@ -84,7 +120,8 @@ std::vector<std::vector<std::string>> local_names(const RuleSide& side) {
   std::vector<std::vector<std::string>> names(side.nodes.size());
   int next = 0;
   for (size_t i = 0; i < side.nodes.size(); ++i)
-    for (int k = 0; k < side.nodes[i].outputs; ++k) names[i].push_back("%" + std::to_string(next++));
+    for (int k = 0; k < side.nodes[i].outputs; ++k)
+      names[i].push_back("%" + std::to_string(next++));
   return names;
 }
 
@@ -99,9 +136,12 @@ namespace {
 std::string attr_text(const PatternAttr& a) {
   std::string s = std::string(attr_info(a.key).name) + "=";
   switch (a.form) {
-    case PatternAttr::Form::kValue: return s + print_attr_value(a.value);
-    case PatternAttr::Form::kParam: return s + "?" + a.param;
-    case PatternAttr::Form::kExpr: return s + to_string(a.exprs[0]);
+    case PatternAttr::Form::kValue:
+      return s + print_attr_value(a.value);
+    case PatternAttr::Form::kParam:
+      return s + "?" + a.param;
+    case PatternAttr::Form::kExpr:
+      return s + to_string(a.exprs[0]);
     case PatternAttr::Form::kExprList:
     case PatternAttr::Form::kExprPads: {
       s += "[";
@@ -113,7 +153,7 @@ std::string attr_text(const PatternAttr& a) {
 }
 
 std::string statement_text(const Rule& rule, const RuleSide& side,
-                            const std::vector<std::vector<std::string>>& locals, int index) {
+                           const std::vector<std::vector<std::string>>& locals, int index) {
   const RuleNode& n = side.nodes[index];
   std::string s;
   for (size_t k = 0; k < locals[index].size(); ++k) s += (k ? ", " : "") + locals[index][k];
@@ -169,6 +209,24 @@ void print_side(std::string* out, const char* title, const Rule& rule, const Rul
   *out += "\n  }\n";
 }
 
+// `correction { statements; box %P output=K at=[...] }`, one box line per
+// patch.
+void print_correction(std::string* out, const Rule& rule) {
+  const Correction& c = rule.correction;
+  auto locals = local_names(c.side);
+  *out += "  correction {\n";
+  for (size_t i = 0; i < c.side.nodes.size(); ++i)
+    *out += "    " + statement_text(rule, c.side, locals, static_cast<int>(i)) + "\n";
+  for (size_t k = 0; k < c.boxes.size(); ++k) {
+    *out += "    box " + ref_text(rule, locals, c.side.outputs[k]) +
+            " output=" + std::to_string(c.boxes[k].output) + " at=[";
+    for (size_t a = 0; a < c.boxes[k].at.size(); ++a)
+      *out += (a ? ", " : "") + to_string(c.boxes[k].at[a]);
+    *out += "]\n";
+  }
+  *out += "  }\n";
+}
+
 }  // namespace
 
 std::string print_rule(const Rule& rule) {
@@ -182,15 +240,24 @@ std::string print_rule(const Rule& rule) {
   }
   const std::string& d = rule.status.detail;
   switch (rule.status.kind) {
-    case RuleStatus::Kind::kUnverified: out += "  status unverified\n"; break;
-    case RuleStatus::Kind::kVerified: out += "  status verified specs=" + word_text(d) + "\n"; break;
+    case RuleStatus::Kind::kUnverified:
+      out += "  status unverified\n";
+      break;
+    case RuleStatus::Kind::kVerified:
+      out += "  status verified specs=" + word_text(d) + "\n";
+      break;
     case RuleStatus::Kind::kRefuted:
       out += "  status refuted model=" + print_attr_value(AttrValue{d}) + "\n";
       break;
     case RuleStatus::Kind::kUnknown:
       out += "  status unknown reason=" + print_attr_value(AttrValue{d}) + "\n";
       break;
-    case RuleStatus::Kind::kPartial: out += "  status partial correction={" + d + "}\n"; break;
+    case RuleStatus::Kind::kPartial:
+      out += "  status partial boxes=" + word_text(d) + "\n";
+      break;
+    case RuleStatus::Kind::kExact:
+      out += "  status exact boxes=" + word_text(d) + "\n";
+      break;
   }
   for (const RuleVar& v : rule.inputs) out += "  input " + v.name + ": " + to_string(v.type) + "\n";
   for (const RuleParam& p : rule.params)
@@ -198,6 +265,7 @@ std::string print_rule(const Rule& rule) {
   for (const Condition& c : rule.where) out += "  where " + condition_text(c) + "\n";
   print_side(&out, "source", rule, rule.source);
   print_side(&out, "target", rule, rule.target);
+  if (!rule.correction.boxes.empty()) print_correction(&out, rule);
   return out + "}\n";
 }
 
@@ -233,7 +301,8 @@ struct Env {
 
 Expected<int64_t> eval(const ShapeExpr& e, const Env& env) {
   switch (e.kind) {
-    case Kind::kLit: return e.value;
+    case Kind::kLit:
+      return e.value;
     case Kind::kDim: {
       const TensorType* t = env.type_of(e.var);
       if (!t) return Error{"unknown variable " + e.var + " in " + to_string(e)};
@@ -242,23 +311,20 @@ Expected<int64_t> eval(const ShapeExpr& e, const Env& env) {
         return Error{to_string(e) + ": axis out of range for " + e.var + ": " + to_string(*t)};
       return t->shape[static_cast<int>(axis)];
     }
-    default: break;
+    default:
+      break;
   }
   Expected<int64_t> a = eval(e.args[0], env);
   if (!a) return a;
   Expected<int64_t> b = eval(e.args[1], env);
   if (!b) return b;
-  int64_t r = 0;
-  bool overflow = e.kind == Kind::kAdd   ? __builtin_add_overflow(*a, *b, &r)
-                  : e.kind == Kind::kSub ? __builtin_sub_overflow(*a, *b, &r)
-                                         : __builtin_mul_overflow(*a, *b, &r);
-  if (overflow) return Error{to_string(e) + " overflows"};
-  return r;
+  return apply_binary(e, *a, *b);
 }
 
 Expected<AttrValue> attr_value(const PatternAttr& a, const Env& env) {
   switch (a.form) {
-    case PatternAttr::Form::kValue: return a.value;
+    case PatternAttr::Form::kValue:
+      return a.value;
     case PatternAttr::Form::kParam: {
       const AttrValue* v = env.param(a.param);
       if (!v) return Error{"parameter ?" + a.param + " has no value"};
@@ -267,7 +333,8 @@ Expected<AttrValue> attr_value(const PatternAttr& a, const Env& env) {
                      " has the wrong type for attribute " + std::string(attr_info(a.key).name)};
       return *v;
     }
-    default: break;
+    default:
+      break;
   }
   std::vector<int64_t> xs;
   for (const ShapeExpr& e : a.exprs) {
@@ -287,21 +354,59 @@ Expected<bool> holds(const Condition& c, const Env& env) {
   Expected<int64_t> r = eval(c.rhs, env);
   if (!r) return r.error();
   switch (c.kind) {
-    case Condition::Kind::kEq: return *l == *r;
-    case Condition::Kind::kNe: return *l != *r;
-    case Condition::Kind::kLt: return *l < *r;
-    default: return *l <= *r;
+    case Condition::Kind::kEq:
+      return *l == *r;
+    case Condition::Kind::kNe:
+      return *l != *r;
+    case Condition::Kind::kLt:
+      return *l < *r;
+    default:
+      return *l <= *r;
   }
 }
 
 }  // namespace
 
+RuleSide corrected_target(const Rule& rule) {
+  RuleSide s = rule.target;
+  const Correction& c = rule.correction;
+  const int base = static_cast<int>(s.nodes.size());
+  auto shifted = [base](RuleRef r) {
+    if (r.kind == RuleRef::Kind::kNode) r.index += base;
+    return r;
+  };
+  for (RuleNode n : c.side.nodes) {
+    for (RuleRef& a : n.args) a = shifted(a);
+    s.nodes.push_back(std::move(n));
+  }
+  for (size_t k = 0; k < c.boxes.size(); ++k) {
+    const CorrectionBox& box = c.boxes[k];
+    RuleNode write;
+    write.op = Op::UpdateSlice;
+    write.args = {s.outputs[box.output], shifted(c.side.outputs[k])};
+    PatternAttr starts;
+    starts.key = AttrKey::starts;
+    starts.form = PatternAttr::Form::kExprList;
+    starts.exprs = box.at;
+    write.attrs.push_back(std::move(starts));
+    s.outputs[box.output] = RuleRef{RuleRef::Kind::kNode, static_cast<int>(s.nodes.size()), 0};
+    s.nodes.push_back(std::move(write));
+  }
+  return s;
+}
+
 namespace rules_internal {
 
 Expected<Graph> instantiate_side(const Rule& rule, RuleSideKind which, const RuleBindings& bindings,
                                  Failure* failure) {
-  const RuleSide& side = which == RuleSideKind::kSource ? rule.source : rule.target;
-  const char* side_name = which == RuleSideKind::kSource ? "source" : "target";
+  RuleSide corrected;
+  if (which == RuleSideKind::kCorrected) corrected = corrected_target(rule);
+  const RuleSide& side = which == RuleSideKind::kSource   ? rule.source
+                         : which == RuleSideKind::kTarget ? rule.target
+                                                          : corrected;
+  const char* side_name = which == RuleSideKind::kSource   ? "source"
+                          : which == RuleSideKind::kTarget ? "target"
+                                                           : "corrected target";
   Env env{rule, bindings};
   auto fail = [&](Failure::What what, int index, const std::string& msg) {
     if (failure) *failure = {what, index};
@@ -336,7 +441,8 @@ Expected<Graph> instantiate_side(const Rule& rule, RuleSideKind which, const Rul
     }
     std::vector<TensorRef> args;
     for (const RuleRef& a : n.args) args.push_back(resolve(a));
-    Expected<std::vector<TensorRef>> r = b.add(n.op, std::move(args), std::move(attrs), locals[i][0]);
+    Expected<std::vector<TensorRef>> r =
+        b.add(n.op, std::move(args), std::move(attrs), locals[i][0]);
     if (!r) return node_fail(r.error().message);
     if (static_cast<int>(r->size()) != n.outputs)
       return node_fail("the statement names " + std::to_string(n.outputs) + " results but " +

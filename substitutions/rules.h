@@ -26,13 +26,15 @@
 
 namespace tso {
 
-// An integer expression over the extents of the rule's variables.
+// An integer expression over the extents of the rule's variables. `/` is
+// exact division: where the quotient is not an integer the expression has no
+// value, so a rule that needs `dim(x,2) / 2` applies only at even extents.
 struct ShapeExpr {
-  enum class Kind : uint8_t { kLit, kDim, kAdd, kSub, kMul };
+  enum class Kind : uint8_t { kLit, kDim, kAdd, kSub, kMul, kDiv };
   Kind kind = Kind::kLit;
   int64_t value = 0;            // kLit: the literal; kDim: the axis (negative counts from the end)
   std::string var;              // kDim: the variable
-  std::vector<ShapeExpr> args;  // kAdd, kSub, kMul: the two operands
+  std::vector<ShapeExpr> args;  // kAdd, kSub, kMul, kDiv: the two operands
 
   static ShapeExpr lit(int64_t v);
   static ShapeExpr dim(std::string var, int64_t axis);
@@ -42,6 +44,10 @@ struct ShapeExpr {
 
 // "dim(w1,0) + dim(w2,0)": canonical text, minimal parentheses.
 std::string to_string(const ShapeExpr& e);
+
+// The value of binary expression `e` (kAdd, kSub, kMul or kDiv) from its
+// operands' values; an error on overflow, division by zero or a remainder.
+Expected<int64_t> apply_binary(const ShapeExpr& e, int64_t a, int64_t b);
 
 // An attribute of a pattern node. Attributes a node does not mention hold
 // their default value, so two nodes with the same meaning compare equal.
@@ -118,12 +124,35 @@ struct RuleOrigin {
 };
 
 struct RuleStatus {
-  enum class Kind : uint8_t { kUnverified, kVerified, kRefuted, kUnknown, kPartial };
+  // kExact and kPartial are decided by the region check of partial
+  // equivalence (verifier/regions.h) at the example types: kExact found no
+  // wrong box, kPartial found some and the rule carries their correction.
+  enum class Kind : uint8_t { kUnverified, kVerified, kRefuted, kUnknown, kPartial, kExact };
   Kind kind = Kind::kUnverified;
   // kVerified: the specs hash; kRefuted: the model; kUnknown: the reason;
-  // kPartial: the correction, the text between its braces, verbatim.
+  // kPartial, kExact: the number of boxes decided.
   std::string detail;
   friend bool operator==(const RuleStatus&, const RuleStatus&) = default;
+};
+
+// One box of a partial rule's correction: target output `output` is
+// overwritten from position `at` (one expression per axis) with a patch, and
+// the box's extent is the patch's shape.
+struct CorrectionBox {
+  int output = 0;
+  std::vector<ShapeExpr> at;
+  friend bool operator==(const CorrectionBox&, const CorrectionBox&) = default;
+};
+
+// A partial rule's correction: `side` computes one patch per box
+// (side.outputs[i] is box i's) from the rule's variables, recomputing the
+// source program on the slices of its inputs the box needs. The corrected
+// target, which equals the source everywhere, is the target with every box
+// written into its output (update_slice).
+struct Correction {
+  RuleSide side;
+  std::vector<CorrectionBox> boxes;
+  friend bool operator==(const Correction&, const Correction&) = default;
 };
 
 struct Rule {
@@ -134,6 +163,7 @@ struct Rule {
   std::vector<RuleParam> params;
   std::vector<Condition> where;
   RuleSide source, target;
+  Correction correction;  // status partial only; then at least one box
   friend bool operator==(const Rule&, const Rule&) = default;
 };
 
@@ -156,7 +186,9 @@ Expected<RuleSet> parse_rules(std::string_view text, std::string_view filename =
 std::string print_rules(const RuleSet& set);
 std::string print_rule(const Rule& rule);
 
-enum class RuleSideKind : uint8_t { kSource, kTarget };
+// kCorrected: the target with the correction's patches written in (the
+// target itself for a rule without a correction).
+enum class RuleSideKind : uint8_t { kSource, kTarget, kCorrected };
 
 // Values for a rule's variables and parameters, by name (parameters without
 // the '?'). Missing entries take the example type or value.
@@ -164,6 +196,11 @@ struct RuleBindings {
   std::map<std::string, TensorType> types;
   std::map<std::string, AttrValue> params;
 };
+
+// The target with the correction's boxes written into its outputs, one
+// update_slice per box (the target itself when there is no correction): the
+// side a partial rule is applied with.
+RuleSide corrected_target(const Rule& rule);
 
 // One side of `rule` as a concrete graph: an input node per variable (named
 // after it, in declaration order), the side's operators with every shape

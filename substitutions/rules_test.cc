@@ -9,6 +9,8 @@
 #include <sstream>
 
 #include "core/text_format.h"
+#include "runtime/reference/executor.h"
+#include "runtime/reference/test_util.h"
 
 namespace tso {
 namespace {
@@ -130,29 +132,169 @@ TEST(Rules, ParamsAndIdentityTargets) {
 }
 
 TEST(Rules, BadFilesNameTheLineAndColumn) {
-  std::string head = "# tso rules v1\nrule r {\n  origin handwritten\n  status unverified\n"
-                     "  input x: f32[2,3]\n";
+  std::string head =
+      "# tso rules v1\nrule r {\n  origin handwritten\n  status unverified\n"
+      "  input x: f32[2,3]\n";
   EXPECT_EQ(parse_error(head + "  source {\n    %0 = relux(x)\n    output %0\n  }\n"
                                "  target {\n    output x\n  }\n}\n")
                 .substr(0, 17),
             "test.rules:7:10: ");
   // arity
-  std::string arity = parse_error(head + "  source {\n    %0 = add(x)\n    output %0\n  }\n"
-                                         "  target {\n    output x\n  }\n}\n");
+  std::string arity = parse_error(head +
+                                  "  source {\n    %0 = add(x)\n    output %0\n  }\n"
+                                  "  target {\n    output x\n  }\n}\n");
   EXPECT_NE(arity.find("test.rules:7:"), std::string::npos) << arity;
   // a target variable the source never binds
   std::string unbound =
-      parse_error(head + "  input y: f32[2,3]\n  source {\n    %0 = relu(x)\n    output %0\n  }\n"
-                         "  target {\n    %0 = add(x, y)\n    output %0\n  }\n}\n");
+      parse_error(head +
+                  "  input y: f32[2,3]\n  source {\n    %0 = relu(x)\n    output %0\n  }\n"
+                  "  target {\n    %0 = add(x, y)\n    output %0\n  }\n}\n");
   EXPECT_NE(unbound.find("test.rules:"), std::string::npos) << unbound;
   EXPECT_NE(unbound.find("y"), std::string::npos) << unbound;
   // sides that disagree in type
   std::string types =
-      parse_error(head + "  source {\n    %0 = transpose(x, perm=[1,0])\n    output %0\n  }\n"
-                         "  target {\n    output x\n  }\n}\n");
+      parse_error(head +
+                  "  source {\n    %0 = transpose(x, perm=[1,0])\n    output %0\n  }\n"
+                  "  target {\n    output x\n  }\n}\n");
   EXPECT_NE(types.find("test.rules:"), std::string::npos) << types;
   // not a rule file
   EXPECT_NE(parse_error("graph g {\n}\n").find("test.rules:1:"), std::string::npos);
+}
+
+// Two images of a batch stacked along H and convolved once: the rows next
+// to the seam read the other image instead of the padding, and the
+// correction recomputes them from slices of x.
+constexpr std::string_view kStackedRule = R"(# tso rules v1
+
+rule stack_h {
+  origin handwritten
+  status partial boxes=2
+  input x: f32[2,2,4,5]
+  input w: f32[3,2,3,3]
+  source {
+    %0 = conv2d(x, w, pad=[1,1,1,1])
+    output %0
+  }
+  target {
+    %0, %1 = split(x, axis=0, sizes=[1, 1])
+    %2 = concat(%0, %1, axis=2)
+    %3 = conv2d(%2, w, pad=[1,1,1,1])
+    %4, %5 = split(%3, axis=2, sizes=[dim(x,2), dim(x,2)])
+    %6 = concat(%4, %5, axis=0)
+    output %6
+  }
+  correction {
+    %0 = slice(x, starts=[0, dim(x,2) - 2], ends=[1, dim(x,2)], axes=[0, 2], steps=[1, 1])
+    %1 = conv2d(%0, w, pad=[0, 1, 1, 1])
+    %2 = slice(x, starts=[1, 0], ends=[2, 2], axes=[0, 2], steps=[1, 1])
+    %3 = conv2d(%2, w, pad=[1, 1, 0, 1])
+    box %1 output=0 at=[0, 0, dim(x,2) - 1, 0]
+    box %3 output=0 at=[1, 0, 0, 0]
+  }
+}
+)";
+
+std::vector<ref::Tensor<double>> run(const Graph& g,
+                                     const std::map<std::string, ref::Tensor<double>>& feeds) {
+  Expected<std::vector<ref::Tensor<double>>> r = ref::evaluate(g, feeds);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+  return r.ok() ? std::move(*r) : std::vector<ref::Tensor<double>>{};
+}
+
+TEST(Rules, PartialRuleRoundTripsAndItsCorrectedTargetEqualsTheSource) {
+  RuleSet set = parse_ok(kStackedRule);
+  ASSERT_EQ(set.rules.size(), 1u);
+  const Rule& r = set.rules[0];
+  EXPECT_EQ(r.status.kind, RuleStatus::Kind::kPartial);
+  ASSERT_EQ(r.correction.boxes.size(), 2u);
+  EXPECT_EQ(print_rules(parse_ok(print_rules(set))), print_rules(set));
+  EXPECT_EQ(parse_ok(print_rules(set)), set);
+  // At the example types and at taller images: the mutant is wrong at the
+  // seam rows only, the corrected target nowhere.
+  for (int64_t h : {4, 7}) {
+    RuleBindings b;
+    b.types["x"] = TensorType{DType::kF32, Shape{2, 2, h, 5}};
+    Expected<Graph> src = instantiate(r, RuleSideKind::kSource, b);
+    Expected<Graph> mutant = instantiate(r, RuleSideKind::kTarget, b);
+    Expected<Graph> fixed = instantiate(r, RuleSideKind::kCorrected, b);
+    ASSERT_TRUE(src.ok() && mutant.ok() && fixed.ok()) << (fixed.ok() ? "" : fixed.error().message);
+    std::mt19937_64 rng(h);
+    std::map<std::string, ref::Tensor<double>> feeds{
+        {"x", ref::testing::random_tensor<double>(Shape{2, 2, h, 5}, rng)},
+        {"w", ref::testing::random_tensor<double>(Shape{3, 2, 3, 3}, rng)}};
+    ref::Tensor<double> want = run(*src, feeds).at(0);
+    ref::Tensor<double> wrong = run(*mutant, feeds).at(0);
+    ref::Tensor<double> got = run(*fixed, feeds).at(0);
+    int64_t differ = 0;
+    for (int64_t i = 0; i < want.numel(); ++i) {
+      EXPECT_NEAR(got.data[i], want.data[i], 1e-12) << "h=" << h << " at " << i;
+      differ += std::abs(wrong.data[i] - want.data[i]) > 1e-12;
+    }
+    EXPECT_EQ(differ, 2 * 3 * 5) << "one seam row per image, 3 channels, 5 columns";
+  }
+}
+
+TEST(Rules, ShapeExpressionsDivideExactly) {
+  std::string text = R"(# tso rules v1
+
+rule halves {
+  origin handwritten
+  status unverified
+  input x: f32[2,6]
+  source {
+    %0 = relu(x)
+    output %0
+  }
+  target {
+    %0 = reshape(x, shape=[dim(x,0), dim(x,1) / 2, 2])
+    %1 = relu(%0)
+    %2 = reshape(%1, shape=[dim(x,0), dim(x,1) / 2 * 2])
+    output %2
+  }
+}
+)";
+  RuleSet set = parse_ok(text);
+  ASSERT_EQ(set.rules.size(), 1u);
+  EXPECT_EQ(parse_ok(print_rules(set)), set);
+  EXPECT_NE(print_rules(set).find("dim(x,1) / 2 * 2"), std::string::npos) << print_rules(set);
+  RuleBindings odd;
+  odd.types["x"] = TensorType{DType::kF32, Shape{2, 7}};
+  Expected<Graph> g = instantiate(set.rules[0], RuleSideKind::kTarget, odd);
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.error().message.find("7 is not a multiple of 2"), std::string::npos)
+      << g.error().message;
+}
+
+TEST(Rules, ThePartialStatusAndTheCorrectionComeTogether) {
+  std::string text(kStackedRule);
+  auto replaced = [&](std::string_view from, std::string_view to) {
+    std::string t = text;
+    size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? t : t.replace(at, from.size(), to);
+  };
+  // A partial rule without its correction.
+  size_t c = text.find("  correction {");
+  std::string bare = text.substr(0, c) + "}\n";
+  std::string e = parse_error(bare);
+  EXPECT_NE(e.find("test.rules:5:3: rule stack_h is partial but has no correction"),
+            std::string::npos)
+      << e;
+  // A correction on a rule that is not partial.
+  e = parse_error(replaced("status partial boxes=2", "status unverified"));
+  EXPECT_NE(e.find("only a partial rule has a correction"), std::string::npos) << e;
+  // A box outside the output.
+  e = parse_error(replaced("at=[1, 0, 0, 0]", "at=[1, 0, 4, 0]"));
+  EXPECT_NE(e.find("test.rules:26:5:"), std::string::npos) << e;
+  // An output the target does not have.
+  e = parse_error(replaced("box %3 output=0", "box %3 output=1"));
+  EXPECT_NE(e.find("the target has no output 1"), std::string::npos) << e;
+  // A patch statement that reaches no box.
+  e = parse_error(replaced("    box %1 output=0 at=[0, 0, dim(x,2) - 1, 0]\n", ""));
+  EXPECT_NE(e.find("reaches no output of the correction"), std::string::npos) << e;
+  // An empty correction.
+  e = parse_error(text.substr(0, c) + "  correction {\n  }\n}\n");
+  EXPECT_NE(e.find("the correction has no box"), std::string::npos) << e;
 }
 
 }  // namespace

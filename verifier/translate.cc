@@ -92,6 +92,9 @@ Expected<SymInt> Translator::shape_expr(const ShapeExpr& e) {
       return SymInt{(a->e + b->e).simplify(), a->ex + b->ex};
     case ShapeExpr::Kind::kSub:
       return SymInt{(a->e - b->e).simplify(), a->ex - b->ex};
+    case ShapeExpr::Kind::kDiv:
+      if (b->ex == 0 || a->ex % b->ex != 0) return fail(to_string(e) + " is not exact");
+      return SymInt{(a->e / b->e).simplify(), a->ex / b->ex};
     default:
       return SymInt{(a->e * b->e).simplify(), a->ex * b->ex};
   }
@@ -113,7 +116,8 @@ Expected<expr> Translator::param(const std::string& name, AttrType type, AttrVal
   params_.emplace(name, std::make_pair(c, type));
   out_.symbols.emplace_back(sym, c);
   if (type == AttrType::Act) hyp(0 <= c && c <= 3);
-  if (type == AttrType::Ints) hyp(c.length() == ctx_.int_val(int(std::get<std::vector<int64_t>>(*example).size())));
+  if (type == AttrType::Ints)
+    hyp(c.length() == ctx_.int_val(int(std::get<std::vector<int64_t>>(*example).size())));
   if (type == AttrType::Pad) {
     auto at = [&](int i) { return c.nth(ctx_.int_val(i)); };
     hyp(c.length() == 5);
@@ -203,8 +207,7 @@ std::vector<expr> Translator::broadcast(const std::vector<expr>& a, const std::v
   return out;
 }
 
-expr Translator::axis(const std::map<AttrKey, SymAttr>& sym, const Attrs& example,
-                      size_t rank) {
+expr Translator::axis(const std::map<AttrKey, SymAttr>& sym, const Attrs& example, size_t rank) {
   const SymAttr& a = sym.at(AttrKey::axis);
   if (a.concrete) return ctx_.int_val(example.i(AttrKey::axis));  // normalized by inference
   const expr& p = a.ints[0];
@@ -234,9 +237,10 @@ expr Translator::window(const expr& in, const expr& eff, const expr& stride,
   return z3::ite(pad[0] == 1, same, other).simplify();
 }
 
-Expected<std::vector<std::vector<expr>>> Translator::shapes(
-    Op op, const Attrs& attrs, const std::map<AttrKey, SymAttr>& sym,
-    const std::vector<SymTensor>& args, const std::vector<TensorType>& outs) {
+Expected<std::vector<std::vector<expr>>> Translator::shapes(Op op, const Attrs& attrs,
+                                                            const std::map<AttrKey, SymAttr>& sym,
+                                                            const std::vector<SymTensor>& args,
+                                                            const std::vector<TensorType>& outs) {
   auto ints = [&](AttrKey k) { return sym.at(k).ints; };
   auto concrete = [&](AttrKey k) -> Status {
     if (!sym.at(k).concrete)
@@ -324,8 +328,8 @@ Expected<std::vector<std::vector<expr>>> Translator::shapes(
       std::vector<expr> s = ints(AttrKey::stride), k = ints(AttrKey::kernel);
       for (int d = 0; d < 2; ++d) {
         hyp(s[d] >= 1 && k[d] >= 1);
-        out.push_back(window(x[2 + d], k[d], s[d], ints(AttrKey::pad), d,
-                             ints(AttrKey::ceil_mode)[0]));
+        out.push_back(
+            window(x[2 + d], k[d], s[d], ints(AttrKey::pad), d, ints(AttrKey::ceil_mode)[0]));
         hyp(out.back() >= 1);
       }
       return std::vector<std::vector<expr>>{out};
@@ -388,7 +392,8 @@ Expected<std::vector<SymTensor>> Translator::node(const RuleNode& n,
   std::vector<TensorType> in_types;
   for (const SymTensor& t : args) in_types.push_back(t.example);
   Expected<std::vector<TensorType>> outs = infer_types(n.op, &example, in_types);
-  if (!outs) return fail(std::string(op_name(n.op)) + " at the example types: " + outs.error().message);
+  if (!outs)
+    return fail(std::string(op_name(n.op)) + " at the example types: " + outs.error().message);
   Expected<std::vector<std::vector<expr>>> dims = shapes(n.op, example, sym, args, *outs);
   if (!dims) return dims.error();
   for (auto& v : *dims)
@@ -485,10 +490,18 @@ Expected<Translation> Translator::run() {
     Expected<SymInt> r = shape_expr(c.rhs);
     if (!r) return r.error();
     switch (c.kind) {
-      case Condition::Kind::kEq: hyp(l->e == r->e); break;
-      case Condition::Kind::kNe: hyp(l->e != r->e); break;
-      case Condition::Kind::kLt: hyp(l->e < r->e); break;
-      default: hyp(l->e <= r->e); break;
+      case Condition::Kind::kEq:
+        hyp(l->e == r->e);
+        break;
+      case Condition::Kind::kNe:
+        hyp(l->e != r->e);
+        break;
+      case Condition::Kind::kLt:
+        hyp(l->e < r->e);
+        break;
+      default:
+        hyp(l->e <= r->e);
+        break;
     }
   }
   Expected<std::vector<SymTensor>> src = side(rule_.source);
