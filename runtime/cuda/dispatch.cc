@@ -48,6 +48,8 @@ constexpr Kernel family(Op op) {
     case Op::Enlarge: return Kernel::kCopy;
     case Op::Pad: return Kernel::kPad;
     case Op::Concat: return Kernel::kConcat;
+    case Op::UpdateSlice:
+      return Kernel::kUpdateSlice;
     case Op::Split:
     case Op::Reshape:
     case Op::Flatten:
@@ -83,6 +85,8 @@ std::string_view kernel_name(Kernel k) {
     case Kernel::kCopy: return "strided_copy";
     case Kernel::kPad: return "pad";
     case Kernel::kConcat: return "concat";
+    case Kernel::kUpdateSlice:
+      return "update_slice";
     case Kernel::kView: return "view";
     case Kernel::kUnsupported: return "unsupported";
   }

@@ -28,6 +28,7 @@ enum class Kernel : unsigned char {
   kCopy,         // strided copy: transpose, slice, enlarge
   kPad,          // fill plus strided copy
   kConcat,       // copies only the inputs that could not be placed in the output
+  kUpdateSlice,  // strided copy of the patch into its box; the base copied first unless in place
   kView,         // no work: reshape, flatten, squeeze, unsqueeze, split
   kUnsupported,  // opaque: running it is an error
 };

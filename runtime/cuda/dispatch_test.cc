@@ -24,6 +24,7 @@ TEST(Dispatch, HeavyOperatorsGoToTheVendorLibraries) {
   EXPECT_EQ(kernel_for(Op::GlobalAvgPool), Kernel::kReduceMean);
   EXPECT_EQ(kernel_for(Op::IsNaN), Kernel::kIsNaN);
   EXPECT_EQ(kernel_for(Op::Where), Kernel::kWhere);
+  EXPECT_EQ(kernel_for(Op::UpdateSlice), Kernel::kUpdateSlice);
 }
 
 TEST(Dispatch, OpaqueNodeIsAnErrorNamingOpTypeAndNode) {

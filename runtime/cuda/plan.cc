@@ -20,7 +20,7 @@ int64_t outer_extent(const Shape& s, int64_t axis) {
 // elements, whatever their type), take any dtype.
 bool computes(Kernel k) {
   return k != Kernel::kSource && k != Kernel::kView && k != Kernel::kCopy && k != Kernel::kPad &&
-         k != Kernel::kConcat && k != Kernel::kWhere;
+         k != Kernel::kConcat && k != Kernel::kUpdateSlice && k != Kernel::kWhere;
 }
 
 Status check_dtypes(const Graph& g, int i, Kernel k) {
@@ -45,6 +45,39 @@ std::pair<int, int64_t> resolve_root(const std::vector<TensorPlan>& ts, int t) {
     t = ts[t].parent;
   }
   return {t, offset};
+}
+
+// Per tensor: how many times it is read (as a node argument or a graph
+// output) and the last node that reads it (g.size() for a graph output).
+struct Reads {
+  std::vector<int> count, last;
+};
+
+Reads reads_of(const Graph& g, const Plan& plan) {
+  Reads r{std::vector<int>(plan.tensors.size(), 0), std::vector<int>(plan.tensors.size(), -1)};
+  auto read = [&](TensorRef ref, int at) {
+    const int t = plan.tensor_id(ref);
+    ++r.count[t];
+    r.last[t] = std::max(r.last[t], at);
+  };
+  for (int i = 0; i < g.size(); ++i)
+    for (TensorRef a : g.node(i).args) read(a, i);
+  for (const GraphOutput& o : g.outputs()) read(o.ref, g.size());
+  return r;
+}
+
+// Whether update_slice node `at` may write into its base `base`: the base's
+// memory is read by no one at or after `at` but this node's base argument.
+// Views planned later cannot change that: they are of readers of the base.
+bool base_is_dead(const Plan& plan, const std::vector<Kernel>& kernels, const Reads& reads,
+                  int base, int at) {
+  const TensorPlan& b = plan.tensors[base];
+  if (b.parent >= 0 || kernels[b.ref.node] == Kernel::kSource || reads.count[base] != 1)
+    return false;
+  for (int t = 0; t < static_cast<int>(plan.tensors.size()); ++t)
+    if (t != base && resolve_root(plan.tensors, t).first == base && reads.last[t] >= at)
+      return false;
+  return true;
 }
 
 }  // namespace
@@ -110,6 +143,7 @@ Expected<Plan> make_plan(const Graph& g, const PlanOptions& options) {
     TSO_RETURN_IF_ERROR(check_dtypes(g, i, *k));
   }
 
+  const Reads reads = reads_of(g, plan);
   // Views, in graph order (a view's parent is always planned before it).
   for (int i = 0; i < n; ++i) {
     const Node& node = g.node(i);
@@ -158,6 +192,12 @@ Expected<Plan> make_plan(const Graph& g, const PlanOptions& options) {
         }
         offset += plan.tensors[x].bytes;
       }
+    }
+    if (node.op == Op::UpdateSlice && options.update_in_place &&
+        base_is_dead(plan, kernels, reads, step.inputs[0], i)) {
+      plan.tensors[out0].parent = step.inputs[0];
+      step.in_place[0] = true;
+      ++plan.updates_in_place;
     }
     step.scratch_bytes = scratch_for(g, i);
     plan.steps.push_back(std::move(step));

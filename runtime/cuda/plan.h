@@ -14,7 +14,11 @@
 //     in the output when every dimension before the concat axis is 1, the
 //     input is computed by a kernel (not a graph input, weight, constant or a
 //     view), and it is not already placed in another concat; the concat then
-//     copies only the remaining inputs.
+//     copies only the remaining inputs;
+//   - an update_slice's output is its base when nothing reads the base's
+//     memory after it (the base has no other reader, is no graph output,
+//     owns its memory and is computed by a kernel, and every tensor placed in
+//     it was last read before): only the patch is copied, into its box.
 // Per-node scratch (a pre-padded conv input for asymmetric padding, an
 // operand broadcast to a matmul's full batch, layernorm parameters broadcast
 // to the normalized shape) is an arena buffer alive for that node only.
@@ -37,6 +41,7 @@ constexpr int64_t kDeviceAlignment = 256;
 struct PlanOptions {
   bool concat_views = true;  // place concat inputs in the output (else copy them)
   bool split_views = true;   // make split outputs views (else copy them)
+  bool update_in_place = true;  // write update_slice's patch into its base (else copy the base)
 };
 
 enum class Storage : unsigned char { kStatic, kArena };
@@ -57,7 +62,7 @@ struct StepPlan {
   Kernel kernel = Kernel::kSource;
   std::vector<int> inputs;               // tensor ids, in argument order
   std::vector<int> outputs;              // tensor ids
-  std::vector<bool> in_place;            // concat: input i is already in the output
+  std::vector<bool> in_place;            // concat, update_slice: input i is already in the output
   std::vector<int64_t> scratch_offsets;  // arena offsets of this node's scratch buffers
   std::vector<int64_t> scratch_bytes;
 };
@@ -71,6 +76,7 @@ struct Plan {
   rt::ArenaLayout arena;          // arena.peak_bytes is the arena's size
   int views = 0;                  // tensors that own no memory
   int concat_inputs_in_place = 0;
+  int updates_in_place = 0;  // update_slice steps that write into their base
 
   int tensor_id(TensorRef r) const { return first_tensor[r.node] + r.output; }
   const TensorPlan& tensor(TensorRef r) const { return tensors[tensor_id(r)]; }

@@ -111,6 +111,77 @@ TEST(Plan, NestedConcatsChainTheirViews) {
   EXPECT_EQ(p->tensor({node_named(g, "%b"), 0}).offset, e + 64);
 }
 
+TEST(Plan, UpdateSliceWritesIntoADeadBase) {
+  Graph g = parse(R"(graph g {
+  input x: f32[1,2,4,4]
+  input p: f32[1,1,2,2]
+  %a = relu(x)
+  %u = update_slice(%a, p, starts=[0,1,1,1])
+  %v = tanh(%u)
+  output y = %v
+})");
+  Expected<Plan> p = make_plan(g);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  const int a = node_named(g, "%a"), u = node_named(g, "%u");
+  const StepPlan* s = step_of(*p, u);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->kernel, Kernel::kUpdateSlice);
+  EXPECT_EQ(s->in_place, (std::vector<bool>{true, false}));
+  EXPECT_EQ(p->updates_in_place, 1);
+  EXPECT_EQ(p->tensor({u, 0}).parent, p->tensor_id({a, 0}));
+  EXPECT_EQ(p->tensor({u, 0}).offset, p->tensor({a, 0}).offset);
+  Expected<Plan> off = make_plan(g, PlanOptions{.update_in_place = false});
+  ASSERT_TRUE(off.ok());
+  EXPECT_EQ(off->updates_in_place, 0);
+  EXPECT_NE(off->tensor({u, 0}).offset, off->tensor({a, 0}).offset);
+}
+
+// The base is copied when anything reads its memory later: another reader of
+// the base, a graph output, a graph input, or a concat input placed in the
+// base and read after the update.
+TEST(Plan, UpdateSliceCopiesABaseStillNeeded) {
+  for (const char* text : {R"(graph g {
+  input x: f32[1,2,4]
+  input p: f32[1,1,2]
+  %a = relu(x)
+  %u = update_slice(%a, p, starts=[0,0,1])
+  %w = add(%u, %a)
+  output y = %w
+})",
+                           R"(graph g {
+  input x: f32[1,2,4]
+  input p: f32[1,1,2]
+  %a = relu(x)
+  %u = update_slice(%a, p, starts=[0,0,1])
+  output y = %u
+  output z = %a
+})",
+                           R"(graph g {
+  input x: f32[1,2,4]
+  input p: f32[1,1,2]
+  %u = update_slice(x, p, starts=[0,0,1])
+  output y = %u
+})",
+                           R"(graph g {
+  input x: f32[1,1,4]
+  input p: f32[1,1,2]
+  %a = relu(x)
+  %b = tanh(x)
+  %c = concat(%a, %b, axis=1)
+  %u = update_slice(%c, p, starts=[0,0,1])
+  %w = add(%u, %b)
+  output y = %w
+})"}) {
+    Graph g = parse(text);
+    Expected<Plan> p = make_plan(g);
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    const int u = node_named(g, "%u");
+    EXPECT_EQ(step_of(*p, u)->in_place, (std::vector<bool>{false, false})) << text;
+    EXPECT_EQ(p->updates_in_place, 0) << text;
+    EXPECT_EQ(p->tensor({u, 0}).parent, -1) << text;
+  }
+}
+
 TEST(Plan, SplitIsAViewOnlyWhenPiecesAreContiguous) {
   Graph g = parse(R"(graph g {
   input x: f32[1,6,2]

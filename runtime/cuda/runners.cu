@@ -149,6 +149,18 @@ Status plan_movement(const StepContext& sc, LaunchList& l) {
       }
       return Status::Ok();
     }
+    case Op::UpdateSlice: {  // base (unless the output is the base), then the patch
+      const Shape& ys = sc.out_type().shape;
+      const std::vector<int64_t> out_st = rt::strides_of(ys);
+      if (!sc.step->in_place[0]) l.add(copy_launch(sc.in(0), sc.out(), 0, elem, ys, in_st, out_st));
+      const Shape& ps = sc.in_type(1).shape;
+      const std::vector<int64_t>& starts = n.attrs.ints(AttrKey::starts);
+      int64_t origin = 0;
+      for (int d = 0; d < ys.rank(); ++d) origin += starts[d] * out_st[d];
+      if (ps.numel() > 0)
+        l.add(copy_launch(sc.in(1), sc.out(), origin, elem, ps, rt::strides_of(ps), out_st));
+      return Status::Ok();
+    }
     case Op::Pad: {
       const Shape& ys = sc.out_type().shape;
       const std::vector<int64_t> out_st = rt::strides_of(ys);
