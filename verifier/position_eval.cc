@@ -1,0 +1,296 @@
+#include "verifier/position_eval.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "runtime/reference/scalar.h"
+#include "verifier/box_derivation.h"
+
+namespace tso::verifier {
+
+namespace {
+
+using ref::Mod;
+
+uint64_t mix(uint64_t x) {  // splitmix64's finalizer
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+uint64_t name_hash(std::string_view name) {  // FNV-1a: the same on every platform
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (char c : name) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+  return h;
+}
+
+Mod input_value_hashed(uint64_t seed, int test, uint64_t name, int64_t flat) {
+  return Mod(mix(mix(mix(seed) ^ static_cast<uint64_t>(test)) ^ name) ^
+             mix(static_cast<uint64_t>(flat)));
+}
+
+std::vector<int64_t> strides_of(const Shape& s) {
+  std::vector<int64_t> st(s.rank(), 1);
+  for (int i = s.rank() - 2; i >= 0; --i) st[i] = st[i + 1] * s[i + 1];
+  return st;
+}
+
+constexpr int kFlatBits = 40;
+
+}  // namespace
+
+Mod input_value(uint64_t seed, int test, std::string_view name, int64_t flat) {
+  return input_value_hashed(seed, test, name_hash(name), flat);
+}
+
+int polynomial_degree(const Graph& g) {
+  std::vector<int> deg(g.size(), 0);
+  int worst = 1;
+  for (int i = 0; i < g.size(); ++i) {
+    const Node& n = g.node(i);
+    int sum = 0, max = 0;
+    for (const TensorRef& r : n.args) {
+      sum += deg[r.node];
+      max = std::max(max, deg[r.node]);
+    }
+    switch (n.op) {
+      case Op::Input:
+      case Op::Weight:
+        deg[i] = 1;
+        break;
+      case Op::Conv2d:  // x * w + bias
+        deg[i] = std::max(deg[n.args[0].node] + deg[n.args[1].node],
+                          n.args.size() > 2 ? deg[n.args[2].node] : 0);
+        break;
+      case Op::Matmul:
+      case Op::Mul:
+      case Op::ScalarMul:
+        deg[i] = sum;
+        break;
+      default:  // sums and data movement
+        deg[i] = max;
+    }
+  }
+  for (const GraphOutput& o : g.outputs()) worst = std::max(worst, deg[o.ref.node]);
+  return worst;
+}
+
+PositionEvaluator::PositionEvaluator(const Graph& g) : g_(g), info_(g.size()) {
+  for (int i = 0; i < g.size(); ++i) {
+    const Node& n = g.node(i);
+    for (const TensorType& t : n.outs) info_[i].strides.push_back(strides_of(t.shape));
+    if (n.op == Op::Input || n.op == Op::Weight) info_[i].name_hash = name_hash(n.name);
+    for (const TensorType& t : n.outs) TSO_CHECK(t.shape.numel() < (int64_t{1} << kFlatBits));
+  }
+}
+
+void PositionEvaluator::start(uint64_t seed, int test) {
+  seed_ = seed;
+  test_ = test;
+  memo_.clear();
+}
+
+Mod PositionEvaluator::output(int o, std::span<const int64_t> index) {
+  Index idx{};
+  std::copy(index.begin(), index.end(), idx.begin());
+  return value(g_.outputs()[o].ref, idx);
+}
+
+int64_t PositionEvaluator::flat(TensorRef r, const Index& idx) const {
+  const std::vector<int64_t>& st = info_[r.node].strides[r.output];
+  int64_t f = 0;
+  for (size_t i = 0; i < st.size(); ++i) f += idx[i] * st[i];
+  return f;
+}
+
+Mod PositionEvaluator::value(TensorRef r, const Index& idx) {
+  const Node& n = g_.node(r.node);
+  switch (n.op) {
+    case Op::Input:
+    case Op::Weight:
+      return input_value_hashed(seed_, test_, info_[r.node].name_hash, flat(r, idx));
+    case Op::ConstOnes:
+    case Op::ConstPool:
+      return Mod(1);
+    case Op::ConstEye:
+      return Mod(idx[0] == idx[1] ? 1 : 0);
+    case Op::ConstEyeConv: {
+      const Shape& s = n.outs[0].shape;
+      return Mod(idx[0] == idx[1] && idx[2] == s[2] / 2 && idx[3] == s[3] / 2 ? 1 : 0);
+    }
+    case Op::Conv2d:
+    case Op::AvgPool:
+    case Op::Matmul:
+    case Op::Add:
+    case Op::Sub:
+    case Op::Mul:
+    case Op::ScalarMul:
+    case Op::Neg: {
+      const uint64_t key = static_cast<uint64_t>(r.node) << kFlatBits | flat(r, idx);
+      auto it = memo_.find(key);
+      if (it != memo_.end()) return it->second;
+      const Mod v = compute(n, idx);
+      memo_.emplace(key, v);
+      return v;
+    }
+    default:
+      return move(n, r, idx);
+  }
+}
+
+Mod PositionEvaluator::compute(const Node& n, const Index& idx) {
+  switch (n.op) {
+    case Op::Conv2d:
+      return conv(n, idx);
+    case Op::AvgPool:
+      return avgpool(n, idx);
+    case Op::Matmul:
+      return matmul(n, idx);
+    case Op::ScalarMul:
+      return value(n.args[0], idx) * value(n.args[1], Index{});
+    case Op::Neg:
+      return -value(n.args[0], idx);
+    default: {  // add, sub, mul: numpy broadcasting
+      const Shape& out = n.outs[0].shape;
+      Mod v[2];
+      for (int k = 0; k < 2; ++k) {
+        const Shape& s = shape(n.args[k]);
+        Index a{};
+        for (int i = 0; i < s.rank(); ++i) a[i] = s[i] == 1 ? 0 : idx[i + out.rank() - s.rank()];
+        v[k] = value(n.args[k], a);
+      }
+      return n.op == Op::Add ? v[0] + v[1] : n.op == Op::Sub ? v[0] - v[1] : v[0] * v[1];
+    }
+  }
+}
+
+Mod PositionEvaluator::conv(const Node& n, const Index& idx) {
+  const Shape &xs = shape(n.args[0]), &ws = shape(n.args[1]);
+  const int64_t groups = n.attrs.i(AttrKey::groups);
+  const int64_t cg = xs[1] / groups, group = idx[1] / (ws[0] / groups);
+  const Window wh = window(n, xs, ws, 0), ww = window(n, xs, ws, 1);
+  Mod sum = n.args.size() > 2 ? value(n.args[2], Index{idx[1]}) : Mod();
+  Index xi{idx[0], 0, 0, 0}, wi{idx[1], 0, 0, 0};
+  for (int64_t i = 0; i < wh.k; ++i) {
+    xi[2] = idx[2] * wh.stride + i * wh.dil - wh.pad_lo;
+    if (xi[2] < 0 || xi[2] >= xs[2]) continue;
+    wi[2] = i;
+    for (int64_t j = 0; j < ww.k; ++j) {
+      xi[3] = idx[3] * ww.stride + j * ww.dil - ww.pad_lo;
+      if (xi[3] < 0 || xi[3] >= xs[3]) continue;
+      wi[3] = j;
+      for (int64_t c = 0; c < cg; ++c) {
+        xi[1] = group * cg + c;
+        wi[1] = c;
+        sum += value(n.args[0], xi) * value(n.args[1], wi);
+      }
+    }
+  }
+  return sum;
+}
+
+Mod PositionEvaluator::avgpool(const Node& n, const Index& idx) {
+  const Shape& xs = shape(n.args[0]);
+  const Window wh = window(n, xs, xs, 0), ww = window(n, xs, xs, 1);
+  const int64_t hs = idx[2] * wh.stride - wh.pad_lo, ws = idx[3] * ww.stride - ww.pad_lo;
+  const int64_t h0 = std::max<int64_t>(hs, 0), h1 = std::min(hs + wh.k, xs[2]);
+  const int64_t w0 = std::max<int64_t>(ws, 0), w1 = std::min(ws + ww.k, xs[3]);
+  Mod sum;
+  Index xi{idx[0], idx[1], 0, 0};
+  for (xi[2] = h0; xi[2] < h1; ++xi[2])
+    for (xi[3] = w0; xi[3] < w1; ++xi[3]) sum += value(n.args[0], xi);
+  const int64_t count =
+      n.attrs.i(AttrKey::count_include_pad) != 0
+          ? (std::min(hs + wh.k, xs[2] + wh.pad_hi) - std::max(hs, -wh.pad_lo)) *
+                (std::min(ws + ww.k, xs[3] + ww.pad_hi) - std::max(ws, -ww.pad_lo))
+          : (h1 - h0) * (w1 - w0);
+  return ref::fn::div(sum, Mod::from_signed(count));
+}
+
+// The last two axes multiply; the leading ones broadcast; a rank-1 operand
+// is a row (left) or column (right) whose unit axis the result drops.
+Mod PositionEvaluator::matmul(const Node& n, const Index& idx) {
+  const Shape &as = shape(n.args[0]), &bs = shape(n.args[1]);
+  const int ra = as.rank(), rb = bs.rank();
+  const int na = std::max(ra - 2, 0), nb = std::max(rb - 2, 0);
+  const int nout = n.outs[0].shape.rank() - (ra > 1) - (rb > 1);
+  Index ai{}, bi{};
+  for (int k = 0; k < na; ++k) ai[k] = as[k] == 1 ? 0 : idx[nout - na + k];
+  for (int k = 0; k < nb; ++k) bi[k] = bs[k] == 1 ? 0 : idx[nout - nb + k];
+  if (ra > 1) ai[na] = idx[nout];
+  if (rb > 1) bi[nb + 1] = idx[nout + (ra > 1)];
+  const int ka = ra > 1 ? na + 1 : 0, kb = rb > 1 ? nb : 0;
+  Mod sum;
+  for (int64_t k = 0; k < as[ra - 1]; ++k) {
+    ai[ka] = k;
+    bi[kb] = k;
+    sum += value(n.args[0], ai) * value(n.args[1], bi);
+  }
+  return sum;
+}
+
+// Data movement: the position read, or the constant written.
+Mod PositionEvaluator::move(const Node& n, TensorRef r, const Index& idx) {
+  const Shape& out = n.outs[r.output].shape;
+  const int rank = out.rank();
+  Index x = idx;
+  switch (n.op) {
+    case Op::Concat: {
+      const int axis = static_cast<int>(n.attrs.i(AttrKey::axis));
+      size_t k = 0;
+      for (; k + 1 < n.args.size() && x[axis] >= shape(n.args[k])[axis]; ++k)
+        x[axis] -= shape(n.args[k])[axis];
+      return value(n.args[k], x);
+    }
+    case Op::Split: {
+      const int axis = static_cast<int>(n.attrs.i(AttrKey::axis));
+      for (int k = 0; k < r.output; ++k) x[axis] += n.attrs.ints(AttrKey::sizes)[k];
+      return value(n.args[0], x);
+    }
+    case Op::Transpose: {
+      std::vector<int64_t> perm = n.attrs.ints(AttrKey::perm);
+      if (perm.empty())
+        for (int i = rank - 1; i >= 0; --i) perm.push_back(i);
+      for (int i = 0; i < rank; ++i) x[perm[i]] = idx[i];
+      return value(n.args[0], x);
+    }
+    case Op::Slice: {
+      const std::vector<int64_t>& axes = n.attrs.ints(AttrKey::axes);
+      for (size_t i = 0; i < axes.size(); ++i)
+        x[axes[i]] =
+            n.attrs.ints(AttrKey::starts)[i] + idx[axes[i]] * n.attrs.ints(AttrKey::steps)[i];
+      return value(n.args[0], x);
+    }
+    case Op::Pad:
+    case Op::Enlarge: {
+      const Shape& in = shape(n.args[0]);
+      for (int i = 0; i < rank; ++i) {
+        x[i] -= n.op == Op::Pad ? n.attrs.ints(AttrKey::pads)[i] : (out[i] - in[i]) / 2;
+        if (x[i] < 0 || x[i] >= in[i])
+          return n.op == Op::Pad ? ref::fn::constant<Mod>(n.attrs.f(AttrKey::value)) : Mod();
+      }
+      return value(n.args[0], x);
+    }
+    case Op::UpdateSlice: {
+      const Shape& patch = shape(n.args[1]);
+      bool inside = true;
+      for (int i = 0; i < rank; ++i) {
+        x[i] -= n.attrs.ints(AttrKey::starts)[i];
+        inside = inside && x[i] >= 0 && x[i] < patch[i];
+      }
+      return inside ? value(n.args[1], x) : value(n.args[0], idx);
+    }
+    default: {  // reshape and its kin: the same row-major position
+      const Shape& in = shape(n.args[0]);
+      int64_t f = flat(r, idx);
+      for (int i = in.rank() - 1; i >= 0; --i) {
+        x[i] = f % in[i];
+        f /= in[i];
+      }
+      return value(n.args[0], x);
+    }
+  }
+}
+
+}  // namespace tso::verifier

@@ -1,0 +1,62 @@
+// Internal to verifier/: one output position of a program evaluated alone,
+// in the prime field of ref::Mod. Only the positions it reads are computed
+// (recursively, each computed value remembered for the test), so a position
+// costs its reduction, whatever the size of the tensors: the region check
+// decides a box from O(rank) positions.
+//
+// Every graph input and weight is a variable: test t of seed s gives element
+// i of input `name` the value input_value(s, t, name, i), so two programs
+// over the same inputs see the same values.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/graph.h"
+#include "runtime/reference/tensor.h"
+
+namespace tso::verifier {
+
+ref::Mod input_value(uint64_t seed, int test, std::string_view name, int64_t flat);
+
+// The degree of the program's outputs as polynomials in its inputs (at
+// least 1).
+int polynomial_degree(const Graph& g);
+
+class PositionEvaluator {
+ public:
+  // `g` holds only the operators box_derivation.h accepts.
+  explicit PositionEvaluator(const Graph& g);
+
+  // Starts a test: new input values, an empty memo.
+  void start(uint64_t seed, int test);
+  ref::Mod output(int o, std::span<const int64_t> index);
+
+ private:
+  using Index = std::array<int64_t, Shape::kMaxRank>;
+  struct NodeInfo {
+    std::vector<std::vector<int64_t>> strides;  // per output
+    uint64_t name_hash = 0;                     // inputs and weights
+  };
+
+  ref::Mod value(TensorRef r, const Index& idx);
+  ref::Mod compute(const Node& n, const Index& idx);
+  ref::Mod conv(const Node& n, const Index& idx);
+  ref::Mod avgpool(const Node& n, const Index& idx);
+  ref::Mod matmul(const Node& n, const Index& idx);
+  ref::Mod move(const Node& n, TensorRef r, const Index& idx);
+  const Shape& shape(TensorRef r) const { return g_.type(r).shape; }
+  int64_t flat(TensorRef r, const Index& idx) const;
+
+  const Graph& g_;
+  std::vector<NodeInfo> info_;
+  uint64_t seed_ = 0;
+  int test_ = 0;
+  std::unordered_map<uint64_t, ref::Mod> memo_;  // (node << 40 | flat index) -> value
+};
+
+}  // namespace tso::verifier

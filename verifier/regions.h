@@ -1,0 +1,51 @@
+// Partial equivalence (PET), the region check: where a mutant computes the
+// same values as its source program and where it does not.
+//
+// Both programs are multilinear in their inputs (conv2d, matmul, avgpool,
+// smul, add; and layout operators: pad, slice, concat, split, transpose,
+// reshape, update_slice). The output is split into boxes: along every
+// output axis, breakpoints are derived from the operators' index arithmetic
+// (padding borders, seams of concats, halos of slices, tile and interleave
+// boundaries of reshapes), so that inside one box each output position reads
+// its inputs through the same summation intervals in both programs, shifted
+// by a translation. A box is then decided from its corner and one step along
+// each of its axes (rank + 1 positions, each evaluated alone, on demand), on
+// `tests` independent random inputs in the prime field of ref::Mod: a box
+// that differs passes every test with probability at most
+// (degree / p)^tests (`false_equal_bound`).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/error.h"
+#include "core/graph.h"
+
+namespace tso::verifier {
+
+// A box of one output: positions starts[a] <= i_a < ends[a] on every axis.
+struct Box {
+  int output = 0;
+  std::vector<int64_t> starts, ends;
+  friend bool operator==(const Box&, const Box&) = default;
+};
+
+struct RegionOptions {
+  int tests = 2;  // independent random input sets, >= 2
+  uint64_t seed = 1;
+};
+
+struct RegionResult {
+  std::vector<Box> wrong;        // where the mutant differs, adjacent boxes merged; sorted
+  int64_t boxes = 0;             // boxes decided
+  int64_t positions = 0;         // positions evaluated (per program, per test)
+  double false_equal_bound = 0;  // per box
+};
+
+// Decides every box of the outputs of `source` and `mutant`: two concrete
+// graphs over the same inputs (by name and type) with outputs of equal types.
+// Fails, naming the node, on an operator outside the multilinear set above.
+Expected<RegionResult> decide_regions(const Graph& source, const Graph& mutant,
+                                      const RegionOptions& options = {});
+
+}  // namespace tso::verifier

@@ -1,0 +1,376 @@
+// The region check against brute force: for every mutant family, the
+// positions covered by the wrong boxes are exactly those where the programs
+// differ when evaluated whole (reference executor, Mod, several random
+// inputs); mutants caught only by a step position, the boxes' tiling and the
+// positions that decide them, and the errors.
+#include "verifier/regions.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+
+#include "core/text_format.h"
+#include "runtime/reference/executor.h"
+#include "verifier/box_derivation.h"
+#include "verifier/position_eval.h"
+
+namespace tso::verifier {
+namespace {
+
+using Positions = std::set<std::pair<int, int64_t>>;  // (output, row-major index)
+
+// `text` with every {NAME} replaced by its value.
+std::string fill(std::string text, const std::map<std::string, int64_t>& vars) {
+  for (const auto& [name, value] : vars) {
+    const std::string key = "{" + name + "}";
+    for (size_t at; (at = text.find(key)) != std::string::npos;)
+      text.replace(at, key.size(), std::to_string(value));
+  }
+  return text;
+}
+
+Graph parse(const std::string& text) {
+  Expected<Graph> g = parse_graph(text);
+  EXPECT_TRUE(g.ok()) << g.error().message << "\n" << text;
+  return g.ok() ? *g : Graph{};
+}
+
+std::vector<int64_t> strides(const Shape& s) {
+  std::vector<int64_t> st(s.rank(), 1);
+  for (int i = s.rank() - 2; i >= 0; --i) st[i] = st[i + 1] * s[i + 1];
+  return st;
+}
+
+// Every position of the boxes; a position covered twice fails the test.
+Positions covered(const Graph& g, const std::vector<std::pair<int, Box>>& boxes) {
+  Positions out;
+  for (const auto& [o, box] : boxes) {
+    const Shape& shape = g.type(g.outputs()[o].ref).shape;
+    const std::vector<int64_t> st = strides(shape);
+    std::vector<int64_t> at = box.starts;
+    bool empty = false;
+    for (size_t a = 0; a < at.size(); ++a) empty = empty || box.starts[a] >= box.ends[a];
+    if (empty) continue;
+    while (true) {
+      int64_t flat = 0;
+      for (size_t a = 0; a < at.size(); ++a) flat += at[a] * st[a];
+      EXPECT_TRUE(out.insert({o, flat}).second) << "position covered twice in output " << o;
+      int a = static_cast<int>(at.size()) - 1;
+      for (; a >= 0; --a) {
+        if (++at[a] < box.ends[a]) break;
+        at[a] = box.starts[a];
+      }
+      if (a < 0) break;
+    }
+  }
+  return out;
+}
+
+Positions covered(const Graph& g, const std::vector<Box>& boxes) {
+  std::vector<std::pair<int, Box>> tagged;
+  for (const Box& b : boxes) tagged.push_back({b.output, b});
+  return covered(g, tagged);
+}
+
+// Positions where the whole programs differ on any of `runs` random inputs.
+Positions brute_force(const Graph& source, const Graph& mutant, int runs = 3) {
+  std::mt19937_64 rng(7);
+  Positions out;
+  for (int run = 0; run < runs; ++run) {
+    std::map<std::string, ref::Tensor<ref::Mod>> feeds;
+    for (const Graph* g : {&source, &mutant})
+      for (int i : g->input_nodes()) {
+        const Node& n = g->node(i);
+        if (feeds.count(n.name)) continue;
+        ref::Tensor<ref::Mod> t(n.outs[0].shape);
+        for (ref::Mod& v : t.data) v = ref::Mod(rng());
+        feeds.emplace(n.name, std::move(t));
+      }
+    Expected<std::vector<ref::Tensor<ref::Mod>>> a = ref::evaluate<ref::Mod>(source, feeds);
+    Expected<std::vector<ref::Tensor<ref::Mod>>> b = ref::evaluate<ref::Mod>(mutant, feeds);
+    EXPECT_TRUE(a.ok() && b.ok());
+    if (!a.ok() || !b.ok()) return out;
+    for (size_t o = 0; o < a->size(); ++o)
+      for (int64_t i = 0; i < (*a)[o].numel(); ++i)
+        if (!((*a)[o].data[i] == (*b)[o].data[i])) out.insert({static_cast<int>(o), i});
+  }
+  return out;
+}
+
+RegionResult decide(const Graph& source, const Graph& mutant) {
+  Expected<RegionResult> r = decide_regions(source, mutant);
+  EXPECT_TRUE(r.ok()) << r.error().message;
+  return r.ok() ? *r : RegionResult{};
+}
+
+// The boxes the check decides: they tile each output exactly, and every
+// position that decides a box lies inside it.
+std::vector<std::pair<int, Layout>> check_boxes(const Graph& source, const Graph& mutant) {
+  Expected<std::vector<Layout>> ls = output_layouts(source), lm = output_layouts(mutant);
+  EXPECT_TRUE(ls.ok() && lm.ok());
+  std::vector<std::pair<int, Layout>> out;
+  if (!ls.ok() || !lm.ok()) return out;
+  Positions all;
+  for (size_t o = 0; o < ls->size(); ++o) {
+    const Layout layout = refine((*ls)[o], (*lm)[o]);
+    const Shape& shape = source.type(source.outputs()[o].ref).shape;
+    std::vector<std::pair<int, Box>> pieces_of_all;
+    for (const SubBox& box : boxes_of(layout)) {
+      std::vector<std::pair<int, Box>> pieces;
+      for (auto& [s, e] : contiguous_pieces(layout, box))
+        pieces.push_back({int(o), {int(o), s, e}});
+      Positions inside = covered(source, pieces);
+      for (const std::vector<int64_t>& p : deciding_positions(layout, box)) {
+        int64_t flat = 0;
+        for (int a = 0; a < shape.rank(); ++a) flat += p[a] * strides(shape)[a];
+        EXPECT_TRUE(inside.count({int(o), flat})) << "a deciding position lies outside its box";
+      }
+      pieces_of_all.insert(pieces_of_all.end(), pieces.begin(), pieces.end());
+    }
+    Positions tiled = covered(source, pieces_of_all);  // fails on overlaps
+    EXPECT_EQ(static_cast<int64_t>(tiled.size()), shape.numel())
+        << "boxes do not tile output " << o;
+    out.push_back({int(o), layout});
+  }
+  return out;
+}
+
+// The main property: the region check agrees with brute force exactly.
+void expect_exact(const Graph& source, const Graph& mutant, size_t expected_wrong) {
+  check_boxes(source, mutant);
+  const Positions truth = brute_force(source, mutant);
+  EXPECT_EQ(truth.size(), expected_wrong) << "the mutant is not the one meant";
+  const RegionResult r = decide(source, mutant);
+  EXPECT_EQ(covered(source, r.wrong), truth);
+  EXPECT_GT(r.boxes, 0);
+  EXPECT_GT(r.false_equal_bound, 0);
+  EXPECT_LT(r.false_equal_bound, 1e-17);
+}
+
+// ---- families --------------------------------------------------------------
+
+const char* kConv = R"(graph source {
+  input x: f32[{N},{C},{H},{W}]
+  weight w: f32[{O},{CG},{K},{K}]
+  %y = conv2d(x, w, pad=[{P},{P},{P},{P}], stride=[{S},{S}], groups={G})
+  output y = %y
+})";
+
+// Two images stacked along H, convolved once, split back: wrong at the seam.
+const char* kStacked = R"(graph mutant {
+  input x: f32[2,{C},{H},{W}]
+  weight w: f32[{O},{CG},{K},{K}]
+  %a, %b = split(x, axis=0, sizes=[1,1])
+  %s = concat(%a, %b, axis=2)
+  %c = conv2d(%s, w, pad=[{P},{P},{P},{P}], stride=[{S},{S}], groups={G})
+  %d, %e = split(%c, axis=2, sizes=[{HO},{HO}])
+  %y = concat(%d, %e, axis=0)
+  output y = %y
+})";
+
+std::map<std::string, int64_t> conv_vars(int64_t h, int64_t w, int64_t stride = 1,
+                                         int64_t groups = 1) {
+  return {{"N", 2},
+          {"C", 4},
+          {"H", h},
+          {"W", w},
+          {"O", 4},
+          {"CG", 4 / groups},
+          {"K", 3},
+          {"P", 1},
+          {"S", stride},
+          {"G", groups},
+          {"HO", (h - 1) / stride + 1}};
+}
+
+TEST(Regions, BatchStackedAlongH) {
+  for (int64_t h : {5, 6}) {
+    auto v = conv_vars(h, 5);
+    // The last row of image 0 and the first of image 1, all channels and columns.
+    expect_exact(parse(fill(kConv, v)), parse(fill(kStacked, v)), 2 * 4 * 5);
+  }
+}
+
+TEST(Regions, StridedConvStackedAlongH) {
+  // Stride 2 over even H: image 1's first row reads image 0's last row
+  // (where the source reads padding); image 0's last row stays inside it.
+  for (int64_t h : {6, 8}) {
+    auto v = conv_vars(h, 6, 2);
+    expect_exact(parse(fill(kConv, v)), parse(fill(kStacked, v)), 4 * 3);
+  }
+}
+
+TEST(Regions, GroupedConvStackedAlongH) {
+  auto v = conv_vars(6, 5, 1, 2);
+  expect_exact(parse(fill(kConv, v)), parse(fill(kStacked, v)), 2 * 4 * 5);
+}
+
+// Tiles of H moved into the batch without halo: wrong at the tile borders.
+const char* kTiles = R"(graph mutant {
+  input x: f32[{N},{C},{H},{W}]
+  weight w: f32[{O},{C},3,3]
+  %r = reshape(x, shape=[{N},{C},2,{H2},{W}])
+  %t = transpose(%r, perm=[2,0,1,3,4])
+  %b = reshape(%t, shape=[{N2},{C},{H2},{W}])
+  %c = conv2d(%b, w, pad=[1,1,1,1])
+  %u = reshape(%c, shape=[2,{N},{O},{H2},{W}])
+  %v = transpose(%u, perm=[1,2,0,3,4])
+  %y = reshape(%v, shape=[{N},{O},{H},{W}])
+  output y = %y
+})";
+
+// The same with a halo of one row: exact.
+const char* kTilesHalo = R"(graph mutant {
+  input x: f32[{N},{C},{H},{W}]
+  weight w: f32[{O},{C},3,3]
+  %p = pad(x, pads=[0,0,1,0,0,0,1,0])
+  %t0 = slice(%p, starts=[0], ends=[{H2P}], axes=[2], steps=[1])
+  %t1 = slice(%p, starts=[{H2}], ends=[{HP}], axes=[2], steps=[1])
+  %b = concat(%t0, %t1, axis=0)
+  %c = conv2d(%b, w, pad=[0,1,0,1])
+  %d, %e = split(%c, axis=0, sizes=[{N},{N}])
+  %y = concat(%d, %e, axis=2)
+  output y = %y
+})";
+
+std::map<std::string, int64_t> tile_vars(int64_t h, int64_t w) {
+  return {{"N", 2}, {"C", 3}, {"O", 2}, {"H", h}, {"W", w},  {"H2", h / 2},      {"N2", 4},
+          {"K", 3}, {"P", 1}, {"S", 1}, {"G", 1}, {"CG", 3}, {"H2P", h / 2 + 2}, {"HP", h + 2}};
+}
+
+TEST(Regions, TilesWithoutHalo) {
+  for (int64_t h : {6, 8}) {
+    auto v = tile_vars(h, 5);
+    expect_exact(parse(fill(kConv, v)), parse(fill(kTiles, v)), 2 * 2 * 2 * 5);
+  }
+}
+
+TEST(Regions, TilesWithHalo) {
+  for (int64_t h : {6, 8}) {
+    auto v = tile_vars(h, 7);
+    expect_exact(parse(fill(kConv, v)), parse(fill(kTilesHalo, v)), 0);
+  }
+}
+
+// A dilated convolution as a plain one over the four interleaved sub-images.
+const char* kDilated = R"(graph source {
+  input x: f32[{N},{C},{H},{W}]
+  weight w: f32[{O},{C},3,3]
+  %y = conv2d(x, w, pad=[2,2,2,2], dilation=[2,2])
+  output y = %y
+})";
+
+// {PERM} places the sub-images back; {ORDER} is the order of the four
+// sub-images (ph, pw) = 0:(0,0) 1:(0,1) 2:(1,0) 3:(1,1) after the conv.
+const char* kInterleaved = R"(graph mutant {
+  input x: f32[{N},{C},{H},{W}]
+  weight w: f32[{O},{C},3,3]
+  %r = reshape(x, shape=[{N},{C},{H2},2,{W2},2])
+  %t = transpose(%r, perm=[3,5,0,1,2,4])
+  %b = reshape(%t, shape=[{N4},{C},{H2},{W2}])
+  %c = conv2d(%b, w, pad=[1,1,1,1])
+  %s0, %s1, %s2, %s3 = split(%c, axis=0, sizes=[{N},{N},{N},{N}])
+  %o = concat({ORDER}, axis=0)
+  %u = reshape(%o, shape=[2,2,{N},{O},{H2},{W2}])
+  %v = transpose(%u, perm={PERM})
+  %y = reshape(%v, shape=[{N},{O},{H},{W}])
+  output y = %y
+})";
+
+std::string interleaved(int64_t h, int64_t w, const std::string& order = "%s0, %s1, %s2, %s3",
+                        const std::string& perm = "[2,3,4,0,5,1]", int64_t c = 3, int64_t o = 2) {
+  std::string text = kInterleaved;
+  text.replace(text.find("{ORDER}"), 7, order);
+  text.replace(text.find("{PERM}"), 6, perm);
+  return fill(
+      text,
+      {{"N", 1}, {"C", c}, {"O", o}, {"H", h}, {"W", w}, {"H2", h / 2}, {"W2", w / 2}, {"N4", 4}});
+}
+
+std::string dilated(int64_t h, int64_t w, int64_t c = 3, int64_t o = 2) {
+  return fill(kDilated, {{"N", 1}, {"C", c}, {"O", o}, {"H", h}, {"W", w}});
+}
+
+TEST(Regions, DilatedAsInterleaved) {
+  for (auto [h, w] : {std::pair{6, 8}, std::pair{8, 6}, std::pair{4, 10}})
+    expect_exact(parse(dilated(h, w)), parse(interleaved(h, w)), 0);
+}
+
+// Odd H padded to even, convolved, sliced back: exact.
+TEST(Regions, OddPaddedToEven) {
+  const Graph source = parse(fill(kConv, conv_vars(7, 5)));
+  const Graph mutant = parse(R"(graph mutant {
+  input x: f32[2,4,7,5]
+  weight w: f32[4,4,3,3]
+  %p = pad(x, pads=[0,0,0,0,0,0,1,1])
+  %c = conv2d(%p, w, pad=[1,1,1,1])
+  %y = slice(%c, starts=[0,0], ends=[7,5], axes=[2,3], steps=[1,1])
+  output y = %y
+})");
+  expect_exact(source, mutant, 0);
+}
+
+// Two sibling convolutions on one input as one grouped convolution.
+TEST(Regions, SiblingConvsAsGroupedConv) {
+  const Graph source = parse(R"(graph source {
+  input x: f32[1,3,6,5]
+  weight w1: f32[2,3,3,3]
+  weight w2: f32[4,3,3,3]
+  %a = conv2d(x, w1, pad=[1,1,1,1])
+  %b = conv2d(x, w2, pad=[1,1,1,1])
+  output a = %a
+  output b = %b
+})");
+  // Groups need equal halves: w1 gets two more output channels, dropped after.
+  const Graph mutant = parse(R"(graph mutant {
+  input x: f32[1,3,6,5]
+  weight w1: f32[2,3,3,3]
+  weight w2: f32[4,3,3,3]
+  %w1p = pad(w1, pads=[0,0,0,0,2,0,0,0])
+  %w = concat(%w1p, w2, axis=0)
+  %xx = concat(x, x, axis=1)
+  %c = conv2d(%xx, %w, pad=[1,1,1,1], groups=2)
+  %a, %z, %b = split(%c, axis=1, sizes=[2,2,4])
+  output a = %a
+  output b = %b
+})");
+  expect_exact(source, mutant, 0);
+}
+
+// Two products of equal shapes as one batched product.
+TEST(Regions, MatmulsAsBatchedMatmul) {
+  const Graph source = parse(R"(graph source {
+  input a1: f32[5,4]
+  input b1: f32[4,3]
+  input a2: f32[5,4]
+  input b2: f32[4,3]
+  %p = matmul(a1, b1)
+  %q = matmul(a2, b2)
+  output p = %p
+  output q = %q
+})");
+  const Graph mutant = parse(R"(graph mutant {
+  input a1: f32[5,4]
+  input b1: f32[4,3]
+  input a2: f32[5,4]
+  input b2: f32[4,3]
+  %a = concat(a1, a2, axis=0)
+  %a3 = reshape(%a, shape=[2,5,4])
+  %b = concat(b1, b2, axis=0)
+  %b3 = reshape(%b, shape=[2,4,3])
+  %c = matmul(%a3, %b3)
+  %p, %q = split(%c, axis=0, sizes=[1,1])
+  %p2 = reshape(%p, shape=[5,3])
+  %q2 = reshape(%q, shape=[5,3])
+  output p = %p2
+  output q = %q2
+})");
+  expect_exact(source, mutant, 0);
+}
+
+}  // namespace
+}  // namespace tso::verifier
