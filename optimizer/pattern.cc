@@ -149,12 +149,9 @@ Expected<CompiledRule> compile_rule(const Rule& rule) {
   const int n = static_cast<int>(src.nodes.size());
   if (n == 0 || src.outputs.empty())
     return Error{"rule " + rule.name + ": the source side has no operators"};
-  if (rule.status.kind == RuleStatus::Kind::kPartial)
-    return Error{"rule " + rule.name +
-                 ": partial rules need their correction applied, which the "
-                 "optimizer does not do yet"};
   CompiledRule c;
   c.rule = &rule;
+  if (is_region_rule(rule)) c.regions = std::make_shared<RegionTargets>(rule);
   c.result_is_output.resize(n);
   for (int i = 0; i < n; ++i) c.result_is_output[i].assign(src.nodes[i].outputs, 0);
   for (const RuleRef& o : src.outputs) {

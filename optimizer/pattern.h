@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -15,6 +16,7 @@
 
 #include "core/error.h"
 #include "core/graph.h"
+#include "optimizer/region_rule.h"
 #include "substitutions/rules.h"
 
 namespace tso::opt {
@@ -22,14 +24,14 @@ namespace tso::opt {
 struct PlanStep {
   enum class Kind : uint8_t { kRoot, kDown, kUp };
   Kind kind = Kind::kRoot;
-  int node = 0;      // the pattern node this step binds
-  int from = -1;     // kDown: the bound node it is an argument of; kUp: unused
-  int arg = 0;       // kDown: which argument of `from` (before commutation)
-  RuleRef via;       // kUp: the bound tensor the node consumes
+  int node = 0;   // the pattern node this step binds
+  int from = -1;  // kDown: the bound node it is an argument of; kUp: unused
+  int arg = 0;    // kDown: which argument of `from` (before commutation)
+  RuleRef via;    // kUp: the bound tensor the node consumes
 };
 
 struct CompiledRule {
-  int id = 0;         // index in the RuleIndex
+  int id = 0;  // index in the RuleIndex
   const Rule* rule = nullptr;
   Op root_op{};
   std::vector<PlanStep> plan;  // plan[0] binds the root
@@ -44,6 +46,9 @@ struct CompiledRule {
   // Per source node: whether each of its results is a source output (a
   // result that is not must have no users outside the match).
   std::vector<std::vector<char>> result_is_output;
+  // Rules decided by the region check (exact, partial): their targets,
+  // decided again and corrected at each binding (region_rule.h).
+  std::shared_ptr<RegionTargets> regions;
 };
 
 struct CompileOptions {

@@ -91,6 +91,19 @@ std::string report_markdown(const OptimizeResult& r, const ReportContext& c) {
     for (const auto& n : rc.nodes) sites.push_back(join(n, "+"));
     m += "| " + rc.rule + " | " + std::to_string(rc.count) + " | " + join(sites, ", ") + " |\n";
   }
+  std::vector<const AppliedRewrite*> regional;
+  for (const AppliedRewrite& a : s.applied)
+    if (a.region_rule) regional.push_back(&a);
+  if (!regional.empty()) {
+    m += "\n## Region rules applied (" + std::to_string(regional.size()) +
+         ")\n\nDecided by the region check at the shapes they were applied at; a partial rule's "
+         "correction recomputes the boxes its target gets wrong.\n\n"
+         "| rule | nodes | corrected boxes | corrected elements |\n| --- | --- | --- | --- |\n";
+    for (const AppliedRewrite* a : regional)
+      m += "| " + a->rule + " | " + join(a->nodes, "+") + " | " +
+           std::to_string(a->correction_boxes) + " | " + std::to_string(a->correction_elements) +
+           " |\n";
+  }
   if (!c.skipped.empty()) {
     m += "\n## Rules skipped (" + std::to_string(c.skipped.size()) + ")\n\n";
     for (const RuleIndex::Skipped& k : c.skipped) m += "- " + k.rule + ": " + k.reason + "\n";
@@ -139,6 +152,14 @@ std::string report_json(const OptimizeResult& r, const ReportContext& c) {
   for (const RuleCount& rc : count_rules(s.applied))
     applied.push_back({{"rule", rc.rule}, {"count", rc.count}, {"nodes", rc.nodes}});
   j["rules_applied"] = applied;
+  nlohmann::ordered_json regional = nlohmann::ordered_json::array();
+  for (const AppliedRewrite& a : s.applied)
+    if (a.region_rule)
+      regional.push_back({{"rule", a.rule},
+                          {"nodes", a.nodes},
+                          {"corrected_boxes", a.correction_boxes},
+                          {"corrected_elements", a.correction_elements}});
+  j["region_rules_applied"] = regional;
   nlohmann::ordered_json skipped = nlohmann::ordered_json::array();
   for (const RuleIndex::Skipped& k : c.skipped)
     skipped.push_back({{"rule", k.rule}, {"reason", k.reason}});

@@ -10,12 +10,62 @@ const TensorType& replacement_type(const Graph& g, const Replacement& r, TensorR
   return is_target_ref(t) ? r.nodes[target_index(t)].outs[t.output] : g.type(t);
 }
 
+namespace {
+
+// A region rule's replacement: the instance decided at the bound types, its
+// input nodes read as the match's variables.
+Expected<Replacement> build_region_replacement(const Graph& g, const Match& m, Replacement r) {
+  const Rule& rule = *m.rule->rule;
+  std::vector<TensorType> var_types;
+  for (const TensorRef& v : m.vars) var_types.push_back(g.type(v));
+  Expected<std::shared_ptr<const RegionInstance>> inst = m.rule->regions->at(var_types, m.params);
+  if (!inst) return inst.error();
+  const Graph& t = (*inst)->target;
+  const std::string& root_name = g.node(m.nodes[m.rule->plan[0].node]).name;
+  std::vector<TensorRef> var_of(t.nodes().size(), TensorRef{});
+  std::vector<int> index(t.nodes().size(), -1);
+  auto resolve = [&](TensorRef a) {
+    return index[a.node] < 0 ? var_of[a.node] : TensorRef{-1 - index[a.node], a.output};
+  };
+  for (int i = 0; i < static_cast<int>(t.nodes().size()); ++i) {
+    const Node& tn = t.node(i);
+    if (tn.op == Op::Input) {
+      for (size_t v = 0; v < rule.inputs.size(); ++v)
+        if (rule.inputs[v].name == tn.name) var_of[i] = m.vars[v];
+      continue;
+    }
+    Node n = tn;
+    for (TensorRef& a : n.args) a = resolve(a);
+    n.name = root_name + "/" + rule.name + "/" + tn.name;
+    index[i] = static_cast<int>(r.nodes.size());
+    r.nodes.push_back(std::move(n));
+  }
+  for (size_t j = 0; j < rule.source.outputs.size(); ++j) {
+    const RuleRef& s = rule.source.outputs[j];
+    TensorRef old{m.nodes[s.index], s.output};
+    TensorRef now = resolve(t.outputs()[j].ref);
+    if (!(replacement_type(g, r, now) == g.type(old)))
+      return Error{"rule " + rule.name + ": target output " + std::to_string(j) + " has type " +
+                   to_string(replacement_type(g, r, now)) + " but replaces " +
+                   to_string(g.type(old))};
+    if (is_target_ref(now)) r.nodes[target_index(now)].name = g.node(old.node).name;
+    r.outputs.push_back(now);
+    r.replaced.push_back(old);
+  }
+  r.correction_boxes = (*inst)->boxes;
+  r.correction_elements = (*inst)->correction_elements;
+  return r;
+}
+
+}  // namespace
+
 Expected<Replacement> build_replacement(const Graph& g, const Match& m) {
   const Rule& rule = *m.rule->rule;
   Replacement r;
   r.rule = m.rule;
   r.removed = m.nodes;
   std::sort(r.removed.begin(), r.removed.end());
+  if (m.rule->regions) return build_region_replacement(g, m, std::move(r));
   std::vector<TensorType> var_types;
   for (const TensorRef& v : m.vars) var_types.push_back(g.type(v));
   auto resolve = [&](const RuleRef& a) {

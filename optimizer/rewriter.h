@@ -20,16 +20,19 @@ inline int target_index(TensorRef r) { return -1 - r.node; }
 
 struct Replacement {
   const CompiledRule* rule = nullptr;
-  std::vector<int> removed;          // the matched graph nodes, ascending
-  std::vector<Node> nodes;           // the target's operators, types inferred
-  std::vector<TensorRef> outputs;    // per pattern output, the target tensor
-  std::vector<TensorRef> replaced;   // per pattern output, the graph tensor it replaces
+  std::vector<int> removed;         // the matched graph nodes, ascending
+  std::vector<Node> nodes;          // the target's operators, types inferred
+  std::vector<TensorRef> outputs;   // per pattern output, the target tensor
+  std::vector<TensorRef> replaced;  // per pattern output, the graph tensor it replaces
+  int correction_boxes = 0;         // a region rule's corrected boxes here
+  int64_t correction_elements = 0;  // and the output elements they recompute
 };
 
 // Builds the target side for `m`. Fails (the match is then skipped) when the
 // target is not shape-valid at the bound types or its outputs' types differ
-// from the tensors they replace. Target nodes are named after the source
-// node whose output they replace, or the root's name for internal ones.
+// from the tensors they replace. A region rule's target is its instance at
+// the bound types, decided and corrected there (region_rule.h). Target nodes are named after the
+// source node whose output they replace, or the root's name for internal ones.
 Expected<Replacement> build_replacement(const Graph& g, const Match& m);
 
 // The type of a Replacement tensor.

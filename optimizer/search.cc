@@ -34,6 +34,8 @@ struct State {
   int parent = -1;
   Match match;
   std::vector<std::string> replaced_names;  // filled when first built
+  int correction_boxes = 0;                 // likewise, for a region rule
+  int64_t correction_elements = 0;
   // Parent node -> node here (-1: gone), filled when first built: kept
   // after the graph leaves the cache, so matches carry through it.
   std::vector<int> from_parent;
@@ -166,7 +168,9 @@ class Search {
     r.best_cost = states_[best].cost;
     r.best = build(best)->graph;
     for (int s = best; s > 0; s = states_[s].parent)
-      r.applied.push_back({states_[s].match.rule->rule->name, states_[s].replaced_names});
+      r.applied.push_back({states_[s].match.rule->rule->name, states_[s].replaced_names,
+                           states_[s].match.rule->regions != nullptr, states_[s].correction_boxes,
+                           states_[s].correction_elements});
     std::reverse(r.applied.begin(), r.applied.end());
     r.seconds = elapsed();
     r.measuring_seconds = measuring();
@@ -243,8 +247,11 @@ class Search {
     std::shared_ptr<Built> parent = build(states_[s].parent);
     Expected<Replacement> rep = build_replacement(parent->graph, states_[s].match);
     TSO_CHECK(rep.ok(), "a match that built its target once failed to build it again");
-    if (states_[s].replaced_names.empty())
+    if (states_[s].replaced_names.empty()) {
       for (int n : rep->removed) states_[s].replaced_names.push_back(parent->graph.node(n).name);
+      states_[s].correction_boxes = rep->correction_boxes;
+      states_[s].correction_elements = rep->correction_elements;
+    }
     Expected<Rewritten> w = apply_replacement(parent->graph, parent->ids, *rep);
     TSO_CHECK(w.ok(), "a rewrite that built its target failed to apply: " +
                           (w.ok() ? std::string() : w.error().message));

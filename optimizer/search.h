@@ -20,10 +20,10 @@
 namespace tso::opt {
 
 enum class StopReason : uint8_t {
-  kExhausted,   // the queue emptied: no rewrite within alpha is left
-  kBudget,      // the expansion budget was spent
-  kTimeLimit,   // the wall-time limit passed
-  kStalled,     // `stall_expansions` expansions in a row found no cheaper graph
+  kExhausted,  // the queue emptied: no rewrite within alpha is left
+  kBudget,     // the expansion budget was spent
+  kTimeLimit,  // the wall-time limit passed
+  kStalled,    // `stall_expansions` expansions in a row found no cheaper graph
 };
 // "exhausted", "budget", "time-limit", "stalled"
 const char* stop_reason_name(StopReason r);
@@ -62,7 +62,10 @@ struct SearchOptions {
 // One rewrite on the path from the input graph to the best graph.
 struct AppliedRewrite {
   std::string rule;
-  std::vector<std::string> nodes;  // names of the nodes it replaced
+  std::vector<std::string> nodes;   // names of the nodes it replaced
+  bool region_rule = false;         // decided by the region check (exact or partial)
+  int correction_boxes = 0;         // a partial rule's corrected boxes
+  int64_t correction_elements = 0;  // and the output elements they recompute
 };
 
 struct SearchResult {
@@ -71,11 +74,11 @@ struct SearchResult {
   double best_cost = 0;
   StopReason stop = StopReason::kExhausted;
   int64_t expansions = 0;
-  int64_t candidates = 0;   // rewritten graphs within alpha that joined the queue
-  int64_t duplicates = 0;   // rewritten graphs dropped as already seen
-  int64_t rejected = 0;     // matches whose target was invalid at the bound shapes
-  double seconds = 0;            // wall time, measuring included
-  double measuring_seconds = 0;  // of which the cost model spent measuring (not limited)
+  int64_t candidates = 0;               // rewritten graphs within alpha that joined the queue
+  int64_t duplicates = 0;               // rewritten graphs dropped as already seen
+  int64_t rejected = 0;                 // matches whose target was invalid at the bound shapes
+  double seconds = 0;                   // wall time, measuring included
+  double measuring_seconds = 0;         // of which the cost model spent measuring (not limited)
   std::vector<AppliedRewrite> applied;  // in order
 };
 

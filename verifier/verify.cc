@@ -2,12 +2,11 @@
 
 #include <atomic>
 #include <chrono>
-#include <mutex>
-#include <thread>
-
 #include <cstdio>
+#include <mutex>
 #include <optional>
 #include <random>
+#include <thread>
 
 #include "verifier/numeric.h"
 #include "verifier/translate.h"
@@ -45,8 +44,8 @@ std::optional<std::string> numeric_counterexample(const Rule& rule) {
     Expected<double> err = compare_graphs(a, b, rng);
     if (!err || *err <= kEvidence) return std::optional<std::string>();
     char buf[96];
-    std::snprintf(buf, sizeof buf, "relative error %.3g on uniform [-1,1] inputs, seed %llu",
-                  *err, static_cast<unsigned long long>(kSeed));
+    std::snprintf(buf, sizeof buf, "relative error %.3g on uniform [-1,1] inputs, seed %llu", *err,
+                  static_cast<unsigned long long>(kSeed));
     return std::optional<std::string>("the sides differ " + where + ": " + buf);
   };
   Expected<Graph> a = instantiate(rule, RuleSideKind::kSource);
@@ -122,7 +121,8 @@ Expected<std::vector<RuleOutcome>> verify_rules(
     if (!axioms) return axioms.error();
     std::set<std::string> specified = specs::specified_functions(*axioms);
     for (const Rule& r : rules) {
-      if (r.status.kind == RuleStatus::Kind::kPartial) continue;
+      if (r.status.kind == RuleStatus::Kind::kPartial || r.status.kind == RuleStatus::Kind::kExact)
+        continue;
       std::vector<std::string> missing = unspecified_operators(r, fns, specified);
       if (missing.empty()) continue;
       std::string list;
@@ -149,7 +149,8 @@ Expected<std::vector<RuleOutcome>> verify_rules(
     for (size_t i; (i = next++) < rules.size();) {
       RuleOutcome o;
       auto start = std::chrono::steady_clock::now();
-      if (rules[i].status.kind == RuleStatus::Kind::kPartial) {
+      if (rules[i].status.kind == RuleStatus::Kind::kPartial ||
+          rules[i].status.kind == RuleStatus::Kind::kExact) {
         o.status = rules[i].status;
       } else {
         o.status = prove(rules[i], solver, fns, specs.hash, options.timeout_ms);
