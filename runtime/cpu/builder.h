@@ -98,6 +98,7 @@ bool lower_pointwise(Builder& b, const FusionGroup& group,
                      const std::vector<Arg>& direct_extra);
 Status lower_compute(Builder& b, int node);   // oneDNN primitives
 Status lower_movement(Builder& b, int node);  // views and own kernels
+Status lower_update_slice(Builder& b, int node);  // in place where the base is dead
 bool is_movement(const Graph& g, int node);
 // `t` (row-major) stretched to `shape` by a copy, numpy broadcasting.
 int broadcast_to(Builder& b, int node, int t, const Shape& shape);

@@ -171,6 +171,63 @@ TEST(CpuExecutor, PointwiseConvolutionsRunAsInnerProductsWithTheirPostOps) {
   expect_matches_reference(c, true, {}, ExecutorOptions::Choice::kAlways);
 }
 
+const Case& case_named(std::string_view name) {
+  for (const Case& c : ref::testing::kCases)
+    if (c.name == name) return c;
+  ADD_FAILURE() << "no case " << name;
+  return ref::testing::kCases[0];
+}
+
+// The shared case (checked against the reference with the others) writes a
+// conv's NHWC output in place, twice, and copies a base read later (an
+// in-place write would change %t) and a graph input.
+TEST(CpuExecutor, UpdateSliceWritesADeadBaseInPlaceAndCopiesOthers) {
+  const Case& c = case_named("update_slice_in_place_and_copied");
+  for (bool fuse : {true, false}) {
+    ExecutorOptions o;
+    o.fuse = fuse;
+    EXPECT_TRUE(runs_step(c, o, "update_slice in place", "'%u'"));
+    EXPECT_TRUE(runs_step(c, o, "update_slice in place", "'%v'"));
+    EXPECT_TRUE(runs_step(c, o, "update_slice (own)", "'%s'"));
+    EXPECT_TRUE(runs_step(c, o, "update_slice (own)", "'%i'"));
+    EXPECT_FALSE(runs_step(c, o, "update_slice in place", "'%s'"));
+  }
+}
+
+// Bases in the layouts convolutions write here (the stem's, a Winograd
+// convolution's NHWC, oneDNN's NHWC) with patches from graph inputs
+// (row-major) and a slice; a base read twice is copied both times; an
+// updated base feeds a convolution.
+TEST(CpuExecutor, UpdateSliceInTheLayoutsConvolutionsWrite) {
+  const Case c{"update_slice_layouts", R"(graph g {
+  input x: f32[1,3,9,9]
+  input h: f32[1,16,7,5]
+  input p: f32[1,4,2,3]
+  weight w: f32[8,3,3,3]
+  weight v: f32[16,16,3,3]
+  %s = conv2d(x, w, pad=same)
+  %u = update_slice(%s, p, starts=[0,4,7,6])
+  %n = conv2d(h, v, pad=same, act=relu)
+  %b = update_slice(%n, p, starts=[0,12,5,2])
+  %q = slice(%u, starts=[0,0], ends=[7,5], axes=[2,3], steps=[1,1])
+  %m = update_slice(%n, %q, starts=[0,8,0,0])
+  %e = conv2d(h, v, pad=same)
+  %f = update_slice(%e, %q, starts=[0,0,0,0])
+  %o = conv2d(%f, v, pad=same)
+  output y = %u
+  output z = %b
+  output m = %m
+  output o = %o
+})"};
+  expect_matches_reference(c, true);
+  expect_matches_reference(c, false);
+  ExecutorOptions o;
+  EXPECT_TRUE(runs_step(c, o, "update_slice in place", "'%u'"));
+  EXPECT_TRUE(runs_step(c, o, "update_slice (own)", "'%b'"));
+  EXPECT_TRUE(runs_step(c, o, "update_slice (own)", "'%m'"));
+  EXPECT_TRUE(runs_step(c, o, "update_slice in place", "'%f'"));
+}
+
 TEST(CpuExecutor, AnExportedGeluRunsAsOnePostOp) {
   const Case c{"exported_gelu", R"(graph g {
   input x: f32[2,8,16]

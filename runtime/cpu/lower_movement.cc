@@ -1,7 +1,8 @@
 // Data movement on row-major tensors: views that own no memory (reshape,
 // flatten, squeeze, unsqueeze; split pieces when every dimension before the
 // axis is 1) and strided copies (transpose, slice, pad, enlarge, other
-// splits, concat of non-f32 tensors), any dtype.
+// splits, concat of non-f32 tensors), any dtype; update_slice in
+// lower_update_slice.cc.
 #include <algorithm>
 #include <cstring>
 
@@ -313,6 +314,7 @@ bool is_movement(const Graph& g, int node) {
     case Op::Slice:
     case Op::Pad:
     case Op::Enlarge:
+    case Op::UpdateSlice:
       return true;
     case Op::Concat:
       return n.outs[0].dtype != DType::kF32;
@@ -327,6 +329,7 @@ Status lower_movement(Builder& b, int node) {
     lower_concat_copies(b, node);
     return {};
   }
+  if (n.op == Op::UpdateSlice) return lower_update_slice(b, node);
   if (n.op == Op::Pad && lower_pad_in_layout(b, node)) return {};
   if (n.op == Op::Slice && lower_slice_in_layout(b, node)) return {};
   if (n.op == Op::Split && lower_split_in_layout(b, node)) return {};

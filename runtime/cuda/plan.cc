@@ -66,16 +66,19 @@ Reads reads_of(const Graph& g, const Plan& plan) {
   return r;
 }
 
-// Whether update_slice node `at` may write into its base `base`: the base's
-// memory is read by no one at or after `at` but this node's base argument.
-// Views planned later cannot change that: they are of readers of the base.
-bool base_is_dead(const Plan& plan, const std::vector<Kernel>& kernels, const Reads& reads,
-                  int base, int at) {
+// Whether update_slice node `at` may write into its base `base`: the base
+// owns its memory (or is an earlier in-place update's output, so a chain of
+// updates writes one buffer), and that memory is read by no one at or after
+// `at` but this node's base argument. Views planned later cannot change
+// that: they are of readers of the base.
+bool base_is_dead(const Graph& g, const Plan& plan, const std::vector<Kernel>& kernels,
+                  const Reads& reads, int base, int at) {
   const TensorPlan& b = plan.tensors[base];
-  if (b.parent >= 0 || kernels[b.ref.node] == Kernel::kSource || reads.count[base] != 1)
-    return false;
+  const bool owned = b.parent < 0 || g.node(b.ref.node).op == Op::UpdateSlice;
+  if (!owned || kernels[b.ref.node] == Kernel::kSource || reads.count[base] != 1) return false;
+  const int root = resolve_root(plan.tensors, base).first;
   for (int t = 0; t < static_cast<int>(plan.tensors.size()); ++t)
-    if (t != base && resolve_root(plan.tensors, t).first == base && reads.last[t] >= at)
+    if (t != base && resolve_root(plan.tensors, t).first == root && reads.last[t] >= at)
       return false;
   return true;
 }
@@ -194,7 +197,7 @@ Expected<Plan> make_plan(const Graph& g, const PlanOptions& options) {
       }
     }
     if (node.op == Op::UpdateSlice && options.update_in_place &&
-        base_is_dead(plan, kernels, reads, step.inputs[0], i)) {
+        base_is_dead(g, plan, kernels, reads, step.inputs[0], i)) {
       plan.tensors[out0].parent = step.inputs[0];
       step.in_place[0] = true;
       ++plan.updates_in_place;

@@ -136,6 +136,23 @@ TEST(Plan, UpdateSliceWritesIntoADeadBase) {
   EXPECT_NE(off->tensor({u, 0}).offset, off->tensor({a, 0}).offset);
 }
 
+// Corrections write one box each: a chain of updates shares one buffer.
+TEST(Plan, ChainedUpdatesWriteOneBuffer) {
+  Graph g = parse(R"(graph g {
+  input x: f32[1,2,4,4]
+  input p: f32[1,1,2,2]
+  input q: f32[1,2,1,4]
+  %a = relu(x)
+  %u = update_slice(%a, p, starts=[0,1,1,1])
+  %v = update_slice(%u, q, starts=[0,0,3,0])
+  output y = %v
+})");
+  Expected<Plan> p = make_plan(g);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ(p->updates_in_place, 2);
+  EXPECT_EQ(p->tensor({node_named(g, "%v"), 0}).offset, p->tensor({node_named(g, "%a"), 0}).offset);
+}
+
 // The base is copied when anything reads its memory later: another reader of
 // the base, a graph output, a graph input, or a concat input placed in the
 // base and read after the update.

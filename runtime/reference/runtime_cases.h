@@ -222,6 +222,27 @@ inline const Case kCases[] = {
   output e = %e
   output u = %u
 })"},
+    // A conv's (NHWC on the CPU) output corrected in place by a conv's patch
+    // and then by a second box (a chain); a base read again later and a
+    // graph input, both copied.
+    {"update_slice_in_place_and_copied", R"(graph g {
+  input x: f32[1,8,6,6]
+  input xs: f32[1,8,4,6]
+  input p: f32[1,2,3,6]
+  weight w: f32[8,8,3,3]
+  weight k: f32[3,8,3,3]
+  %c = conv2d(x, w, pad=same)
+  %k = conv2d(xs, k)
+  %u = update_slice(%c, %k, starts=[0,2,3,1])
+  %v = update_slice(%u, p, starts=[0,6,0,0])
+  %r = relu(x)
+  %s = update_slice(%r, p, starts=[0,1,3,0])
+  %t = add(%s, %r)
+  %i = update_slice(x, %k, starts=[0,5,1,2])
+  output y = %v
+  output z = %t
+  output i = %i
+})"},
     {"split_and_concat_views_and_copies", R"(graph g {
   input x: f32[1,6,4]
   input v: f32[2,3]
