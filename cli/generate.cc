@@ -18,6 +18,7 @@
 
 #include "cli/commands.h"
 #include "generator/generator.h"
+#include "generator/mutants.h"
 #include "generator/part_file.h"
 
 namespace tso::cli {
@@ -32,6 +33,7 @@ struct GenerateFlags {
   std::string out;
   std::string shard;               // "i/n": write part i of n instead of rules
   std::vector<std::string> merge;  // part files to combine into rules
+  bool mutants = false;            // PET's mutants of the op set's multilinear programs
 };
 
 double peak_rss_mib() {
@@ -136,7 +138,44 @@ int write_atomically(const std::string& out, const std::function<Status(const st
   return kExitOk;
 }
 
+int run_mutants(const GenerateFlags& f) {
+  Expected<gen::OpSet> set = gen::load_op_set(f.ops);
+  if (!set) {
+    std::fprintf(stderr, "tso generate: %s\n", set.error().message.c_str());
+    return std::filesystem::exists(f.ops) ? kExitBadInput : kExitIoError;
+  }
+  gen::MutantOptions opt;
+  opt.seed = f.seed;
+  auto start = std::chrono::steady_clock::now();
+  Expected<gen::MutantResult> r = gen::generate_mutants(*set, opt);
+  if (!r) {
+    std::fprintf(stderr, "tso generate: %s\n", r.error().message.c_str());
+    return kExitBadInput;
+  }
+  int rc = write_atomically(f.out, [&](const std::string& p) -> Status {
+    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+    out << print_rules(r->rules);
+    if (!out.flush()) return Error{f.out + ": write failed"};
+    return Status::Ok();
+  });
+  if (rc != kExitOk) return rc;
+  std::printf("mutants of ops %s, seed %llu: %llu source programs\n", set->name.c_str(),
+              static_cast<unsigned long long>(f.seed), static_cast<unsigned long long>(r->sources));
+  std::printf("%-12s%8s%8s%8s%8s%8s\n", "family", "built", "valid", "exact", "partial", "dropped");
+  for (const gen::FamilyCounts& n : r->families)
+    std::printf("%-12s%8llu%8llu%8llu%8llu%8llu\n", n.family.c_str(),
+                static_cast<unsigned long long>(n.built), static_cast<unsigned long long>(n.valid),
+                static_cast<unsigned long long>(n.exact),
+                static_cast<unsigned long long>(n.partial),
+                static_cast<unsigned long long>(n.dropped));
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("rules written %zu, time %.1f s, wrote %s\n", r->rules.rules.size(), secs,
+              f.out.c_str());
+  return kExitOk;
+}
+
 int run_generate(const GenerateFlags& f) {
+  if (f.mutants) return run_mutants(f);
   const bool merging = !f.merge.empty();
   if (!merging && (f.max_ops < 1 || f.max_ops > gen::kMaxOps)) {
     std::fprintf(stderr, "tso generate: --max-ops must be in 1..%d, got %d\n", gen::kMaxOps,
@@ -253,6 +292,10 @@ Command add_generate(CLI::App& tso) {
   CLI::Option* merge = app->add_option(
       "--merge", flags->merge, "Combine the part files of --shard 0/n..n-1/n into the rule file");
   merge->excludes(shard);
+  CLI::Option* mutants = app->add_flag(
+      "--mutants", flags->mutants,
+      "Write PET's partially equivalent mutants of the op set's conv2d/matmul programs instead");
+  mutants->excludes(shard)->excludes(merge);
   for (CLI::Option* o : app->get_options())
     if (o->get_name() == "--max-ops" || o->get_name() == "--seed") merge->excludes(o);
   app->add_option("-o,--output", flags->out, "Rule file (or part file with --shard) to write")

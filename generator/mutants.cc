@@ -132,10 +132,12 @@ Expected<MutantResult> generate_mutants(const OpSet& set, const MutantOptions& o
   res.rules.header.push_back(std::string("generator: tso ") + kGeneratorVersion +
                              " mutants, ops: " + set.name + ", seed: " + std::to_string(opt.seed));
   res.rules.header.push_back("mutants: sources=" + std::to_string(sources.size()));
-  std::vector<Rule> kept;
+  res.rules.header.push_back("mutants: in each family the exact candidates come first (" +
+                             set.rule_prefix + "_<family>_000 on), then the partial ones");
   for (const Family& f : families()) {
     FamilyCounts n;
     n.family = f.name;
+    std::vector<Rule> exact, partial;
     for (const SourceProgram& src : sources)
       for (Rule& r : f.build(src)) {
         ++n.built;
@@ -146,19 +148,23 @@ Expected<MutantResult> generate_mutants(const OpSet& set, const MutantOptions& o
           ++n.dropped;
           continue;
         }
-        ++(c.verdict == Comparison::Verdict::kExact ? n.exact : n.partial);
-        char index[16];
-        std::snprintf(index, sizeof index, "%03llu",
-                      static_cast<unsigned long long>(n.exact + n.partial - 1));
-        r.name = set.rule_prefix + "_" + f.name + "_" + index;
         r.origin = origin;
         r.status = {};
-        kept.push_back(std::move(r));
+        (c.verdict == Comparison::Verdict::kExact ? exact : partial).push_back(std::move(r));
       }
+    n.exact = exact.size();
+    n.partial = partial.size();
+    exact.insert(exact.end(), std::make_move_iterator(partial.begin()),
+                 std::make_move_iterator(partial.end()));
+    for (size_t i = 0; i < exact.size(); ++i) {
+      char index[24];
+      std::snprintf(index, sizeof index, "%03zu", i);
+      exact[i].name = set.rule_prefix + "_" + f.name + "_" + index;
+      res.rules.rules.push_back(std::move(exact[i]));
+    }
     res.rules.header.push_back("mutants: " + n.text());
     res.families.push_back(std::move(n));
   }
-  res.rules.rules = std::move(kept);
   return res;
 }
 
