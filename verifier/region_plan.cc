@@ -40,11 +40,11 @@ Plan operator_plan(const Node& n, Region out) {
   return p;
 }
 
-Plan forward_plan(Region out, Region in) {
+Plan forward_plan(Region out, Plan::Read read) {
   Plan p;
   p.kind = Plan::kForward;
   p.out = std::move(out);
-  p.reads.push_back({0, std::move(in)});
+  p.reads.push_back(std::move(read));
   return p;
 }
 
@@ -230,7 +230,7 @@ Plan concat_plan(const Graph& g, const Node& n, const Region& want) {
     }
     offset += size;
   }
-  if (p.reads.size() == 1) return forward_plan(want, p.reads[0].region);
+  if (p.reads.size() == 1) return forward_plan(want, p.reads[0]);
   return p;
 }
 
@@ -241,7 +241,7 @@ Plan split_plan(const Node& n, int output, const Region& want) {
   for (int j = 0; j < output; ++j) offset += sizes[j];
   Region read = want;
   read[axis] = {want[axis].lo + offset, want[axis].hi + offset};
-  return forward_plan(want, std::move(read));
+  return forward_plan(want, {0, std::move(read)});
 }
 
 Plan transpose_plan(const Node& n, const Region& want) {
@@ -271,7 +271,7 @@ Plan slice_plan(const Node& n, const Region& want) {
     s.push_back(steps[i] > 0 ? 0 : len - 1);
     e.push_back(steps[i] > 0 ? len : -(len + 1));
   }
-  if (ax.empty()) return forward_plan(want, std::move(read));
+  if (ax.empty()) return forward_plan(want, {0, std::move(read)});
   Plan p = operator_plan(n, want);
   p.attrs.set(AttrKey::starts, s)
       .set(AttrKey::ends, e)
@@ -302,7 +302,7 @@ Plan pad_plan(const Graph& g, const Node& n, Region want) {
     sliced[i + r] = (want[i].hi - pads[i]) - hi;
     padded = padded || sliced[i] > 0 || sliced[i + r] > 0;
   }
-  if (!padded) return forward_plan(std::move(want), std::move(read));
+  if (!padded) return forward_plan(std::move(want), {0, std::move(read)});
   Plan p = operator_plan(n, std::move(want));
   p.attrs.set(AttrKey::pads, sliced);
   p.reads.push_back({0, std::move(read)});
