@@ -103,6 +103,11 @@ KernelWork kernel_work(const Node& n, std::span<const TensorType> inputs) {
   KernelWork w;
   for (const TensorType& t : inputs) w.bytes += double(t.shape.numel()) * dtype_bytes(t.dtype);
   for (const TensorType& t : n.outs) w.bytes += double(t.shape.numel()) * dtype_bytes(t.dtype);
+  // update_slice is charged as written in place (as the runtimes write a
+  // correction's output): the patch read and written into its box, the base
+  // not moved.
+  if (n.op == Op::UpdateSlice)
+    w.bytes = 2 * double(inputs[1].shape.numel()) * dtype_bytes(inputs[1].dtype);
   w.flops = n.op == Op::Opaque ? 0 : double(flops(n.op, n.attrs, inputs, n.outs));
   w.matmul = n.op == Op::Conv2d || n.op == Op::Matmul || n.op == Op::Gemm;
   return w;

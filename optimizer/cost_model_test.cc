@@ -49,6 +49,21 @@ TEST(AnalyticCost, RooflinePerKernelWithViewsAndWeightsFree) {
   EXPECT_DOUBLE_EQ(graph_cost(g, gi, m), 5 + 560 + 5 + 768);
 }
 
+// A correction's write costs its patch twice (read, written in place), plus
+// the launch: never the base, never nothing.
+TEST(AnalyticCost, UpdateSliceMovesItsPatchTwice) {
+  Graph g = parse(R"(graph g {
+  input x: f32[1,8,16,16]
+  input p: f32[1,8,2,16]
+  %r = relu(x)
+  %u = update_slice(%r, p, starts=[0,0,14,0])
+  output y = %u
+})");
+  GraphIndex gi(g);
+  AnalyticCost m(test_device());
+  EXPECT_DOUBLE_EQ(node_cost(g, gi, m, 3), 5 + 2 * 256 * 4);
+}
+
 TEST(AnalyticCost, ShippedH100DescriptionLoads) {
   Expected<Device> d = load_device("optimizer/devices/h100.json");
   ASSERT_TRUE(d.ok()) << d.error().message;
