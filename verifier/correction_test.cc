@@ -15,6 +15,7 @@
 #include "core/text_format.h"
 #include "runtime/reference/executor.h"
 #include "verifier/numeric.h"
+#include "verifier/regions.h"
 
 namespace tso::verifier {
 namespace {
@@ -78,13 +79,26 @@ Graph corrected(const Graph& source, const Graph& mutant, const std::vector<Box>
   return *g;
 }
 
+// The boxes where the region check finds `g` wrong.
+std::vector<Box> wrong_boxes(const Graph& source, const Graph& g) {
+  Expected<RegionResult> r = decide_regions(source, g);
+  EXPECT_TRUE(r.ok()) << r.error().message << "\n" << print(g);
+  return r.ok() ? r->wrong : std::vector<Box>{};
+}
+
 // The full round: the boxes are the mutant's wrong positions, the mutant
-// is wrong, its correction is not.
+// is wrong, its correction is not, on the reference executor and for the
+// region check; the boxes the region check finds correct it too.
 void expect_corrects(const Graph& source, const Graph& mutant, const std::vector<Box>& wrong) {
   expect_wrong_exactly_on(source, mutant, wrong);
   EXPECT_GT(error_against(source, mutant), 1e-3);
   Graph g = corrected(source, mutant, wrong);
   EXPECT_LE(error_against(source, g), kDoubleTolerance) << print(g);
+  EXPECT_TRUE(wrong_boxes(source, g).empty()) << print(g);
+  std::vector<Box> found = wrong_boxes(source, mutant);
+  EXPECT_FALSE(found.empty());
+  Graph by_check = corrected(source, mutant, found);
+  EXPECT_LE(error_against(source, by_check), kDoubleTolerance) << print(by_check);
 }
 
 // Two images stacked along H and convolved once: the rows beside the seam
@@ -228,14 +242,15 @@ TEST(Correction, SeveralBoxesOnOneOutput) {
   EXPECT_EQ(writes, 4);
 }
 
-// Two outputs (the convolution and its relu), both stacked: the boxes of
-// each output are written into that output alone.
+// Two outputs (a convolution and a pooling of it), both computed on the
+// stacked images: the boxes of each output are written into that output
+// alone; the pooling's seam is two rows deep on each side.
 TEST(Correction, TwoOutputs) {
   Graph source = parse(R"(graph source {
   input x: f32[2,2,4,4]
   weight w: f32[3,2,3,3]
   %0 = conv2d(x, w, pad=same)
-  %1 = relu(%0)
+  %1 = avgpool(%0, kernel=[3,3], pad=[1,1,1,1])
   output y = %0
   output z = %1
 })");
@@ -245,30 +260,34 @@ TEST(Correction, TwoOutputs) {
   %0, %1 = split(x, axis=0, sizes=[1,1])
   %2 = concat(%0, %1, axis=2)
   %3 = conv2d(%2, w, pad=same)
-  %4, %5 = split(%3, axis=2, sizes=[4,4])
-  %6 = concat(%4, %5, axis=0)
-  %7 = relu(%6)
-  output y = %6
-  output z = %7
+  %4 = avgpool(%3, kernel=[3,3], pad=[1,1,1,1])
+  %5, %6 = split(%3, axis=2, sizes=[4,4])
+  %7 = concat(%5, %6, axis=0)
+  %8, %9 = split(%4, axis=2, sizes=[4,4])
+  %10 = concat(%8, %9, axis=0)
+  output y = %7
+  output z = %10
 })");
-  std::vector<Box> wrong{box(0, {0, 0, 3, 0}, {1, 3, 4, 4}), box(0, {1, 0, 0, 0}, {2, 3, 1, 4}),
-                         box(1, {0, 0, 3, 0}, {1, 3, 4, 4}), box(1, {1, 0, 0, 0}, {2, 3, 1, 4})};
-  // relu zeroes some wrong positions, so the exact-positions check is left out.
-  Graph g = corrected(source, mutant, wrong);
-  EXPECT_GT(error_against(source, mutant), 1e-3);
-  EXPECT_LE(error_against(source, g), kDoubleTolerance) << print(g);
+  expect_corrects(source, mutant,
+                  {box(0, {0, 0, 3, 0}, {1, 3, 4, 4}), box(0, {1, 0, 0, 0}, {2, 3, 1, 4}),
+                   box(1, {0, 0, 2, 0}, {1, 3, 4, 4}), box(1, {1, 0, 0, 0}, {2, 3, 2, 4})});
 }
 
 // Soundness (issue 15 point 7): a correction that leaves a wrong box out,
-// or recomputes a box one row off, is caught by the numeric comparison.
+// or recomputes a box one row off, is caught by the numeric comparison and
+// by the region check, which finds the box left wrong.
 TEST(Correction, MissingOrShiftedBoxIsCaught) {
   Graph source = parse(single_conv("[2,3,6,5]", "[4,3,3,3]", ", pad=same"));
   Graph mutant = parse(stacked_h("[2,3,6,5]", "[4,3,3,3]", ", pad=same", 6));
   const Box seam0 = box(0, {0, 0, 5, 0}, {1, 4, 6, 5}), seam1 = box(0, {1, 0, 0, 0}, {2, 4, 1, 5});
-  EXPECT_GT(error_against(source, corrected(source, mutant, {seam0})), 1e-3);
-  EXPECT_GT(error_against(source, corrected(source, mutant, {seam1})), 1e-3);
   const Box shifted = box(0, {0, 0, 4, 0}, {1, 4, 5, 5});
-  EXPECT_GT(error_against(source, corrected(source, mutant, {shifted, seam1})), 1e-3);
+  const std::vector<std::pair<std::vector<Box>, Box>> cases = {
+      {{seam0}, seam1}, {{seam1}, seam0}, {{shifted, seam1}, seam0}};
+  for (const auto& [given, missed] : cases) {
+    Graph g = corrected(source, mutant, given);
+    EXPECT_GT(error_against(source, g), 1e-3);
+    EXPECT_EQ(wrong_boxes(source, g), std::vector<Box>{missed}) << print(g);
+  }
 }
 
 TEST(Correction, RejectsBadBoxesAndMismatchedPrograms) {
