@@ -122,11 +122,8 @@ std::vector<Layout> split(const Node& n, const Layout& x) {
 }
 
 Layout transpose(const Node& n, const Layout& x) {
-  std::vector<int64_t> perm = n.attrs.ints(AttrKey::perm);
-  if (perm.empty())
-    for (int i = static_cast<int>(x.size()) - 1; i >= 0; --i) perm.push_back(i);
   Layout l;
-  for (int64_t p : perm) l.push_back(x[p]);
+  for (int64_t p : n.attrs.ints(AttrKey::perm)) l.push_back(x[p]);  // one entry per axis
   return l;
 }
 

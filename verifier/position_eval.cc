@@ -25,9 +25,17 @@ uint64_t name_hash(std::string_view name) {  // FNV-1a: the same on every platfo
   return h;
 }
 
-Mod input_value_hashed(uint64_t seed, int test, uint64_t name, int64_t flat) {
-  return Mod(mix(mix(mix(seed) ^ static_cast<uint64_t>(test)) ^ name) ^
-             mix(static_cast<uint64_t>(flat)));
+// The key of one input in one test; its elements hash from it with one
+// mixing round each (they sit in the inner loop of every reduction).
+uint64_t input_key(uint64_t seed, int test, uint64_t name) {
+  return mix(mix(mix(seed) ^ static_cast<uint64_t>(test)) ^ name);
+}
+
+Mod element(uint64_t key, int64_t flat) {
+  // A 62-bit value reduced without a division.
+  Mod m;
+  m.v = Mod::reduce(mix(key ^ static_cast<uint64_t>(flat) * 0xd6e8feb86659fd93ull) >> 2);
+  return m;
 }
 
 std::vector<int64_t> strides_of(const Shape& s) {
@@ -41,7 +49,7 @@ constexpr int kFlatBits = 40;
 }  // namespace
 
 Mod input_value(uint64_t seed, int test, std::string_view name, int64_t flat) {
-  return input_value_hashed(seed, test, name_hash(name), flat);
+  return element(input_key(seed, test, name_hash(name)), flat);
 }
 
 int polynomial_degree(const Graph& g) {
@@ -86,8 +94,8 @@ PositionEvaluator::PositionEvaluator(const Graph& g) : g_(g), info_(g.size()) {
 }
 
 void PositionEvaluator::start(uint64_t seed, int test) {
-  seed_ = seed;
-  test_ = test;
+  for (size_t i = 0; i < info_.size(); ++i)
+    info_[i].key = input_key(seed, test, info_[i].name_hash);
   memo_.clear();
 }
 
@@ -109,7 +117,7 @@ Mod PositionEvaluator::value(TensorRef r, const Index& idx) {
   switch (n.op) {
     case Op::Input:
     case Op::Weight:
-      return input_value_hashed(seed_, test_, info_[r.node].name_hash, flat(r, idx));
+      return element(info_[r.node].key, flat(r, idx));
     case Op::ConstOnes:
     case Op::ConstPool:
       return Mod(1);
@@ -249,9 +257,7 @@ Mod PositionEvaluator::move(const Node& n, TensorRef r, const Index& idx) {
       return value(n.args[0], x);
     }
     case Op::Transpose: {
-      std::vector<int64_t> perm = n.attrs.ints(AttrKey::perm);
-      if (perm.empty())
-        for (int i = rank - 1; i >= 0; --i) perm.push_back(i);
+      const std::vector<int64_t>& perm = n.attrs.ints(AttrKey::perm);  // one entry per axis
       for (int i = 0; i < rank; ++i) x[perm[i]] = idx[i];
       return value(n.args[0], x);
     }
@@ -283,10 +289,19 @@ Mod PositionEvaluator::move(const Node& n, TensorRef r, const Index& idx) {
     }
     default: {  // reshape and its kin: the same row-major position
       const Shape& in = shape(n.args[0]);
-      int64_t f = flat(r, idx);
-      for (int i = in.rank() - 1; i >= 0; --i) {
-        x[i] = f % in[i];
-        f /= in[i];
+      const int64_t f = flat(r, idx);
+      if (f <= UINT32_MAX) {  // 32-bit divisions: several times faster, and this is the hot loop
+        uint32_t u = static_cast<uint32_t>(f);
+        for (int i = in.rank() - 1; i >= 0; --i) {
+          x[i] = u % static_cast<uint32_t>(in[i]);
+          u /= static_cast<uint32_t>(in[i]);
+        }
+      } else {
+        int64_t v = f;
+        for (int i = in.rank() - 1; i >= 0; --i) {
+          x[i] = v % in[i];
+          v /= in[i];
+        }
       }
       return value(n.args[0], x);
     }

@@ -41,6 +41,7 @@ class PositionEvaluator {
   struct NodeInfo {
     std::vector<std::vector<int64_t>> strides;  // per output
     uint64_t name_hash = 0;                     // inputs and weights
+    uint64_t key = 0;                           // of the current test
   };
 
   ref::Mod value(TensorRef r, const Index& idx);
@@ -54,8 +55,6 @@ class PositionEvaluator {
 
   const Graph& g_;
   std::vector<NodeInfo> info_;
-  uint64_t seed_ = 0;
-  int test_ = 0;
   std::unordered_map<uint64_t, ref::Mod> memo_;  // (node << 40 | flat index) -> value
 };
 

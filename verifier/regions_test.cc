@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <random>
 #include <set>
@@ -264,8 +266,9 @@ const char* kDilated = R"(graph source {
   output y = %y
 })";
 
-// {PERM} places the sub-images back; {ORDER} is the order of the four
-// sub-images (ph, pw) = 0:(0,0) 1:(0,1) 2:(1,0) 3:(1,1) after the conv.
+// {PERM} places the sub-images back; {REORDER}, when not empty, reorders
+// the four sub-images (ph, pw) = 0:(0,0) 1:(0,1) 2:(1,0) 3:(1,1) after the
+// conv (a split and a concat, which cut the batch at every sub-image).
 const char* kInterleaved = R"(graph mutant {
   input x: f32[{N},{C},{H},{W}]
   weight w: f32[{O},{C},3,3]
@@ -273,18 +276,23 @@ const char* kInterleaved = R"(graph mutant {
   %t = transpose(%r, perm=[3,5,0,1,2,4])
   %b = reshape(%t, shape=[{N4},{C},{H2},{W2}])
   %c = conv2d(%b, w, pad=[1,1,1,1])
-  %s0, %s1, %s2, %s3 = split(%c, axis=0, sizes=[{N},{N},{N},{N}])
-  %o = concat({ORDER}, axis=0)
-  %u = reshape(%o, shape=[2,2,{N},{O},{H2},{W2}])
+  {REORDER}
+  %u = reshape({SRC}, shape=[2,2,{N},{O},{H2},{W2}])
   %v = transpose(%u, perm={PERM})
   %y = reshape(%v, shape=[{N},{O},{H},{W}])
   output y = %y
 })";
 
-std::string interleaved(int64_t h, int64_t w, const std::string& order = "%s0, %s1, %s2, %s3",
+std::string interleaved(int64_t h, int64_t w, const std::string& order = "",
                         const std::string& perm = "[2,3,4,0,5,1]", int64_t c = 3, int64_t o = 2) {
   std::string text = kInterleaved;
-  text.replace(text.find("{ORDER}"), 7, order);
+  const std::string reorder =
+      order.empty() ? ""
+                    : "%s0, %s1, %s2, %s3 = split(%c, axis=0, sizes=[{N},{N},{N},{N}])\n"
+                      "  %o = concat(" +
+                          order + ", axis=0)";
+  text.replace(text.find("{REORDER}"), 9, reorder);
+  text.replace(text.find("{SRC}"), 5, order.empty() ? "%c" : "%o");
   text.replace(text.find("{PERM}"), 6, perm);
   return fill(
       text,
@@ -370,6 +378,186 @@ TEST(Regions, MatmulsAsBatchedMatmul) {
   output q = %q2
 })");
   expect_exact(source, mutant, 0);
+}
+
+TEST(Regions, AvgPoolStackedAlongH) {
+  const Graph source = parse(R"(graph source {
+  input x: f32[2,4,6,5]
+  %y = avgpool(x, kernel=[3,3], stride=[1,1], pad=[1,1,1,1])
+  output y = %y
+})");
+  const Graph mutant = parse(R"(graph mutant {
+  input x: f32[2,4,6,5]
+  %a, %b = split(x, axis=0, sizes=[1,1])
+  %s = concat(%a, %b, axis=2)
+  %c = avgpool(%s, kernel=[3,3], stride=[1,1], pad=[1,1,1,1])
+  %d, %e = split(%c, axis=2, sizes=[6,6])
+  %y = concat(%d, %e, axis=0)
+  output y = %y
+})");
+  expect_exact(source, mutant, 2 * 4 * 5);
+}
+
+// A correction's shape: the interior written over a wrong base is right,
+// the ring around it wrong.
+TEST(Regions, UpdateSlice) {
+  const Graph source = parse(R"(graph source {
+  input x: f32[1,2,6,7]
+  weight w: f32[2,2,3,3]
+  %y = conv2d(x, w, pad=[1,1,1,1])
+  output y = %y
+})");
+  const Graph mutant = parse(R"(graph mutant {
+  input x: f32[1,2,6,7]
+  weight w: f32[2,2,3,3]
+  weight v: f32[2,2,3,3]
+  %base = conv2d(x, v, pad=[1,1,1,1])
+  %inner = conv2d(x, w)
+  %y = update_slice(%base, %inner, starts=[0,0,1,1])
+  output y = %y
+})");
+  expect_exact(source, mutant, 2 * (6 * 7 - 4 * 5));
+}
+
+// ---- soundness ---------------------------------------------------------------
+
+// Positions of every box of the check that holds a position of `truth`: what
+// the check reports when a box is wrong on part of it only.
+Positions boxes_holding(const Graph& source, const Graph& mutant, const Positions& truth) {
+  std::vector<std::pair<int, Box>> pieces;
+  for (const auto& [o, layout] : check_boxes(source, mutant))
+    for (const SubBox& box : boxes_of(layout)) {
+      std::vector<std::pair<int, Box>> mine;
+      for (auto& [s, e] : contiguous_pieces(layout, box)) mine.push_back({o, {o, s, e}});
+      const Positions inside = covered(source, mine);
+      if (std::any_of(inside.begin(), inside.end(), [&](auto& p) { return truth.count(p); }))
+        pieces.insert(pieces.end(), mine.begin(), mine.end());
+    }
+  return covered(source, pieces);
+}
+
+// Boxes holding a differing position whose corner agrees on every test: a
+// check from the corner alone would pass them.
+int corner_only_misses(const Graph& source, const Graph& mutant, const Positions& truth) {
+  PositionEvaluator es(source), em(mutant);
+  int missed = 0;
+  for (const auto& [o, layout] : check_boxes(source, mutant))
+    for (const SubBox& box : boxes_of(layout)) {
+      std::vector<std::pair<int, Box>> mine;
+      for (auto& [s, e] : contiguous_pieces(layout, box)) mine.push_back({o, {o, s, e}});
+      const Positions inside = covered(source, mine);
+      if (std::none_of(inside.begin(), inside.end(), [&](auto& p) { return truth.count(p); }))
+        continue;
+      const std::vector<int64_t> corner = deciding_positions(layout, box)[0];
+      bool agree = true;
+      for (int t = 0; t < 2; ++t) {
+        es.start(1, t);
+        em.start(1, t);
+        agree = agree && es.output(o, corner) == em.output(o, corner);
+      }
+      missed += agree;
+    }
+  return missed;
+}
+
+// A mutant wrong on part of a box only: the check reports the boxes that
+// hold its differing positions, whole, and the corner alone would miss some.
+void expect_caught_by_steps(const Graph& source, const Graph& mutant) {
+  const Positions truth = brute_force(source, mutant);
+  ASSERT_FALSE(truth.empty());
+  const RegionResult r = decide(source, mutant);
+  const Positions reported = covered(source, r.wrong);
+  EXPECT_EQ(reported, boxes_holding(source, mutant, truth));
+  EXPECT_TRUE(std::includes(reported.begin(), reported.end(), truth.begin(), truth.end()));
+  EXPECT_GT(corner_only_misses(source, mutant, truth), 0);
+}
+
+// Sub-images of one H parity placed at the other: wrong everywhere.
+TEST(Regions, InterleaveParitiesSwapped) {
+  expect_exact(parse(dilated(6, 8)), parse(interleaved(6, 8, "%s2, %s3, %s0, %s1")), 2 * 6 * 8);
+}
+
+// The W parities swapped in odd rows only: the split and concat that swap
+// them cut the batch of sub-images apart, so the boxes keep one parity each.
+TEST(Regions, InterleaveParitiesSwappedInOddRows) {
+  expect_exact(parse(dilated(6, 8)), parse(interleaved(6, 8, "%s0, %s1, %s3, %s2")), 2 * 3 * 8);
+}
+
+// H and W parities exchanged by the transpose that places the sub-images
+// back: wrong where the parities differ (a checkerboard). Every box spans
+// both parities of both axes, so its corner (even, even) agrees and the
+// steps along the interleave sub-axes catch it.
+TEST(Regions, InterleaveParitiesTransposed) {
+  const Graph source = parse(dilated(6, 6)), mutant = parse(interleaved(6, 6, "", "[2,3,4,1,5,0]"));
+  EXPECT_EQ(brute_force(source, mutant).size(), 2u * 18);
+  expect_caught_by_steps(source, mutant);
+}
+
+// The mutant reads x[2h] where the source reads x[h]: equal at the box's
+// corner h = 0 only.
+TEST(Regions, DoubledIndexCaughtByStep) {
+  const Graph source = parse(R"(graph source {
+  input x: f32[1,2,12,3]
+  %y = slice(x, starts=[0], ends=[6], axes=[2], steps=[1])
+  output y = %y
+})");
+  const Graph mutant = parse(R"(graph mutant {
+  input x: f32[1,2,12,3]
+  %y = slice(x, starts=[0], ends=[12], axes=[2], steps=[2])
+  output y = %y
+})");
+  EXPECT_EQ(brute_force(source, mutant).size(), 2u * 5 * 3);
+  expect_caught_by_steps(source, mutant);
+}
+
+// ---- errors --------------------------------------------------------------------
+
+std::string error_of(const Graph& source, const Graph& mutant, RegionOptions options = {}) {
+  Expected<RegionResult> r = decide_regions(source, mutant, options);
+  EXPECT_FALSE(r.ok());
+  return r.ok() ? "" : r.error().message;
+}
+
+TEST(Regions, Errors) {
+  const Graph conv = parse(fill(kConv, conv_vars(6, 5)));
+  const Graph relu = parse(R"(graph mutant {
+  input x: f32[2,4,6,5]
+  weight w: f32[4,4,3,3]
+  %c = conv2d(x, w, pad=[1,1,1,1])
+  %y = relu(%c)
+  output y = %y
+})");
+  EXPECT_EQ(error_of(conv, relu),
+            "region check: node '%y' (relu) is not a multilinear or layout operator");
+  const Graph fused = parse(R"(graph mutant {
+  input x: f32[2,4,6,5]
+  weight w: f32[4,4,3,3]
+  %y = conv2d(x, w, pad=[1,1,1,1], act=relu)
+  output y = %y
+})");
+  EXPECT_EQ(error_of(fused, conv),
+            "region check: node '%y' (conv2d) has a fused activation: not multilinear");
+  const Graph other = parse(fill(kConv, conv_vars(8, 5)));
+  EXPECT_EQ(error_of(conv, other),
+            "region check: output 0 is f32[2,4,6,5] in the source and f32[2,4,8,5] in the mutant");
+  EXPECT_EQ(error_of(conv, conv, {.tests = 1}), "region check: tests = 1, at least 2 needed");
+}
+
+// PET's CSRNet layer: a 512-channel dilated 3x3 convolution at 28x28 as a
+// plain one over the interleaved sub-images, decided from a few dozen
+// positions.
+TEST(Regions, CsrnetScale) {
+  const Graph source = parse(dilated(28, 28, 512, 512));
+  const Graph mutant = parse(interleaved(28, 28, "", "[2,3,4,0,5,1]", 512, 512));
+  const auto start = std::chrono::steady_clock::now();
+  const RegionResult r = decide(source, mutant);
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(r.wrong.empty());
+  EXPECT_EQ(r.boxes, 9);
+  EXPECT_LT(ms, 2000) << "deciding took " << ms << " ms";
+  std::printf("CSRNet layer: %lld boxes, %lld positions, %.1f ms\n",
+              static_cast<long long>(r.boxes), static_cast<long long>(r.positions), ms);
 }
 
 }  // namespace
