@@ -104,6 +104,57 @@ Status export_window(ExportContext& ctx, int i) {
   return Status::Ok();
 }
 
+// ONNX has no update_slice: the exact decomposition. From the innermost axis
+// out, along each axis the box does not cover whole, the part built so far
+// (the patch, then the patch widened to the full extent of the inner axes)
+// is concatenated between the slices of the base before and after the box;
+// those slices are cut to the box along the outer axes. A box covering the
+// base is the patch, an empty one the base (Identity).
+Status export_update_slice(ExportContext& ctx, int i) {
+  const Graph& g = ctx.graph();
+  const Node& n = g.node(i);
+  const Shape& base = g.type(n.args[0]).shape;
+  const Shape& patch = g.type(n.args[1]).shape;
+  const Ints& starts = n.attrs.ints(AttrKey::starts);
+  const std::string out = ctx.names()[i][0], name = node_name(g, i);
+  std::vector<int> partial;  // axes the box does not cover whole, innermost first
+  for (int d = base.rank() - 1; d >= 0; --d)
+    if (patch[d] != base[d]) partial.push_back(d);
+  if (partial.empty() || patch.numel() == 0) {
+    ctx.add_node("Identity", {ctx.name_of(n.args[partial.empty() ? 1 : 0])}, {out}, name);
+    return Status::Ok();
+  }
+  // base[box along axes < d, [lo, hi) along d, everything along axes > d].
+  auto base_part = [&](int d, int64_t lo, int64_t hi, const std::string& tag) {
+    Ints s, e, axes;
+    for (int a = 0; a < d; ++a)
+      s.push_back(starts[a]), e.push_back(starts[a] + patch[a]), axes.push_back(a);
+    s.push_back(lo), e.push_back(hi), axes.push_back(d);
+    const std::string part = ctx.fresh(out + "/" + tag);
+    ctx.add_node("Slice",
+                 {ctx.name_of(n.args[0]), ctx.constant(name + "/" + tag + "/starts", host_ints(s)),
+                  ctx.constant(name + "/" + tag + "/ends", host_ints(e)),
+                  ctx.constant(name + "/" + tag + "/axes", host_ints(axes))},
+                 {part}, name + "/" + tag);
+    return part;
+  };
+  std::string built = ctx.name_of(n.args[1]);
+  for (size_t k = 0; k < partial.size(); ++k) {
+    const int d = partial[k];
+    const std::string axis = std::to_string(d);
+    std::vector<std::string> pieces;
+    if (starts[d] > 0) pieces.push_back(base_part(d, 0, starts[d], "before" + axis));
+    pieces.push_back(built);
+    if (starts[d] + patch[d] < base[d])
+      pieces.push_back(base_part(d, starts[d] + patch[d], base[d], "after" + axis));
+    const bool last = k + 1 == partial.size();
+    built = last ? out : ctx.fresh(out + "/along" + axis);
+    set_attr(ctx.add_node("Concat", pieces, {built}, last ? name : name + "/along" + axis), "axis",
+             int64_t{d});
+  }
+  return Status::Ok();
+}
+
 // Operators whose extra parameters are ONNX inputs from opset 13 (Split,
 // Squeeze, Unsqueeze) or 18 (ReduceMean) on, and attributes before.
 void axes_input_or_attr(ExportContext& ctx, onnx::NodeProto* p, const std::string& attr,
@@ -241,6 +292,8 @@ Status export_node(ExportContext& ctx, int i) {
     case Op::GlobalAvgPool: return simple("GlobalAveragePool");
     case Op::IsNaN: return simple("IsNaN");
     case Op::Where: return simple("Where");
+    case Op::UpdateSlice:
+      return export_update_slice(ctx, i);
     case Op::Gelu: return export_gelu(ctx, i);
     case Op::BatchNorm: {
       onnx::NodeProto* p = ctx.add_node("BatchNormalization", input_names(ctx, n), out, name);
