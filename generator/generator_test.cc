@@ -51,6 +51,8 @@ TEST(OpSet, ErrorsNameFileAndLine) {
             "bad.ops:3: operator 'isnan' is not supported by the generator");
   EXPECT_EQ(op_set_error("name t\ninput x : f32[2]\nop where\n"),
             "bad.ops:3: operator 'where' is not supported by the generator");
+  EXPECT_EQ(op_set_error("name t\ninput x : f32[2]\nop update_slice starts=[0]\n"),
+            "bad.ops:3: operator 'update_slice' is not supported by the generator");
   EXPECT_EQ(op_set_error("name t\ninput x : f32[2,\n"),
             "bad.ops:2: bad tensor type 'f32[2,' (expected e.g. f32[2,4], rank <= 4)");
   EXPECT_EQ(op_set_error("name t\ninput x : f32[2]\nop split axis=0 sizes=[1,1]\n"),

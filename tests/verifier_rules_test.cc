@@ -73,6 +73,22 @@ TEST(VerifierRules, NanGuardOperatorsHaveNoSpecification) {
   EXPECT_EQ(out.error().message, "rule guard: no specification for isnan, where");
 }
 
+// Nor has update_slice (a correction's write): a rule using it is refused.
+TEST(VerifierRules, UpdateSliceHasNoSpecification) {
+  const std::string side = "    %0 = update_slice(x, p, starts=[0,1])\n    output %0\n";
+  const std::string text =
+      "# tso rules v1\nrule fix {\n  origin handwritten\n"
+      "  status unverified\n  input x: f32[2,3]\n  input p: f32[2,2]\n"
+      "  source {\n" +
+      side + "  }\n  target {\n" + side + "  }\n}\n";
+  Expected<RuleSet> set = parse_rules(text, "fix.rules");
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  Expected<std::vector<verifier::RuleOutcome>> out =
+      verifier::verify_rules(set->rules, shipped_specs(), {10000, 2});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error().message, "rule fix: no specification for update_slice");
+}
+
 TEST(VerifierRules, FalseRulesAreNeverProved) {
   RuleSet set = load("verifier/testdata/false.rules");
   ASSERT_EQ(set.rules.size(), 10u);
