@@ -6,6 +6,7 @@
 // chain of updates, one per box, then writes one buffer); otherwise the base
 // is copied first.
 #include <algorithm>
+#include <cstring>
 
 #include "runtime/common/geometry.h"
 #include "runtime/cpu/builder.h"
@@ -22,6 +23,24 @@ std::vector<int64_t> element_strides(const PlanTensor& t) {
   if (r == 0 || t.md.get_ndims() != r) return rt::strides_of(t.type.shape);
   const Dims s = t.md.get_strides();
   return std::vector<int64_t>(s.begin(), s.end());
+}
+
+// The patch's copy with its dimensions in the order of the base's bytes
+// (outermost first), so that NHWC channels become the inner rows strided_copy
+// moves with memcpy.
+struct BoxCopy {
+  std::vector<int64_t> extent, src_st, dst_st;
+};
+BoxCopy in_base_order(const Shape& patch, const std::vector<int64_t>& patch_st,
+                      const std::vector<int64_t>& base_st) {
+  std::vector<int> order(patch.rank());
+  for (int d = 0; d < patch.rank(); ++d) order[d] = d;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int c) { return base_st[a] > base_st[c]; });
+  BoxCopy b;
+  for (int d : order)
+    b.extent.push_back(patch[d]), b.src_st.push_back(patch_st[d]), b.dst_st.push_back(base_st[d]);
+  return b;
 }
 
 // `t` in a strided layout: itself, or row-major when its layout is blocked.
@@ -67,9 +86,9 @@ Status lower_update_slice(Builder& b, int node) {
   const std::vector<int64_t>& starts = n.attrs.ints(AttrKey::starts);
   int64_t box = 0;
   for (int d = 0; d < base_shape.rank(); ++d) box += starts[d] * base_st[d];
-  const std::vector<int64_t> base_extent(base_shape.begin(), base_shape.end());
-  const std::vector<int64_t> patch_extent(patch_shape.begin(), patch_shape.end());
+  const BoxCopy c = in_base_order(patch_shape, patch_st, base_st);
   const int elem = static_cast<int>(dtype_bytes(n.outs[0].dtype));
+  const int64_t base_bytes = b.tensor(base).bytes;  // the output has the base's layout
   // Reads the base in both cases: the step runs each run unless the base is
   // constant (then it is copied once, in the prologue).
   b.add_kernel(in_place ? "update_slice in place (own)" : "update_slice (own)", b.describe(node),
@@ -77,9 +96,8 @@ Status lower_update_slice(Builder& b, int node) {
                  const std::byte *from = m.data(base), *p = m.data(patch);
                  std::byte* out = m.data(y);
                  return [=] {
-                   if (!in_place)
-                     strided_copy({elem, base_extent, 0, base_st, 0, base_st}, from, out);
-                   strided_copy({elem, patch_extent, 0, patch_st, box, base_st}, p, out);
+                   if (!in_place) std::memcpy(out, from, base_bytes);
+                   strided_copy({elem, c.extent, 0, c.src_st, box, c.dst_st}, p, out);
                  };
                });
   b.set_value({node, 0}, y);
