@@ -1,9 +1,10 @@
 // Partial equivalence (PET), the region check: where a mutant computes the
 // same values as its source program and where it does not.
 //
-// Both programs are multilinear in their inputs (conv2d, matmul, avgpool,
-// smul, add; and layout operators: pad, slice, concat, split, transpose,
-// reshape, update_slice). The output is split into boxes: along every
+// Both programs are multilinear in their inputs (conv2d and matmul without
+// a fused activation, avgpool, add, sub, mul, smul, neg; and layout
+// operators: pad, slice, concat, split, transpose, reshape and its kin,
+// enlarge, update_slice). The output is split into boxes: along every
 // output axis, breakpoints are derived from the operators' index arithmetic
 // (padding borders, seams of concats, halos of slices, tile and interleave
 // boundaries of reshapes), so that inside one box each output position reads
@@ -12,7 +13,14 @@
 // each of its axes (rank + 1 positions, each evaluated alone, on demand), on
 // `tests` independent random inputs in the prime field of ref::Mod: a box
 // that differs passes every test with probability at most
-// (degree / p)^tests (`false_equal_bound`).
+// (degree / p)^tests (`false_equal_bound`). An axis that a reshape split
+// (H as (H/2, 2) for interleaved sub-images) has one sub-axis per factor,
+// and a box takes a step along each. Every graph input and weight is a
+// variable (stored weight values are not used).
+//
+// A wrong box is reported whole. When the programs' index maps differ only
+// in slope (x[2h] for x[h]), a box's corner can agree while a step differs:
+// the box is wrong, and its agreeing positions are reported with it.
 #pragma once
 
 #include <cstdint>
