@@ -5,13 +5,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "frontend/tensor_file.h"
 
 namespace {
 
@@ -303,6 +308,49 @@ TEST(Zoo, CsrNetAtBatchAndSize) {
     EXPECT_FALSE(b.err.empty());
     EXPECT_FALSE(std::filesystem::exists(out)) << bad.back();
   }
+}
+
+// `tso zoo resnet18`: torchvision's ResNet-18 at the batch and size asked
+// for; `tso run` executes it on the CPU runtime and its logits match the
+// reference executor's on the same seeded input within the fp32 tolerance
+// of core/ops.h (1e-4 relative to the largest logit).
+TEST(Zoo, ResNet18RunsOnTheCpuRuntimeAsOnTheReferenceExecutor) {
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / ("resnet18_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string model = (dir / "resnet18.onnx").string();
+  RunResult r =
+      run_tso({"zoo", "resnet18", "-o", model, "--batch", "2", "--size", "64x48", "--seed", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("(resnet18, 69 operators)"), std::string::npos) << r.out;
+  RunResult i = run_tso({"inspect", model});
+  ASSERT_EQ(i.exit_code, 0) << i.err;
+  EXPECT_NE(i.out.find("f32[2,3,64,48]"), std::string::npos) << i.out;
+  EXPECT_NE(i.out.find("f32[2,1000]"), std::string::npos) << i.out;
+
+  std::vector<float> logits[2];
+  const char* devices[] = {"cpu", "reference"};
+  for (int d = 0; d < 2; ++d) {
+    SCOPED_TRACE(devices[d]);
+    const std::string out = (dir / devices[d]).string();
+    RunResult run = run_tso({"run", model, "--device", devices[d], "--seed", "5", "--iters", "1",
+                             "--threads", "1", "--outputs", out});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    tso::Expected<tso::NamedTensor> t = tso::read_tensor_file(out + "/output_0.pb");
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    ASSERT_EQ(t->value.type.shape, (tso::Shape{2, 1000}));
+    logits[d].resize(2000);
+    std::memcpy(logits[d].data(), t->value.bytes.data(), 2000 * sizeof(float));
+  }
+  double scale = 0, diff = 0;
+  for (size_t k = 0; k < 2000; ++k) {
+    scale = std::max(scale, std::fabs(double(logits[1][k])));
+    diff = std::max(diff, std::fabs(double(logits[0][k]) - logits[1][k]));
+  }
+  EXPECT_GT(scale, 0);
+  EXPECT_LE(diff, 1e-4 * scale);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
