@@ -12,11 +12,13 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <mutex>
 #include <optional>
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/table.h"
 #include "generator/generator.h"
 #include "generator/mutants.h"
 #include "generator/part_file.h"
@@ -74,7 +76,8 @@ class ProgressLine {
         if (g > 0) depth = static_cast<int>(d);
       }
       double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      std::fprintf(stderr, "\r\033[K%llu graphs, %.0f graphs/s, depth %d, branches %llu/%llu, %.0f MiB",
+      std::fprintf(stderr,
+                   "\r\033[K%llu graphs, %.0f graphs/s, depth %d, branches %llu/%llu, %.0f MiB",
                    static_cast<unsigned long long>(total), total / std::max(s, 1e-3), depth,
                    static_cast<unsigned long long>(p_.branches_done.load()),
                    static_cast<unsigned long long>(p_.branches_total.load()), peak_rss_mib());
@@ -161,13 +164,18 @@ int run_mutants(const GenerateFlags& f) {
   if (rc != kExitOk) return rc;
   std::printf("mutants of ops %s, seed %llu: %llu source programs\n", set->name.c_str(),
               static_cast<unsigned long long>(f.seed), static_cast<unsigned long long>(r->sources));
-  std::printf("%-12s%8s%8s%8s%8s%8s\n", "family", "built", "valid", "exact", "partial", "dropped");
+  Table t({{"family"},
+           {"built", Table::Align::kRight},
+           {"duplicates", Table::Align::kRight},
+           {"valid", Table::Align::kRight},
+           {"exact", Table::Align::kRight},
+           {"partial", Table::Align::kRight},
+           {"dropped", Table::Align::kRight}});
   for (const gen::FamilyCounts& n : r->families)
-    std::printf("%-12s%8llu%8llu%8llu%8llu%8llu\n", n.family.c_str(),
-                static_cast<unsigned long long>(n.built), static_cast<unsigned long long>(n.valid),
-                static_cast<unsigned long long>(n.exact),
-                static_cast<unsigned long long>(n.partial),
-                static_cast<unsigned long long>(n.dropped));
+    t.add_row({n.family, std::to_string(n.built), std::to_string(n.duplicates),
+               std::to_string(n.valid), std::to_string(n.exact), std::to_string(n.partial),
+               std::to_string(n.dropped)});
+  t.print(std::cout);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("rules written %zu, time %.1f s, wrote %s\n", r->rules.rules.size(), secs,
               f.out.c_str());
@@ -268,7 +276,8 @@ int run_generate(const GenerateFlags& f) {
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("time %.1f s, peak RSS %.0f MiB, %u threads, load average %.2f at start, wrote %s\n",
-              secs, peak_rss_mib(), static_cast<unsigned>(
+              secs, peak_rss_mib(),
+              static_cast<unsigned>(
                   tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)),
               load[0], f.out.c_str());
   return kExitOk;
@@ -287,8 +296,9 @@ Command add_generate(CLI::App& tso) {
   app->add_option("--seed", flags->seed, "Seed of the random fingerprint inputs")
       ->capture_default_str();
   app->add_option("--threads", flags->threads, "Worker threads (0: all cores); output is the same");
-  CLI::Option* shard = app->add_option(
-      "--shard", flags->shard, "Enumerate part i of n (split by first operators); -o gets a part file");
+  CLI::Option* shard =
+      app->add_option("--shard", flags->shard,
+                      "Enumerate part i of n (split by first operators); -o gets a part file");
   CLI::Option* merge = app->add_option(
       "--merge", flags->merge, "Combine the part files of --shard 0/n..n-1/n into the rule file");
   merge->excludes(shard);

@@ -13,6 +13,9 @@ namespace {
 // back after `decode`.
 struct Layout {
   std::vector<int> padded;
+  // The least batch (extent 0 of the data input) it applies at: stacking a
+  // batch of one is the program itself with layout operators around it.
+  int64_t min_batch = 0;
   // The data input x (extents xd, after padding) in the layout.
   std::function<RuleRef(SideBuilder&, RuleRef x, const Exprs& xd)> encode;
   // Adapts node `i`'s attributes to the layout; false: it does not apply.
@@ -57,6 +60,9 @@ std::optional<Rule> conjugate(const SourceProgram& src, const Layout& l) {
     xd[a] = add(xd[a], lit(1));
     r.where.push_back({Condition::Kind::kOdd, ShapeExpr::dim(r.inputs[x->index].name, a), {}});
   }
+  if (l.min_batch > 0)
+    r.where.push_back(
+        {Condition::Kind::kLe, lit(l.min_batch), ShapeExpr::dim(r.inputs[x->index].name, 0)});
   std::vector<Exprs> seen =
       l.padded.empty() ? src.node_dims : side_dims(src.rule, s, src.graph, seen_vars);
   SideBuilder b(&r.target);
@@ -92,6 +98,7 @@ std::optional<Rule> conjugate(const SourceProgram& src, const Layout& l) {
 
 Layout stack_h() {
   Layout l;
+  l.min_batch = 2;
   l.encode = [](SideBuilder& b, RuleRef x, const Exprs& d) {
     return b.reshape(b.transpose(x, {1, 0, 2, 3}), {lit(1), d[1], mul(d[0], d[2]), d[3]});
   };
@@ -104,6 +111,7 @@ Layout stack_h() {
 
 Layout stack_w() {
   Layout l;
+  l.min_batch = 2;
   l.encode = [](SideBuilder& b, RuleRef x, const Exprs& d) {
     return b.reshape(b.transpose(x, {1, 2, 0, 3}), {lit(1), d[1], d[2], mul(d[0], d[3])});
   };
@@ -117,6 +125,7 @@ Layout stack_w() {
 // A rank-3 matmul's batch moved into its rows.
 Layout stack_rows() {
   Layout l;
+  l.min_batch = 2;
   l.encode = [](SideBuilder& b, RuleRef x, const Exprs& d) {
     return b.reshape(x, {mul(d[0], d[1]), d[2]});
   };

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <random>
+#include <set>
 
 #include "generator/candidates.h"
 #include "generator/enumerate.h"
@@ -72,8 +73,9 @@ std::map<std::string, ref::Tensor<ref::Mod>> random_feeds(const Rule& rule, int 
 
 std::string FamilyCounts::text() const {
   return "family=" + family + " built=" + std::to_string(built) +
-         " valid=" + std::to_string(valid) + " exact=" + std::to_string(exact) +
-         " partial=" + std::to_string(partial) + " dropped=" + std::to_string(dropped);
+         " duplicates=" + std::to_string(duplicates) + " valid=" + std::to_string(valid) +
+         " exact=" + std::to_string(exact) + " partial=" + std::to_string(partial) +
+         " dropped=" + std::to_string(dropped);
 }
 
 Comparison compare_sides(const Rule& rule, int sets, uint64_t seed) {
@@ -134,6 +136,7 @@ Expected<MutantResult> generate_mutants(const OpSet& set, const MutantOptions& o
   res.rules.header.push_back("mutants: sources=" + std::to_string(sources.size()));
   res.rules.header.push_back("mutants: in each family the exact candidates come first (" +
                              set.rule_prefix + "_<family>_000 on), then the partial ones");
+  std::set<std::string> seen;  // structure keys: sources equal up to renaming give one rule
   for (const Family& f : families()) {
     FamilyCounts n;
     n.family = f.name;
@@ -141,6 +144,10 @@ Expected<MutantResult> generate_mutants(const OpSet& set, const MutantOptions& o
     for (const SourceProgram& src : sources)
       for (Rule& r : f.build(src)) {
         ++n.built;
+        if (!seen.insert(structure_key(r)).second) {
+          ++n.duplicates;
+          continue;
+        }
         const Comparison c = compare_sides(r, opt.sets, opt.seed);
         if (c.verdict == Comparison::Verdict::kInvalid) continue;
         ++n.valid;

@@ -27,13 +27,14 @@ struct MutantOptions {
   int sets = 2;  // random input sets per comparison (t >= 2)
 };
 
-// A family's count at every stage: mutants built, shape-valid at the example
+// A family's count at every stage: mutants built, duplicates of an earlier
+// mutant up to variable renaming (dropped), shape-valid at the example
 // types with the program's output types, equal everywhere, equal somewhere,
 // and equal nowhere (dropped; valid = exact + partial + dropped).
 struct FamilyCounts {
   std::string family;
-  uint64_t built = 0, valid = 0, exact = 0, partial = 0, dropped = 0;
-  // "family=stack built=.. valid=.. exact=.. partial=.. dropped=.."
+  uint64_t built = 0, duplicates = 0, valid = 0, exact = 0, partial = 0, dropped = 0;
+  // "family=stack built=.. duplicates=.. valid=.. exact=.. partial=.. dropped=.."
   std::string text() const;
 };
 

@@ -116,11 +116,6 @@ class RuleIndex {
   std::unordered_map<std::string, int> by_structure_;  // structure_key -> rule id
 };
 
-// The text two rules share exactly when they are the same rewrite up to the
-// names of their variables and parameters (renamed in order of first use)
-// and their provenance, status and example types.
-std::string structure_key(const Rule& rule);
-
 // Whether the optimizer may use a rule of this status by default.
 bool status_usable(const RuleStatus& status);
 

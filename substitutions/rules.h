@@ -197,6 +197,11 @@ struct RuleBindings {
   std::map<std::string, AttrValue> params;
 };
 
+// The text two rules share exactly when they are the same rewrite up to the
+// names of their variables and parameters (renamed in order of first use)
+// and their provenance, status and example types.
+std::string structure_key(const Rule& rule);
+
 // The target with the correction's boxes written into its outputs, one
 // update_slice per box (the target itself when there is no correction): the
 // side a partial rule is applied with.

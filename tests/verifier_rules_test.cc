@@ -2,6 +2,8 @@
 // are, the committed rule files keep their statuses when re-verified, and
 // bad input to `tso verify` fails cleanly (message, exit code, no output).
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -9,11 +11,10 @@
 #include <fstream>
 #include <iterator>
 #include <random>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <sstream>
 
 #include "substitutions/rules.h"
+#include "verifier/rule_regions.h"
 #include "verifier/verify.h"
 
 namespace tso {
@@ -151,6 +152,26 @@ TEST(VerifierRules, CommittedFilesKeepTheirStatuses) {
   EXPECT_GT(files, 0);
 }
 
+// Decides every rule of the committed files that the region check decided
+// (exact, partial) again, and fails on a changed status or correction.
+TEST(VerifierRules, CommittedRegionRulesAreDecidedTheSame) {
+  int rules = 0;
+  for (const auto& entry : fs::directory_iterator("substitutions")) {
+    if (entry.path().extension() != ".rules") continue;
+    for (const Rule& r : load(entry.path().string()).rules) {
+      if (r.status.kind != RuleStatus::Kind::kExact && r.status.kind != RuleStatus::Kind::kPartial)
+        continue;
+      ++rules;
+      Expected<Rule> again = verifier::decide_rule(r);
+      ASSERT_TRUE(again.ok()) << again.error().message;
+      EXPECT_TRUE(*again == r) << entry.path() << ": rule " << r.name << " is now\n"
+                               << print_rule(*again) << "run `tso verify --regions "
+                               << entry.path().string() << " -o " << entry.path().string() << "`";
+    }
+  }
+  EXPECT_GT(rules, 0);
+}
+
 // ---------------------------------------------------------------------------
 // The command line
 
@@ -211,9 +232,10 @@ TEST_F(VerifyCli, CheckSpecsRejectsAWrongAxiom) {
 }
 
 TEST_F(VerifyCli, MalformedSpecNamesFileAndLineAndWritesNothing) {
-  write("bad.smt2", "; axiom a\n; test x=f32[2]\n(assert (forall ((x T)) (= (relu x) (reluu x))))\n");
+  write("bad.smt2",
+        "; axiom a\n; test x=f32[2]\n(assert (forall ((x T)) (= (relu x) (reluu x))))\n");
   CliResult r = tso("verify verifier/testdata/true.rules -o " + path("out.rules") + " --specs " +
-              dir_.string());
+                    dir_.string());
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("bad.smt2:3:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("reluu"), std::string::npos) << r.out;
@@ -221,10 +243,11 @@ TEST_F(VerifyCli, MalformedSpecNamesFileAndLineAndWritesNothing) {
 }
 
 TEST_F(VerifyCli, OperatorWithoutSpecIsAnError) {
-  write("softmax.rules", "# tso rules v1\nrule r {\n  origin handwritten\n  status unverified\n"
-                         "  input x: f32[2,3]\n  source {\n    %0 = softmax(x, axis=1)\n"
-                         "    output %0\n  }\n  target {\n    %0 = softmax(x, axis=-1)\n"
-                         "    output %0\n  }\n}\n");
+  write("softmax.rules",
+        "# tso rules v1\nrule r {\n  origin handwritten\n  status unverified\n"
+        "  input x: f32[2,3]\n  source {\n    %0 = softmax(x, axis=1)\n"
+        "    output %0\n  }\n  target {\n    %0 = softmax(x, axis=-1)\n"
+        "    output %0\n  }\n}\n");
   CliResult r = tso("verify " + path("softmax.rules") + " -o " + path("out.rules"));
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("no specification for"), std::string::npos) << r.out;
@@ -233,9 +256,10 @@ TEST_F(VerifyCli, OperatorWithoutSpecIsAnError) {
 }
 
 TEST_F(VerifyCli, UnparsableRuleFileIsAnError) {
-  write("bad.rules", "# tso rules v1\nrule r {\n  origin handwritten\n  status unverified\n"
-                     "  input x: f32[2]\n  source {\n    %0 = relux(x)\n    output %0\n  }\n"
-                     "  target {\n    output x\n  }\n}\n");
+  write("bad.rules",
+        "# tso rules v1\nrule r {\n  origin handwritten\n  status unverified\n"
+        "  input x: f32[2]\n  source {\n    %0 = relux(x)\n    output %0\n  }\n"
+        "  target {\n    output x\n  }\n}\n");
   CliResult r = tso("verify " + path("bad.rules") + " -o " + path("out.rules"));
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("bad.rules:7:"), std::string::npos) << r.out;

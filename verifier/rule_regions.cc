@@ -73,13 +73,15 @@ Expected<Correction> correction_block(const Rule& rule, const Graph& corrected,
 
 }  // namespace
 
-Expected<Rule> decide_rule(const Rule& rule, const RegionOptions& options) {
+Expected<Rule> decide_rule(const Rule& rule, const RegionOptions& options,
+                           double* false_equal_bound) {
   Expected<Graph> source = instantiate(rule, RuleSideKind::kSource);
   if (!source) return source.error();
   Expected<Graph> mutant = instantiate(rule, RuleSideKind::kTarget);
   if (!mutant) return mutant.error();
   Expected<RegionResult> regions = decide_regions(*source, *mutant, options);
   if (!regions) return Error{"rule " + rule.name + ": " + regions.error().message};
+  if (false_equal_bound) *false_equal_bound = regions->false_equal_bound;
   Rule out = rule;
   out.correction = {};
   out.status.detail = std::to_string(regions->boxes);

@@ -14,7 +14,9 @@ namespace tso::verifier {
 // `exact boxes=N` when the target is right everywhere, else `partial
 // boxes=N` with the correction derived there (correction.h) and written as
 // the rule's correction block. Fails when a side is not in the region
-// check's operator set or the correction cannot be derived.
-Expected<Rule> decide_rule(const Rule& rule, const RegionOptions& options = {});
+// check's operator set or the correction cannot be derived. The chance that
+// a wrong box passed goes to `false_equal_bound` when given.
+Expected<Rule> decide_rule(const Rule& rule, const RegionOptions& options = {},
+                           double* false_equal_bound = nullptr);
 
 }  // namespace tso::verifier
