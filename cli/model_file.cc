@@ -17,6 +17,10 @@ void add_model_file_options(CLI::App* app, ModelFileOptions* opts) {
   app->add_option("--random-weights", opts->random_weights_seed,
                   "fill initializers whose external data file is missing with seeded random "
                   "values (graph-only ONNX models)");
+  app->add_option("--batch", opts->batch,
+                  "import an ONNX model at batch N: inputs whose first dimension is the model's "
+                  "batch get N, and Reshape shapes that start with the old batch are rewritten")
+      ->check(CLI::PositiveNumber);
 }
 
 std::optional<ModelFile> load_model_file(const ModelFileOptions& opts, const char* command,
@@ -38,6 +42,7 @@ std::optional<ModelFile> load_model_file(const ModelFileOptions& opts, const cha
   if (std::filesystem::path(opts.file).extension() == ".onnx") {
     ImportOptions io;
     io.random_weights_seed = opts.random_weights_seed;
+    io.batch = opts.batch;
     Expected<ImportedModel> r = import_onnx(opts.file, io);
     if (!r) {
       std::fprintf(stderr, "%s\n", r.error().message.c_str());
@@ -50,6 +55,12 @@ std::optional<ModelFile> load_model_file(const ModelFileOptions& opts, const cha
     m.graph = std::move(r->graph);
     m.onnx = std::move(*r);
     return m;
+  }
+  if (opts.batch) {
+    std::fprintf(stderr, "tso %s: --batch applies to ONNX models only, not '%s'\n", command,
+                 opts.file.c_str());
+    *exit_code = kExitBadInput;
+    return std::nullopt;
   }
   std::ostringstream text;
   text << in.rdbuf();

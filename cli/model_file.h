@@ -17,9 +17,10 @@ namespace tso::cli {
 struct ModelFileOptions {
   std::string file;
   std::optional<uint64_t> random_weights_seed;
+  std::optional<int64_t> batch;  // ONNX models only (ImportOptions::batch)
 };
 
-// Adds `--random-weights SEED`.
+// Adds `--random-weights SEED` and `--batch N`.
 void add_model_file_options(CLI::App* app, ModelFileOptions* opts);
 
 struct ModelFile {

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "frontend/batch_override.h"
 #include "frontend/import_ops.h"
 #include "frontend/onnx.h"
 #include "frontend/onnx_util.h"
@@ -23,9 +24,9 @@ using namespace onnx_frontend;
 // What an ONNX value name stands for during import.
 struct Value {
   TensorType type;
-  std::optional<TensorRef> ref;                 // set once it is an IR tensor
-  std::shared_ptr<const WeightData> data;       // constants: the stored bytes ...
-  std::shared_ptr<const HostTensor> host;       // ... or the folded value
+  std::optional<TensorRef> ref;            // set once it is an IR tensor
+  std::shared_ptr<const WeightData> data;  // constants: the stored bytes ...
+  std::shared_ptr<const HostTensor> host;  // ... or the folded value
   bool is_const() const { return data || host; }
 };
 
@@ -55,6 +56,7 @@ class Importer {
   }
   Status read_envelope(const onnx::ModelProto& model);
   Status add_inputs(const onnx::GraphProto& g);
+  Expected<std::optional<HostTensor>> reshape_shape_for_batch(const onnx::NodeProto& n);
   Status add_initializers(const onnx::GraphProto& g);
   Expected<std::vector<int>> order_nodes(const onnx::GraphProto& g);
   Status import_node(const onnx::NodeProto& n);
@@ -69,24 +71,31 @@ class Importer {
   GraphBuilder builder_;
   ImportedModel result_;
   std::unordered_map<std::string, Value> values_;
-  std::unordered_map<std::string, int> uses_;           // readers of each name
+  std::unordered_map<std::string, int> uses_;              // readers of each name
   std::unordered_map<std::string, WeightUse> weight_use_;  // first reader of each initializer
-  std::map<std::string, TensorType> declared_;          // static value_info of the model
+  std::map<std::string, TensorType> declared_;             // static value_info of the model
   std::unordered_set<std::string> weight_names_;
+  std::optional<BatchChange> batch_;  // set when ImportOptions::batch changes it
 };
 
 class ImporterContext : public NodeContext {
  public:
   ImporterContext(Importer& imp, const onnx::NodeProto& n) : imp_(imp), n_(n) {}
+  // Input k reads as `value` for this node only (a Reshape's shape at a new
+  // batch; the shape tensor may feed other nodes too).
+  void replace_constant(int k, HostTensor value) { replaced_.emplace(k, std::move(value)); }
   const onnx::NodeProto& node() const override { return n_; }
   int64_t opset() const override { return imp_.opset(); }
   GraphBuilder& builder() override { return imp_.builder(); }
   bool has_input(int k) const override { return k < n_.input_size() && !n_.input(k).empty(); }
   Expected<TensorRef> tensor(int k) override {
     if (!has_input(k)) return Error{"input " + std::to_string(k) + " is missing"};
+    if (auto it = replaced_.find(k); it != replaced_.end())
+      return new_weight("input" + std::to_string(k), it->second);
     return imp_.materialize(n_.input(k));
   }
   const HostTensor* constant(int k) const override {
+    if (auto it = replaced_.find(k); it != replaced_.end()) return &it->second;
     return has_input(k) ? imp_.host_of(imp_.value(n_.input(k))) : nullptr;
   }
   TensorType type(int k) const override {
@@ -104,6 +113,7 @@ class ImporterContext : public NodeContext {
  private:
   Importer& imp_;
   const onnx::NodeProto& n_;
+  std::map<int, HostTensor> replaced_;
 };
 
 Status Importer::read_envelope(const onnx::ModelProto& model) {
@@ -130,12 +140,17 @@ Status Importer::read_envelope(const onnx::ModelProto& model) {
 Status Importer::add_inputs(const onnx::GraphProto& g) {
   std::unordered_set<std::string> inits;
   for (const auto& t : g.initializer()) inits.insert(t.name());
+  std::unordered_set<std::string> seen;
+  std::vector<DType> dtypes;
+  std::vector<std::pair<std::string, Shape>> shapes;
   for (const auto& in : g.input()) {
     if (inits.count(in.name())) continue;  // IR < 4 lists initializers as inputs too
     if (in.name().empty()) return error("a graph input has no name");
-    if (values_.count(in.name())) return error("graph input '" + in.name() + "' is declared twice");
+    if (!seen.insert(in.name()).second)
+      return error("graph input '" + in.name() + "' is declared twice");
     const auto& tt = in.type().tensor_type();
-    if (!in.type().has_tensor_type()) return error("graph input '" + in.name() + "' is not a tensor");
+    if (!in.type().has_tensor_type())
+      return error("graph input '" + in.name() + "' is not a tensor");
     std::optional<DType> dt = dtype_from_onnx(tt.elem_type());
     if (!dt)
       return error("graph input '" + in.name() + "' has element type " +
@@ -158,19 +173,41 @@ Status Importer::add_inputs(const onnx::GraphProto& g) {
         shape.push_back(dim.dim_value());
       }
     }
-    Value v;
-    v.type = {*dt, shape};
-    v.ref = builder_.input(in.name(), v.type);
-    values_[in.name()] = v;
+    dtypes.push_back(*dt);
+    shapes.emplace_back(in.name(), shape);
+  }
+  if (options_.batch) {
+    Expected<std::optional<BatchChange>> change = change_batch(&shapes, *options_.batch);
+    if (!change) return error(change.error().message);
+    batch_ = *change;
+  }
+  for (size_t k = 0; k < shapes.size(); ++k) {
+    Value& v = values_[shapes[k].first];
+    v.type = {dtypes[k], shapes[k].second};
+    v.ref = builder_.input(shapes[k].first, v.type);
   }
   return Status::Ok();
+}
+
+// At a new batch, the shape a Reshape of a computed tensor reads instead of
+// its constant one; nullopt when it keeps its own.
+Expected<std::optional<HostTensor>> Importer::reshape_shape_for_batch(const onnx::NodeProto& n) {
+  if (!batch_ || n.input_size() < 2) return std::optional<HostTensor>();
+  Value* data = value(n.input(0));
+  const HostTensor* shape = host_of(value(n.input(1)));
+  if (!data || data->is_const() || !shape) return std::optional<HostTensor>();
+  Expected<std::optional<std::vector<int64_t>>> r = reshape_for_batch(
+      *batch_, data->type.shape, host_to_ints(*shape), attr_int(n, "allowzero", 0) != 0);
+  if (!r) return node_error(n, r.error().message);
+  if (!*r) return std::optional<HostTensor>();
+  ++result_.stats.rewritten_reshapes;
+  return std::optional(host_ints(**r));
 }
 
 Status Importer::add_initializers(const onnx::GraphProto& g) {
   for (const auto& t : g.initializer()) {
     if (t.name().empty()) return error("an initializer has no name");
-    if (values_.count(t.name()))
-      return error("initializer '" + t.name() + "' is defined twice");
+    if (values_.count(t.name())) return error("initializer '" + t.name() + "' is defined twice");
     Expected<LoadedTensor> lt = load_tensor(t, base_dir_);
     if (!lt) return error("initializer '" + t.name() + "' " + lt.error().message);
     Value v;
@@ -181,8 +218,8 @@ Status Importer::add_initializers(const onnx::GraphProto& g) {
         return error("initializer '" + t.name() + "': external data file " + lt->missing_file +
                      " is missing (use --random-weights SEED to fill graph-only models)");
       if (uses_.count(t.name()))
-        v.data = random_weight(*options_.random_weights_seed, t.name(), lt->type,
-                               weight_use_[t.name()]);
+        v.data =
+            random_weight(*options_.random_weights_seed, t.name(), lt->type, weight_use_[t.name()]);
       if (std::find(result_.warnings.begin(), result_.warnings.end(),
                     "random weights: " + lt->missing_file) == result_.warnings.end())
         result_.warnings.push_back("random weights: " + lt->missing_file);
@@ -212,8 +249,8 @@ Expected<std::vector<int>> Importer::order_nodes(const onnx::GraphProto& g) {
     const onnx::NodeProto& node = g.node(i);
     for (const auto& a : node.attribute())
       if (a.has_g() || a.graphs_size() > 0)
-        return node_error(node, "has a subgraph attribute '" + a.name() +
-                                    "'; control flow is not supported");
+        return node_error(
+            node, "has a subgraph attribute '" + a.name() + "'; control flow is not supported");
     for (const std::string& in : node.input()) {
       if (in.empty()) continue;
       ++uses_[in];
@@ -221,8 +258,8 @@ Expected<std::vector<int>> Importer::order_nodes(const onnx::GraphProto& g) {
         ++pending[i];
         readers[it->second].push_back(i);
       } else if (!values_.count(in) && !inits.count(in)) {
-        return node_error(node, "input '" + in +
-                                      "' is not a graph input, an initializer or any node's output");
+        return node_error(
+            node, "input '" + in + "' is not a graph input, an initializer or any node's output");
       }
     }
     for (int k = 0; k < node.input_size(); ++k)
@@ -372,7 +409,8 @@ Status Importer::add_opaque(const onnx::NodeProto& n, const std::string& reason)
   for (const auto& t : *types)
     if (t) outs.push_back(*t);
   Attrs a;
-  a.set(AttrKey::op_type, n.op_type()).set(AttrKey::domain, n.domain() == "ai.onnx" ? "" : n.domain());
+  a.set(AttrKey::op_type, n.op_type())
+      .set(AttrKey::domain, n.domain() == "ai.onnx" ? "" : n.domain());
   a.set(AttrKey::payload, opaque_payload(n));
   std::string name = n.name().empty() && n.output_size() > 0 ? n.output(0) : n.name();
   auto refs = builder_.add_opaque(args, a, outs, name);
@@ -404,6 +442,11 @@ Status Importer::import_node(const onnx::NodeProto& n) {
     if (*folded) return Status::Ok();
   }
   ImporterContext ctx(*this, n);
+  if (default_domain && n.op_type() == "Reshape") {
+    Expected<std::optional<HostTensor>> shape = reshape_shape_for_batch(n);
+    if (!shape) return shape.error();
+    if (*shape) ctx.replace_constant(1, std::move(**shape));
+  }
   Expected<Mapped> m = map_node(ctx);
   if (!m) return node_error(n, m.error().message);
   std::string reason = m->opaque_reason;
@@ -423,7 +466,8 @@ Status Importer::import_node(const onnx::NodeProto& n) {
 Status Importer::add_outputs(const onnx::GraphProto& g) {
   if (g.output_size() == 0) return error("the graph has no outputs");
   for (const auto& o : g.output()) {
-    if (!value(o.name())) return error("graph output '" + o.name() + "' is not produced by any node");
+    if (!value(o.name()))
+      return error("graph output '" + o.name() + "' is not produced by any node");
     Expected<TensorRef> r = materialize(o.name());
     if (!r) return error(r.error().message);
     builder_.output(o.name(), *r);
@@ -440,14 +484,17 @@ Expected<ImportedModel> Importer::run(const onnx::ModelProto& model) {
     if (auto t = v.type(); t.has_tensor_type()) {
       std::optional<DType> dt = dtype_from_onnx(t.tensor_type().elem_type());
       Shape s;
-      bool ok = dt && t.tensor_type().has_shape() && t.tensor_type().shape().dim_size() <= Shape::kMaxRank;
+      bool ok = dt && t.tensor_type().has_shape() &&
+                t.tensor_type().shape().dim_size() <= Shape::kMaxRank;
       for (int d = 0; ok && d < t.tensor_type().shape().dim_size(); ++d) {
-        ok = t.tensor_type().shape().dim(d).has_dim_value() && t.tensor_type().shape().dim(d).dim_value() >= 0;
+        ok = t.tensor_type().shape().dim(d).has_dim_value() &&
+             t.tensor_type().shape().dim(d).dim_value() >= 0;
         if (ok) s.push_back(t.tensor_type().shape().dim(d).dim_value());
       }
       if (ok) declared_[v.name()] = {*dt, s};
     }
   TSO_RETURN_IF_ERROR(add_inputs(g));
+  if (batch_) declared_.clear();  // value_info describes the model's own batch
   Expected<std::vector<int>> order = order_nodes(g);
   if (!order) return order.error();
   TSO_RETURN_IF_ERROR(add_initializers(g));

@@ -35,6 +35,14 @@ struct ImportOptions {
   // Static shapes for graph inputs whose ONNX shape has symbolic or unknown
   // dimensions (e.g. a batch dimension); keyed by input name.
   std::map<std::string, Shape> input_shapes;
+  // When set, the model is imported at this batch: the model's batch is the
+  // first dimension of its first graph input of rank >= 1 (after
+  // input_shapes), and every input whose first dimension is that batch gets
+  // this one instead. A Reshape whose constant shape starts with the old
+  // batch while its input starts with the new one gets the new batch there;
+  // a Reshape whose shape then does not fit its input is an error naming the
+  // node. value_info types, which describe the old batch, are then ignored.
+  std::optional<int64_t> batch;
   // Constant folding leaves alone a node whose inputs or outputs have more
   // elements than this (the node is then imported as an operator on weights).
   int64_t max_fold_elements = int64_t{1} << 24;
@@ -58,10 +66,11 @@ struct OpaqueNodeInfo {
 };
 
 struct ImportStats {
-  int onnx_nodes = 0;          // nodes in the file's main graph
-  int folded_nodes = 0;        // evaluated to constants at import
-  int removed_identities = 0;  // Identity and Dropout nodes dropped
+  int onnx_nodes = 0;              // nodes in the file's main graph
+  int folded_nodes = 0;            // evaluated to constants at import
+  int removed_identities = 0;      // Identity and Dropout nodes dropped
   int materialized_constants = 0;  // folded constants that became weights
+  int rewritten_reshapes = 0;      // Reshape shapes given the new batch (ImportOptions::batch)
 };
 
 struct ImportedModel {
