@@ -99,13 +99,12 @@ TEST_P(SharedModels, ExportThenImportGivesAnEqualGraph) {
   std::filesystem::remove_all(dir);
 }
 
-INSTANTIATE_TEST_SUITE_P(Frontend, SharedModels, ::testing::ValuesIn(kCases),
-                         [](const auto& info) {
-                           std::string s = info.param.file;
-                           for (char& c : s)
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return s;
-                         });
+INSTANTIATE_TEST_SUITE_P(Frontend, SharedModels, ::testing::ValuesIn(kCases), [](const auto& info) {
+  std::string s = info.param.file;
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return s;
+});
 
 TEST(Frontend, SqueezenetMatchesOnnxRuntime) {
   const std::string model = kModels + "squeezenet1_1.onnx";
@@ -124,7 +123,8 @@ TEST(Frontend, SqueezenetMatchesOnnxRuntime) {
   auto dir = testing::temp_dir("squeezenet");
   ASSERT_TRUE(write_tensor_file((dir / "input_0.pb").string(), {"input", x}).ok());
   std::string err;
-  ASSERT_EQ(testing::run_oracle({"ort", model, dir.string(), (dir / "ort").string()}, &err), 0) << err;
+  ASSERT_EQ(testing::run_oracle({"ort", model, dir.string(), (dir / "ort").string()}, &err), 0)
+      << err;
   Expected<NamedTensor> expected = read_tensor_file((dir / "ort" / "output_0.pb").string());
   ASSERT_TRUE(expected.ok()) << expected.error().message;
   auto got = testing::run_reference(m->graph, {x});
@@ -160,6 +160,78 @@ TEST(Frontend, RandomWeightsDependOnlyOnTheSeed) {
     (n.data->bytes == m3->graph.node(i).data->bytes ? same : differ)++;
   }
   EXPECT_GT(differ, 0);
+}
+
+// --- Another batch (ImportOptions::batch) ---------------------------------
+
+Expected<ImportedModel> import_at_batch(const std::string& file, int64_t batch) {
+  ImportOptions o;
+  o.random_weights_seed = 7;
+  o.batch = batch;
+  return import_onnx(kModels + file, o);
+}
+
+// Inception-v3 carries its batch through convolutions, pools, a Flatten and
+// a Gemm: shape inference alone takes it to 16.
+TEST(FrontendAtBatch, InceptionImportsAtBatchSixteen) {
+  const std::string file = "inception_v3.graph.onnx";
+  if (!std::filesystem::exists(kModels + file)) GTEST_SKIP() << file << " is not present";
+  Expected<ImportedModel> m = import_at_batch(file, 16);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_TRUE(check(m->graph).ok());
+  EXPECT_EQ(m->stats.rewritten_reshapes, 0);
+  EXPECT_EQ(m->graph.type(TensorRef{m->graph.input_nodes()[0], 0}).shape, (Shape{16, 3, 299, 299}));
+  EXPECT_EQ(m->graph.type(m->graph.outputs()[0].ref).shape, (Shape{16, 1000}));
+  for (const Node& n : m->graph.nodes())
+    if (n.op != Op::Weight) {
+      EXPECT_EQ(n.outs[0].shape[0], 16) << n.name;
+    }
+}
+
+// BERT's 48 head splits and merges are written [1,128,-1,64] and [1,128,768]
+// at batch 1; at batch 16 all of them carry the batch, and the batch-1
+// constants (position embeddings, the attention mask) broadcast.
+TEST(FrontendAtBatch, BertImportsAtBatchSixteenWithEveryReshapeRewritten) {
+  const std::string file = "bert_base_seq128.graph.onnx";
+  if (!std::filesystem::exists(kModels + file)) GTEST_SKIP() << file << " is not present";
+  Expected<ImportedModel> m = import_at_batch(file, 16);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_TRUE(check(m->graph).ok());
+  EXPECT_EQ(m->stats.rewritten_reshapes, 48);
+  EXPECT_EQ(m->graph.type(TensorRef{m->graph.input_nodes()[0], 0}).shape, (Shape{16, 128, 768}));
+  EXPECT_EQ(m->graph.type(m->graph.outputs()[0].ref).shape, (Shape{16, 128, 768}));
+  int reshapes = 0;
+  for (const Node& n : m->graph.nodes()) {
+    if (n.op != Op::Reshape) continue;
+    ++reshapes;
+    EXPECT_EQ(n.outs[0].shape[0], 16) << n.name << " " << to_string(n.outs[0].shape);
+  }
+  EXPECT_EQ(reshapes, 48);
+}
+
+// Each sequence of a batch of two gives what the batch-1 model gives on it
+// (reference executor, f32, 1e-5 of the largest value).
+TEST(FrontendAtBatch, BertAtBatchTwoComputesTheBatchOneModelPerSequence) {
+  const std::string file = "bert_base_seq128.graph.onnx";
+  if (!std::filesystem::exists(kModels + file)) GTEST_SKIP() << file << " is not present";
+  Expected<ImportedModel> one = import_model(file), two = import_at_batch(file, 2);
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  ASSERT_TRUE(two.ok()) << two.error().message;
+  const int64_t n = 128 * 768;
+  std::mt19937 rng(3);
+  std::normal_distribution<float> dist(0.f, 1.f);
+  ref::Tensor<float> x(Shape{2, 128, 768});
+  for (float& v : x.data) v = dist(rng);
+  auto out = ref::evaluate<float>(two->graph, {{"input", x}});
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  for (int b = 0; b < 2; ++b) {
+    ref::Tensor<float> xb(Shape{1, 128, 768});
+    std::copy_n(x.data.begin() + n * b, n, xb.data.begin());
+    auto want = ref::evaluate<float>(one->graph, {{"input", xb}});
+    ASSERT_TRUE(want.ok()) << want.error().message;
+    std::vector<float> got((*out)[0].data.begin() + n * b, (*out)[0].data.begin() + n * (b + 1));
+    EXPECT_LE(relative_error(got, (*want)[0].data), 1e-5) << "sequence " << b;
+  }
 }
 
 // --- Bad input -----------------------------------------------------------
@@ -208,8 +280,7 @@ TEST(FrontendErrors, TruncatedProtobuf) {
 }
 
 TEST(FrontendErrors, NotAnOnnxFile) {
-  expect_error(import_onnx_bytes("graph g {\n  input x: f32[1]\n}\n", "g.onnx", "."),
-               {"g.onnx"});
+  expect_error(import_onnx_bytes("graph g {\n  input x: f32[1]\n}\n", "g.onnx", "."), {"g.onnx"});
   expect_error(import_onnx("/nonexistent/model.onnx"), {"/nonexistent/model.onnx", "cannot open"});
 }
 
@@ -239,8 +310,12 @@ TEST(FrontendErrors, UnsupportedOpset) {
 
 TEST(FrontendErrors, UnresolvableDynamicDimension) {
   onnx::ModelProto m = tiny_model();
-  auto* d = m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()
-                ->mutable_shape()->mutable_dim(0);
+  auto* d = m.mutable_graph()
+                ->mutable_input(0)
+                ->mutable_type()
+                ->mutable_tensor_type()
+                ->mutable_shape()
+                ->mutable_dim(0);
   d->set_dim_param("batch");
   expect_error(import_proto(m), {"bad.onnx", "'x'", "'batch'"});
   ImportOptions o;
