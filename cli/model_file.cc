@@ -19,8 +19,7 @@ void add_model_file_options(CLI::App* app, ModelFileOptions* opts) {
                   "values (graph-only ONNX models)");
   app->add_option("--batch", opts->batch,
                   "import an ONNX model at batch N: inputs whose first dimension is the model's "
-                  "batch get N, and Reshape shapes that start with the old batch are rewritten")
-      ->check(CLI::PositiveNumber);
+                  "batch get N, and Reshape shapes that start with the old batch are rewritten");
 }
 
 std::optional<ModelFile> load_model_file(const ModelFileOptions& opts, const char* command,

@@ -353,4 +353,36 @@ TEST(Zoo, ResNet18RunsOnTheCpuRuntimeAsOnTheReferenceExecutor) {
   std::filesystem::remove_all(dir);
 }
 
+// `--batch N` imports an ONNX model at batch N for every command that loads
+// one: the zoo's batch-1 ResNet-18 runs at batch 3, BERT inspects at batch
+// 16; a text graph or a batch below 1 is an error.
+TEST(ModelFile, BatchImportsAnOnnxModelAtAnotherBatch) {
+  const std::string model = (std::filesystem::path(::testing::TempDir()) /
+                             ("resnet18_b1_" + std::to_string(getpid()) + ".onnx"))
+                                .string();
+  ASSERT_EQ(run_tso({"zoo", "resnet18", "-o", model, "--size", "32x32"}).exit_code, 0);
+  RunResult r = run_tso({"run", model, "--batch", "3", "--device", "reference"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("output  f32[3,1000]"), std::string::npos) << r.out;
+  RunResult zero = run_tso({"inspect", model, "--batch", "0"});
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_NE(zero.err.find(model + ": the batch must be positive, not 0"), std::string::npos)
+      << zero.err;
+  std::filesystem::remove(model);
+
+  RunResult text = run_tso({"inspect", "tests/data/conv.tso", "--batch", "2"});
+  EXPECT_EQ(text.exit_code, 2);
+  EXPECT_NE(text.err.find("--batch applies to ONNX models only, not 'tests/data/conv.tso'"),
+            std::string::npos)
+      << text.err;
+
+  const std::string bert = "/work/shared/models/bert_base_seq128.graph.onnx";
+  if (!std::filesystem::exists(bert)) GTEST_SKIP() << bert << " is not present";
+  RunResult i = run_tso({"inspect", bert, "--random-weights", "1", "--batch", "16"});
+  ASSERT_EQ(i.exit_code, 0) << i.err;
+  EXPECT_NE(i.out.find("input   f32[16,128,768]"), std::string::npos) << i.out.substr(0, 400);
+  EXPECT_NE(i.out.find("shape=[16,128,12,64]"), std::string::npos);
+  EXPECT_EQ(i.out.find("shape=[1,128,"), std::string::npos);
+}
+
 }  // namespace
