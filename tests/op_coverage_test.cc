@@ -64,6 +64,7 @@ const std::map<std::string, std::string> kExamples = {
     {"global_avgpool", "%0 = global_avgpool(x)\noutput y = %0"},
     {"isnan", "%0 = isnan(x)\noutput y = %0"},
     {"where", "input c: bool[4,1,5]\n%0 = where(c, x, s)\noutput y = %0"},
+    {"update_slice", "%0 = slice(x, starts=[0,1], ends=[1,3], axes=[0,2], steps=[1,1])\n%1 = relu(%0)\n%2 = update_slice(x, %1, starts=[1,0,2,0])\noutput y = %2"},
     {"opaque", "%0: f32[2,4,5,5] = opaque(x, op_type=\"Foo\", domain=\"ai.example\", payload=\"\\x01\")\noutput y = %0"},
 };
 
