@@ -9,10 +9,12 @@
 #include <random>
 
 #include "core/text_format.h"
+#include "optimizer/analytic_cost.h"
 #include "optimizer/graph_index.h"
 #include "optimizer/matcher.h"
 #include "optimizer/pattern.h"
 #include "optimizer/rewriter.h"
+#include "optimizer/search.h"
 #include "runtime/reference/executor.h"
 
 namespace tso::opt {
@@ -59,7 +61,7 @@ constexpr const char* kOneBox = R"(  correction {
 }
 )";
 
-Graph model(int64_t width) {
+Graph model_graph(int64_t width) {
   std::string text = "graph m {\n  input x: f32[2,3,5," + std::to_string(width) +
                      "]\n  input w: f32[4,3,3,3]\n  %0 = conv2d(x, w, pad=[1,1,1,1])\n"
                      "  output y = %0\n}\n";
@@ -128,7 +130,7 @@ TEST_P(RegionRuleTest, APartialRuleIsAppliedWithACorrectionRightAtTheMatchShapes
   index.add(*set);
   ASSERT_EQ(index.rules().size(), 1u);
   ASSERT_TRUE(index.rules()[0].regions);
-  Graph g = model(GetParam().width);
+  Graph g = model_graph(GetParam().width);
   std::optional<Applied> a = apply(g, index);
   ASSERT_TRUE(a.has_value());
   // Two seam columns of 5 rows and 4 channels, one in each image.
@@ -159,6 +161,25 @@ TEST(RegionTargets, DecideOncePerBinding) {
   // Not shape-valid: the rule does not apply, and says why.
   types[1] = {DType::kF32, Shape{4, 2, 3, 3}};
   EXPECT_FALSE(targets.at(types, {}).ok());
+}
+
+// The search scores every region rule it matches and says so, whether or
+// not it applies it: stacking the batch costs its layout changes and its
+// correction on top of the same convolution, so the analytic model never
+// takes it.
+TEST(RegionTargets, TheSearchReportsTheRegionRulesItConsidered) {
+  Expected<RuleSet> set = parse_rules(std::string(kHead) + kTwoBoxes, "test.rules");
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  RuleIndex index;
+  index.add(*set);
+  Expected<Device> d = load_device("optimizer/devices/h100.json");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  AnalyticCost model(*d);
+  SearchResult r = search(model_graph(7), index, model);
+  EXPECT_TRUE(r.applied.empty());
+  ASSERT_EQ(r.region_candidates.count("stack_w"), 1u);
+  EXPECT_GE(r.region_candidates.at("stack_w").matches, 1);
+  EXPECT_GT(r.region_candidates.at("stack_w").best_delta, 0);
 }
 
 }  // namespace

@@ -104,6 +104,15 @@ std::string report_markdown(const OptimizeResult& r, const ReportContext& c) {
            std::to_string(a->correction_boxes) + " | " + std::to_string(a->correction_elements) +
            " |\n";
   }
+  if (!s.region_candidates.empty()) {
+    m += "\n## Region rules considered (" + std::to_string(s.region_candidates.size()) +
+         ")\n\nEvery exact or partial rule that matched an expanded graph: in how many, and "
+         "the best predicted cost change it offered, correction included (negative: "
+         "cheaper).\n\n| rule | matches | best predicted change (us) |\n| --- | --- | --- |\n";
+    for (const auto& [rule, rc] : s.region_candidates)
+      m += "| " + rule + " | " + std::to_string(rc.matches) + " | " + fmt("%.2f", rc.best_delta) +
+           " |\n";
+  }
   if (!c.skipped.empty()) {
     m += "\n## Rules skipped (" + std::to_string(c.skipped.size()) + ")\n\n";
     for (const RuleIndex::Skipped& k : c.skipped) m += "- " + k.rule + ": " + k.reason + "\n";
@@ -160,6 +169,11 @@ std::string report_json(const OptimizeResult& r, const ReportContext& c) {
                           {"corrected_boxes", a.correction_boxes},
                           {"corrected_elements", a.correction_elements}});
   j["region_rules_applied"] = regional;
+  nlohmann::ordered_json considered = nlohmann::ordered_json::array();
+  for (const auto& [rule, c] : s.region_candidates)
+    considered.push_back(
+        {{"rule", rule}, {"matches", c.matches}, {"best_predicted_delta_us", c.best_delta}});
+  j["region_rules_considered"] = considered;
   nlohmann::ordered_json skipped = nlohmann::ordered_json::array();
   for (const RuleIndex::Skipped& k : c.skipped)
     skipped.push_back({{"rule", k.rule}, {"reason", k.reason}});

@@ -190,6 +190,12 @@ class Search {
         ++r->rejected;
         continue;
       }
+      if (m.match.rule->regions) {
+        auto [it, fresh] = r->region_candidates.try_emplace(m.match.rule->rule->name);
+        it->second.best_delta =
+            fresh ? m.cost_delta : std::min(it->second.best_delta, m.cost_delta);
+        ++it->second.matches;
+      }
       double cost = parent_cost + m.cost_delta;
       if (!(cost < options_.alpha * best_cost)) continue;
       uint64_t hash = parent_hash + m.hash_delta;

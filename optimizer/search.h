@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,14 @@ struct AppliedRewrite {
   int64_t correction_elements = 0;  // and the output elements they recompute
 };
 
+// A region rule (exact or partial) the search could apply: in how many
+// expanded graphs it matched, and the best predicted cost change it offered
+// there (negative: cheaper), its correction included.
+struct RegionCandidate {
+  int64_t matches = 0;
+  double best_delta = 0;
+};
+
 struct SearchResult {
   Graph best;
   double initial_cost = 0;
@@ -80,6 +89,7 @@ struct SearchResult {
   double seconds = 0;                   // wall time, measuring included
   double measuring_seconds = 0;         // of which the cost model spent measuring (not limited)
   std::vector<AppliedRewrite> applied;  // in order
+  std::map<std::string, RegionCandidate> region_candidates;  // by rule name
 };
 
 // `max_expansions` >= 1 and `alpha` >= 1 are the caller's to check.
