@@ -1,6 +1,8 @@
 #include "verifier/box_derivation.h"
 
 #include <algorithm>
+#include <cmath>
+#include <string>
 
 namespace tso::verifier {
 
@@ -86,6 +88,14 @@ Layout matmul(const Layout& a, const Shape& as, const Layout& b, const Shape& bs
   if (ra > 1) l.push_back(a[ra - 2]);
   if (rb > 1) l.push_back(b[rb - 1]);
   return l;
+}
+
+// M from A's rows (columns when trans_a), N from B's columns (rows when
+// trans_b); C broadcasts to [M, N].
+Layout gemm(const Node& n, const Layout& a, const Layout& b, const Layout* c, const Shape& cs,
+            const Shape& out) {
+  const Layout ab{a[n.attrs.i(AttrKey::trans_a) != 0], b[n.attrs.i(AttrKey::trans_b) == 0]};
+  return c ? broadcast({&ab, c}, {out, cs}, out) : ab;
 }
 
 Layout concat(const Node& n, const Graph& g, const std::vector<std::vector<Layout>>& of,
@@ -184,7 +194,7 @@ Layout update_slice(const Node& n, const Layout& base, const Layout& patch, cons
 
 std::vector<Layout> one(Layout l) { return std::vector<Layout>{std::move(l)}; }
 
-Error not_multilinear(const Graph& g, int i, const std::string& why) {
+Error not_supported(const Graph& g, int i, const std::string& why) {
   return Error{"region check: " + describe_node(g, i) + " " + why};
 }
 
@@ -194,8 +204,6 @@ Expected<std::vector<Layout>> node_layouts(const Graph& g, int i,
   auto in = [&](int k) -> const Layout& { return of[n.args[k].node][n.args[k].output]; };
   auto shape = [&](int k) -> const Shape& { return g.type(n.args[k]).shape; };
   const Shape& out = n.outs[0].shape;
-  if ((n.op == Op::Conv2d || n.op == Op::Matmul) && n.attrs.act(AttrKey::act) != Act::kNone)
-    return not_multilinear(g, i, "has a fused activation: not multilinear");
   switch (n.op) {
     case Op::Input:
     case Op::Weight:
@@ -215,12 +223,32 @@ Expected<std::vector<Layout>> node_layouts(const Graph& g, int i,
     }
     case Op::Matmul:
       return one(matmul(in(0), shape(0), in(1), shape(1), out));
+    case Op::Gemm:
+      // The field holds integers only: a fractional scale would be rounded,
+      // and two programs scaling by different fractions could agree there.
+      for (AttrKey k : {AttrKey::alpha, AttrKey::beta})
+        if (n.attrs.f(k) != std::round(n.attrs.f(k)))
+          return not_supported(g, i,
+                               "has " + std::string(attr_info(k).name) + " = " +
+                                   print_attr_value(n.attrs.f(k)) + ", not an integer");
+      return one(gemm(n, in(0), in(1), n.args.size() > 2 ? &in(2) : nullptr,
+                      n.args.size() > 2 ? shape(2) : out, out));
     case Op::Add:
     case Op::Sub:
     case Op::Mul:
       return one(broadcast({&in(0), &in(1)}, {shape(0), shape(1)}, out));
+    // Position-wise: output position p reads input position p alone, so the
+    // input's boxes are the output's (a fused activation is the same).
     case Op::ScalarMul:
     case Op::Neg:
+    case Op::Relu:
+    case Op::Sigmoid:
+    case Op::Tanh:
+    case Op::Erf:
+    case Op::Gelu:
+    case Op::Exp:
+    case Op::Sqrt:
+    case Op::Clip:
       return one(in(0));
     case Op::Concat:
       return one(concat(n, g, of, out));
@@ -242,7 +270,7 @@ Expected<std::vector<Layout>> node_layouts(const Graph& g, int i,
     case Op::UpdateSlice:
       return one(update_slice(n, in(0), in(1), shape(1), out));
     default:
-      return not_multilinear(g, i, "is not a multilinear or layout operator");
+      return not_supported(g, i, "is not a multilinear, position-wise or layout operator");
   }
 }
 

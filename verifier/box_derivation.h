@@ -2,9 +2,9 @@
 // derived from each operator's index arithmetic, inputs first: graph inputs
 // are cut only at their ends; a convolution cuts where a tap crosses a cut of
 // its input (padding borders included), a concat at its seams, a pad at its
-// borders, a reshape regroups sub-axes. The multilinear operators and layout
-// operators of regions.h are supported; any other is an error naming the
-// node.
+// borders, a reshape regroups sub-axes; a position-wise operator keeps its
+// argument's layout. The operators of regions.h are supported; any other is
+// an error naming the node.
 #pragma once
 
 #include <vector>

@@ -1,6 +1,7 @@
 #include "verifier/position_eval.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "core/error.h"
 #include "runtime/reference/scalar.h"
@@ -46,6 +47,106 @@ std::vector<int64_t> strides_of(const Shape& s) {
 
 constexpr int kFlatBits = 40;
 
+// clip's surrogate, the one that is not the reference executor's: that one
+// clamps in the order of the signed representatives, which sends nearly every
+// random field element to a bound, so two different arguments would clip
+// alike about half the time. Here clip is x (x + k) with k hashed from the
+// bounds: degree 2, and different bounds give different polynomials.
+Mod clip(const Node& n, Mod x) {
+  Mod k;
+  k.v = Mod::reduce(mix(mix(std::bit_cast<uint64_t>(n.attrs.f(AttrKey::min))) ^
+                        std::bit_cast<uint64_t>(n.attrs.f(AttrKey::max))) >>
+                    2);
+  return x * (x + k);
+}
+
+Mod activation(Act a, Mod x) {
+  switch (a) {
+    case Act::kNone:
+      return x;
+    case Act::kRelu:
+      return ref::fn::relu(x);
+    case Act::kSigmoid:
+      return ref::fn::sigmoid(x);
+    case Act::kTanh:
+      return ref::fn::tanh(x);
+  }
+  TSO_CHECK(false, "unknown activation");
+}
+
+// The surrogates' degrees (runtime/reference/executor.h lists them).
+int activation_degree(Act a) {
+  switch (a) {
+    case Act::kNone:
+      return 1;
+    case Act::kRelu:
+      return 2;
+    case Act::kSigmoid:
+    case Act::kTanh:
+      return 3;
+  }
+  TSO_CHECK(false, "unknown activation");
+}
+
+int position_wise_degree(Op op) {
+  switch (op) {
+    case Op::Relu:
+    case Op::Sqrt:
+    case Op::Clip:
+      return 2;
+    case Op::Sigmoid:
+    case Op::Tanh:
+    case Op::Exp:
+      return 3;
+    case Op::Erf:
+      return 5;
+    case Op::Gelu:
+      return 6;
+    default:  // neg
+      return 1;
+  }
+}
+
+Mod position_wise(const Node& n, Mod x) {
+  switch (n.op) {
+    case Op::Relu:
+      return ref::fn::relu(x);
+    case Op::Sigmoid:
+      return ref::fn::sigmoid(x);
+    case Op::Tanh:
+      return ref::fn::tanh(x);
+    case Op::Erf:
+      return ref::fn::erf(x);
+    case Op::Gelu:
+      return ref::fn::gelu(x);
+    case Op::Exp:
+      return ref::fn::exp(x);
+    case Op::Sqrt:
+      return ref::fn::sqrt(x);
+    case Op::Clip:
+      return clip(n, x);
+    default:  // neg
+      return -x;
+  }
+}
+
+bool is_position_wise(Op op) {
+  switch (op) {
+    case Op::Neg:
+    case Op::Relu:
+    case Op::Sigmoid:
+    case Op::Tanh:
+    case Op::Erf:
+    case Op::Gelu:
+    case Op::Exp:
+    case Op::Sqrt:
+    case Op::Clip:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 Mod input_value(uint64_t seed, int test, std::string_view name, int64_t flat) {
@@ -68,6 +169,7 @@ int polynomial_degree(const Graph& g) {
         deg[i] = 1;
         break;
       case Op::Conv2d:  // x * w + bias
+      case Op::Gemm:    // a * b + c
         deg[i] = std::max(deg[n.args[0].node] + deg[n.args[1].node],
                           n.args.size() > 2 ? deg[n.args[2].node] : 0);
         break;
@@ -77,8 +179,9 @@ int polynomial_degree(const Graph& g) {
         deg[i] = sum;
         break;
       default:  // sums and data movement
-        deg[i] = max;
+        deg[i] = is_position_wise(n.op) ? position_wise_degree(n.op) * max : max;
     }
+    if (n.attrs.has(AttrKey::act)) deg[i] *= activation_degree(n.attrs.act(AttrKey::act));
   }
   for (const GraphOutput& o : g.outputs()) worst = std::max(worst, deg[o.ref.node]);
   return worst;
@@ -130,11 +233,20 @@ Mod PositionEvaluator::value(TensorRef r, const Index& idx) {
     case Op::Conv2d:
     case Op::AvgPool:
     case Op::Matmul:
+    case Op::Gemm:
     case Op::Add:
     case Op::Sub:
     case Op::Mul:
     case Op::ScalarMul:
-    case Op::Neg: {
+    case Op::Neg:
+    case Op::Relu:
+    case Op::Sigmoid:
+    case Op::Tanh:
+    case Op::Erf:
+    case Op::Gelu:
+    case Op::Exp:
+    case Op::Sqrt:
+    case Op::Clip: {
       const uint64_t key = static_cast<uint64_t>(r.node) << kFlatBits | flat(r, idx);
       auto it = memo_.find(key);
       if (it != memo_.end()) return it->second;
@@ -147,29 +259,37 @@ Mod PositionEvaluator::value(TensorRef r, const Index& idx) {
   }
 }
 
+// The position of an operand of shape `s` that numpy broadcasting stretches
+// to position `idx` of `out`.
+PositionEvaluator::Index PositionEvaluator::broadcast(const Shape& s, const Shape& out,
+                                                      const Index& idx) {
+  Index a{};
+  for (int i = 0; i < s.rank(); ++i) a[i] = s[i] == 1 ? 0 : idx[i + out.rank() - s.rank()];
+  return a;
+}
+
 Mod PositionEvaluator::compute(const Node& n, const Index& idx) {
   switch (n.op) {
     case Op::Conv2d:
-      return conv(n, idx);
+      return activation(n.attrs.act(AttrKey::act), conv(n, idx));
     case Op::AvgPool:
       return avgpool(n, idx);
     case Op::Matmul:
-      return matmul(n, idx);
+      return activation(n.attrs.act(AttrKey::act), matmul(n, idx));
+    case Op::Gemm:
+      return activation(n.attrs.act(AttrKey::act), gemm(n, idx));
     case Op::ScalarMul:
       return value(n.args[0], idx) * value(n.args[1], Index{});
-    case Op::Neg:
-      return -value(n.args[0], idx);
-    default: {  // add, sub, mul: numpy broadcasting
+    case Op::Add:
+    case Op::Sub:
+    case Op::Mul: {
       const Shape& out = n.outs[0].shape;
-      Mod v[2];
-      for (int k = 0; k < 2; ++k) {
-        const Shape& s = shape(n.args[k]);
-        Index a{};
-        for (int i = 0; i < s.rank(); ++i) a[i] = s[i] == 1 ? 0 : idx[i + out.rank() - s.rank()];
-        v[k] = value(n.args[k], a);
-      }
-      return n.op == Op::Add ? v[0] + v[1] : n.op == Op::Sub ? v[0] - v[1] : v[0] * v[1];
+      const Mod a = value(n.args[0], broadcast(shape(n.args[0]), out, idx));
+      const Mod b = value(n.args[1], broadcast(shape(n.args[1]), out, idx));
+      return n.op == Op::Add ? a + b : n.op == Op::Sub ? a - b : a * b;
     }
+    default:
+      return position_wise(n, value(n.args[0], idx));
   }
 }
 
@@ -235,6 +355,25 @@ Mod PositionEvaluator::matmul(const Node& n, const Index& idx) {
     bi[kb] = k;
     sum += value(n.args[0], ai) * value(n.args[1], bi);
   }
+  return sum;
+}
+
+// alpha op(A) op(B) + beta C, op transposing when asked, C broadcast.
+Mod PositionEvaluator::gemm(const Node& n, const Index& idx) {
+  const int ta = n.attrs.i(AttrKey::trans_a) != 0, tb = n.attrs.i(AttrKey::trans_b) != 0;
+  Index ai{}, bi{};
+  ai[ta] = idx[0];
+  bi[1 - tb] = idx[1];
+  Mod sum;
+  for (int64_t k = 0; k < shape(n.args[0])[1 - ta]; ++k) {
+    ai[1 - ta] = k;
+    bi[tb] = k;
+    sum += value(n.args[0], ai) * value(n.args[1], bi);
+  }
+  sum *= ref::fn::constant<Mod>(n.attrs.f(AttrKey::alpha));
+  if (n.args.size() > 2)
+    sum += ref::fn::constant<Mod>(n.attrs.f(AttrKey::beta)) *
+           value(n.args[2], broadcast(shape(n.args[2]), n.outs[0].shape, idx));
   return sum;
 }
 

@@ -6,7 +6,11 @@
 //
 // Every graph input and weight is a variable: test t of seed s gives element
 // i of input `name` the value input_value(s, t, name, i), so two programs
-// over the same inputs see the same values.
+// over the same inputs see the same values. A position-wise operator and a
+// fused activation are the reference executor's surrogate polynomial
+// (runtime/reference/executor.h), so a position equals the whole program's
+// evaluation on Mod; except clip, whose Mod clamp sends nearly every random
+// field element to a bound: here it is x (x + k), k hashed from its bounds.
 #pragma once
 
 #include <array>
@@ -24,7 +28,8 @@ namespace tso::verifier {
 ref::Mod input_value(uint64_t seed, int test, std::string_view name, int64_t flat);
 
 // The degree of the program's outputs as polynomials in its inputs (at
-// least 1).
+// least 1): a position-wise operator or fused activation multiplies its
+// argument's degree by its surrogate's.
 int polynomial_degree(const Graph& g);
 
 class PositionEvaluator {
@@ -49,6 +54,8 @@ class PositionEvaluator {
   ref::Mod conv(const Node& n, const Index& idx);
   ref::Mod avgpool(const Node& n, const Index& idx);
   ref::Mod matmul(const Node& n, const Index& idx);
+  ref::Mod gemm(const Node& n, const Index& idx);
+  static Index broadcast(const Shape& s, const Shape& out, const Index& idx);
   ref::Mod move(const Node& n, TensorRef r, const Index& idx);
   const Shape& shape(TensorRef r) const { return g_.type(r).shape; }
   int64_t flat(TensorRef r, const Index& idx) const;

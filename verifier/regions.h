@@ -1,19 +1,23 @@
 // Partial equivalence (PET), the region check: where a mutant computes the
 // same values as its source program and where it does not.
 //
-// Both programs are multilinear in their inputs (conv2d and matmul without
-// a fused activation, avgpool, add, sub, mul, smul, neg; and layout
-// operators: pad, slice, concat, split, transpose, reshape and its kin,
-// enlarge, update_slice). The output is split into boxes: along every
-// output axis, breakpoints are derived from the operators' index arithmetic
-// (padding borders, seams of concats, halos of slices, tile and interleave
-// boundaries of reshapes), so that inside one box each output position reads
-// its inputs through the same summation intervals in both programs, shifted
-// by a translation. A box is then decided from its corner and one step along
-// each of its axes (rank + 1 positions, each evaluated alone, on demand), on
-// `tests` independent random inputs in the prime field of ref::Mod: a box
-// that differs passes every test with probability at most
-// (degree / p)^tests (`false_equal_bound`). An axis that a reshape split
+// Both programs are built from multilinear operators (conv2d, matmul, gemm
+// with integer alpha and beta, avgpool, add, sub, mul, smul), position-wise
+// ones (neg, relu, sigmoid, tanh, erf, gelu, exp, sqrt, clip, and the fused
+// activation of conv2d, matmul and gemm) and layout operators (pad, slice,
+// concat, split, transpose, reshape and its kin, enlarge, update_slice). The
+// output is split into boxes: along every output axis, breakpoints are
+// derived from the operators' index arithmetic (padding borders, seams of
+// concats, halos of slices, tile and interleave boundaries of reshapes;
+// a position-wise operator adds none), so that inside one box each output
+// position reads its inputs through the same summation intervals in both
+// programs, shifted by a translation. A box is then decided from its corner
+// and one step along each of its axes (rank + 1 positions, each evaluated
+// alone, on demand), on `tests` independent random inputs in the prime field
+// of ref::Mod, where a nonlinear function is a fixed polynomial surrogate
+// (position_eval.h): a box that differs passes every test with probability
+// at most (degree / p)^tests (`false_equal_bound`), the degree counting the
+// surrogates'. An axis that a reshape split
 // (H as (H/2, 2) for interleaved sub-images) has one sub-axis per factor,
 // and a box takes a step along each. Every graph input and weight is a
 // variable (stored weight values are not used).
@@ -52,7 +56,7 @@ struct RegionResult {
 
 // Decides every box of the outputs of `source` and `mutant`: two concrete
 // graphs over the same inputs (by name and type) with outputs of equal types.
-// Fails, naming the node, on an operator outside the multilinear set above.
+// Fails, naming the node, on an operator outside the set above.
 Expected<RegionResult> decide_regions(const Graph& source, const Graph& mutant,
                                       const RegionOptions& options = {});
 
