@@ -622,7 +622,8 @@ TEST(Regions, StackedConvClip) {
 }
 
 // gemm with act=relu as two gemms over the halves of A's rows (A given
-// transposed): exact; without the act on the second half: its rows wrong.
+// transposed): exact; without the act, or with another alpha, on the second
+// half: its rows wrong.
 TEST(Regions, GemmFusedReluSplitRows) {
   const Graph source = parse(R"(graph source {
   input a: f32[3,6]
@@ -642,11 +643,54 @@ TEST(Regions, GemmFusedReluSplitRows) {
   output y = %y
 })";
   EXPECT_EQ(polynomial_degree(source), 4);
-  std::string exact = mutant, wrong = mutant;
+  std::string exact = mutant, no_act = mutant, alpha = mutant;
   exact.replace(exact.find("{ACT}"), 5, "relu");
-  wrong.replace(wrong.find("{ACT}"), 5, "none");
+  no_act.replace(no_act.find("{ACT}"), 5, "none");
+  alpha.replace(alpha.find("{ACT}"), 5, "relu");
+  alpha.replace(alpha.rfind("alpha=2"), 7, "alpha=1");
   expect_exact(source, parse(exact), 0);
-  expect_exact(source, parse(wrong), 4 * 4);
+  expect_exact(source, parse(no_act), 4 * 4);
+  expect_exact(source, parse(alpha), 4 * 4);
+}
+
+// A position evaluated alone equals the whole program on the reference
+// executor (Mod, the same input values), for every position-wise operator
+// but clip, fused activations and gemm's transposes, scales and bias.
+TEST(Regions, PositionsEqualTheReferenceExecutor) {
+  std::vector<std::string> programs;
+  for (const char* op : {"relu", "sigmoid", "tanh", "erf", "gelu", "exp", "sqrt", "neg"})
+    programs.push_back(then_apply(fill(kConv, conv_vars(5, 4)), "y", op));
+  for (const char* act : {"relu", "sigmoid", "tanh"}) {
+    std::string conv = fill(kConv, conv_vars(5, 4));
+    conv.insert(conv.find(")", conv.find("conv2d(")), std::string(", act=") + act);
+    programs.push_back(conv);
+    programs.push_back(std::string("graph g {\n  input a: f32[2,5,3]\n  input b: f32[3,4]\n") +
+                       "  %y = matmul(a, b, act=" + act + ")\n  output y = %y\n}");
+  }
+  for (const char* t : {"trans_a=0, trans_b=0", "trans_a=1, trans_b=1"})
+    programs.push_back(
+        std::string("graph g {\n  input a: f32[4,4]\n  input b: f32[4,4]\n  input c: f32[4,1]\n") +
+        "  %y = gemm(a, b, c, alpha=3, beta=-2, act=tanh, " + t + ")\n  output y = %y\n}");
+  for (const std::string& text : programs) {
+    SCOPED_TRACE(text);
+    const Graph g = parse(text);
+    std::map<std::string, ref::Tensor<ref::Mod>> feeds;
+    for (int i : g.input_nodes()) {
+      ref::Tensor<ref::Mod> t(g.node(i).outs[0].shape);
+      for (int64_t k = 0; k < t.numel(); ++k) t.data[k] = input_value(5, 1, g.node(i).name, k);
+      feeds.emplace(g.node(i).name, std::move(t));
+    }
+    Expected<std::vector<ref::Tensor<ref::Mod>>> whole = ref::evaluate<ref::Mod>(g, feeds);
+    ASSERT_TRUE(whole.ok()) << whole.error().message;
+    PositionEvaluator e(g);
+    e.start(5, 1);
+    const Shape& s = (*whole)[0].shape;
+    std::vector<int64_t> at(s.rank(), 0);
+    for (int64_t k = 0; k < s.numel(); ++k) {
+      for (int64_t d = s.rank() - 1, rest = k; d >= 0; rest /= s[d], --d) at[d] = rest % s[d];
+      ASSERT_EQ(e.output(0, at).v, (*whole)[0].data[k].v) << "position " << k;
+    }
+  }
 }
 
 // The degrees polynomial_degree assumes are the reference executor's
