@@ -152,6 +152,60 @@ TEST(Correction, StackedImagesSeamRows) {
   EXPECT_EQ(g.node(g.outputs()[0].ref.node).name, "correction/box1/update_slice");
 }
 
+// A relu after the convolution in both programs, as in PET's CSRNet rules:
+// the region check finds the seam rows, and each box's correction applies
+// the relu to its own convolution's box. In double the relu hides part of
+// the seam (where both values are negative), so the boxes are the region
+// check's (on Mod), not the double differences.
+TEST(Correction, StackedConvReluSeamRows) {
+  const std::string source_text = R"(graph source {
+  input x: f32[2,3,6,5]
+  weight w: f32[4,3,3,3]
+  weight b: f32[4]
+  %0 = conv2d(x, w, b, pad=same)
+  %1 = relu(%0)
+  output y = %1
+})";
+  Graph source = parse(source_text);
+  Graph mutant = parse(R"(graph mutant {
+  input x: f32[2,3,6,5]
+  weight w: f32[4,3,3,3]
+  weight b: f32[4]
+  %0, %1 = split(x, axis=0, sizes=[1,1])
+  %2 = concat(%0, %1, axis=2)
+  %3 = conv2d(%2, w, b, pad=same)
+  %4 = relu(%3)
+  %5, %6 = split(%4, axis=2, sizes=[6,6])
+  %7 = concat(%5, %6, axis=0)
+  output y = %7
+})");
+  const std::vector<Box> seam{box(0, {0, 0, 5, 0}, {1, 4, 6, 5}),
+                              box(0, {1, 0, 0, 0}, {2, 4, 1, 5})};
+  EXPECT_EQ(wrong_boxes(source, mutant), seam);
+  EXPECT_GT(error_against(source, mutant), 1e-3);
+  Graph g = corrected(source, mutant, seam);
+  EXPECT_LE(error_against(source, g), kDoubleTolerance) << print(g);
+  EXPECT_TRUE(wrong_boxes(source, g).empty()) << print(g);
+  int relus = 0;
+  for (const Node& n : g.nodes()) {
+    if (n.op != Op::Relu || n.name.rfind("correction/", 0) != 0) continue;
+    ++relus;
+    EXPECT_EQ(g.node(n.args[0].node).op, Op::Conv2d) << n.name;
+    EXPECT_EQ(g.type(n.args[0]).shape, (Shape{1, 4, 1, 5})) << n.name;
+  }
+  EXPECT_EQ(relus, 2);
+
+  // The relu fused into the source's convolution: the same boxes, the same
+  // correction.
+  std::string fused_text = source_text;
+  fused_text.replace(fused_text.find("pad=same)"), 9, "pad=same, act=relu)");
+  fused_text.erase(fused_text.find("  %1 = relu(%0)\n"), 16);
+  fused_text.replace(fused_text.find("output y = %1"), 13, "output y = %0");
+  Graph fused = parse(fused_text);
+  EXPECT_EQ(wrong_boxes(fused, mutant), seam);
+  EXPECT_LE(error_against(fused, corrected(fused, mutant, seam)), kDoubleTolerance);
+}
+
 TEST(Correction, EmptyBoxesReturnTheMutant) {
   Graph source = parse(single_conv("[2,3,6,5]", "[4,3,3,3]", ", pad=same"));
   Graph mutant = parse(stacked_h("[2,3,6,5]", "[4,3,3,3]", ", pad=same", 6));
