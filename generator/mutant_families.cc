@@ -19,7 +19,7 @@ Expected<SourceProgram> make_source(Rule rule) {
 std::span<const Family> families() {
   static constexpr Family kFamilies[] = {
       {"stack", stack_mutants},       {"tile", tile_mutants},   {"interleave", interleave_mutants},
-      {"pad_even", pad_even_mutants}, {"merge", merge_mutants},
+      {"pad_even", pad_even_mutants}, {"merge", merge_mutants}, {"roundtrip", roundtrip_mutants},
   };
   return kFamilies;
 }

@@ -42,6 +42,8 @@ struct Family {
 //         and sliced back
 // merge   sibling convolutions or matmuls merged into one (grouped) conv or
 //         batched matmul
+// roundtrip  an interleaved layout decoded and encoded again, as the
+//         identity (between two interleaved programs in a row)
 std::span<const Family> families();
 
 }  // namespace tso::gen

@@ -76,7 +76,8 @@ std::optional<Rule> conjugate(const SourceProgram& src, const Layout& l) {
   for (size_t i = 0; i < s.nodes.size(); ++i) {
     RuleNode n = s.nodes[i];
     n.args[0] = prev;
-    if (!l.adapt(src, static_cast<int>(i), &n)) return std::nullopt;
+    // A position-wise operator computes the same in every layout.
+    if (n.op != Op::Relu && !l.adapt(src, static_cast<int>(i), &n)) return std::nullopt;
     r.target.nodes.push_back(std::move(n));
     prev = {RuleRef::Kind::kNode, static_cast<int>(r.target.nodes.size()) - 1, 0};
   }
@@ -207,6 +208,7 @@ std::optional<Layout> interleave(const SourceProgram& src) {
   if (d < 2) return std::nullopt;
   for (size_t i = 0; i < s.nodes.size(); ++i) {
     const Node& c = concrete(src, static_cast<int>(i));
+    if (c.op == Op::Relu) continue;
     if (c.op != Op::Conv2d || c.attrs.ints(AttrKey::dilation) != std::vector<int64_t>{d, d} ||
         c.attrs.ints(AttrKey::stride) != std::vector<int64_t>{1, 1})
       return std::nullopt;
@@ -282,6 +284,30 @@ std::vector<Rule> tile_mutants(const SourceProgram& src) {
 std::vector<Rule> interleave_mutants(const SourceProgram& src) {
   std::vector<Rule> out;
   if (data_shape(src).rank() == 4) add_if(&out, src, interleave(src));
+  return out;
+}
+
+std::vector<Rule> roundtrip_mutants(const SourceProgram& src) {
+  std::vector<Rule> out;
+  std::optional<Layout> l = interleave(src);
+  if (data_shape(src).rank() != 4 || !l) return out;
+  // The output of the program's interleaved node, y, decoded and encoded
+  // again: what two interleaved programs in a row leave between them.
+  const int64_t d = concrete(src, 0).attrs.ints(AttrKey::dilation)[0];
+  const TensorType& t = src.graph.node(static_cast<int>(src.rule.inputs.size())).outs[0];
+  Rule r;
+  r.name = src.rule.name;
+  r.origin = src.rule.origin;
+  r.inputs = {
+      {"y", {t.dtype, Shape{t.shape[0] * d * d, t.shape[1], t.shape[2] / d, t.shape[3] / d}}}};
+  const Exprs yd{ShapeExpr::dim("y", 0), ShapeExpr::dim("y", 1), ShapeExpr::dim("y", 2),
+                 ShapeExpr::dim("y", 3)};
+  const Exprs e{div(yd[0], d * d), yd[1], mul(yd[2], d), mul(yd[3], d)};
+  SideBuilder b(&r.source);
+  const RuleRef y{RuleRef::Kind::kVar, 0, 0};
+  b.output(l->encode(b, l->decode(b, y, e), e));
+  r.target.outputs.push_back(y);
+  out.push_back(std::move(r));
   return out;
 }
 

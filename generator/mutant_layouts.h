@@ -14,6 +14,9 @@ namespace tso::gen {
 std::vector<Rule> stack_mutants(const SourceProgram& src);
 std::vector<Rule> tile_mutants(const SourceProgram& src);
 std::vector<Rule> interleave_mutants(const SourceProgram& src);
+// The interleaved layout of src's dilated convolution decoded and encoded
+// again (b2s then s2b), which is the identity.
+std::vector<Rule> roundtrip_mutants(const SourceProgram& src);
 std::vector<Rule> pad_even_mutants(const SourceProgram& src);
 std::vector<Rule> merge_mutants(const SourceProgram& src);
 

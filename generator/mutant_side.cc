@@ -257,12 +257,16 @@ std::vector<Exprs> side_dims(const Rule& rule, const RuleSide& side, const Graph
     const RuleNode& n = side.nodes[i];
     const Node& c = concrete.node(static_cast<int>(rule.inputs.size() + i));
     const Exprs& a = of(n.args[0]);
+    if (n.op == Op::Relu) {
+      out.push_back(a);
+      continue;
+    }
     const Exprs& b = of(n.args[1]);
     if (n.op == Op::Conv2d) {
       out.push_back(
           {a[0], b[0], conv_extent(a[2], b[2], c.attrs, 0), conv_extent(a[3], b[3], c.attrs, 1)});
     } else {
-      TSO_CHECK(n.op == Op::Matmul, "a source program holds conv2d and matmul only");
+      TSO_CHECK(n.op == Op::Matmul, "a source program holds conv2d, matmul and relu only");
       Exprs o = a;
       o.back() = b.back();
       out.push_back(std::move(o));

@@ -52,7 +52,7 @@ class SideBuilder {
 };
 
 // The extents of every node output of a side of `rule` whose nodes are
-// conv2d and matmul, as expressions, given the extents of the variables
+// conv2d, matmul and relu, as expressions, given the extents of the variables
 // (`var_dims[i]` for rule.inputs[i]). `concrete` is that side instantiated
 // at the example types (for the nodes' complete attributes). An output
 // height of a strided conv is an exact division: the expressions hold where

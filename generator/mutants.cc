@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -25,8 +26,37 @@ bool multilinear(const OpSet& set, const Program& p) {
   });
 }
 
+// A chain of conv2d nodes (each reading the previous one's output) with a
+// relu after every conv: the layout families carry position-wise operators
+// through unchanged, so a model's conv + relu runs in the mutant's layout as
+// a whole, and the next mutant's layout change meets this one's inverse.
+std::optional<Rule> with_relus(const Rule& rule) {
+  const RuleSide& s = rule.source;
+  if (s.outputs.size() != 1) return std::nullopt;
+  for (size_t i = 0; i < s.nodes.size(); ++i) {
+    if (s.nodes[i].op != Op::Conv2d) return std::nullopt;
+    if (i > 0 && s.nodes[i].args[0] != RuleRef{RuleRef::Kind::kNode, static_cast<int>(i) - 1, 0})
+      return std::nullopt;
+  }
+  Rule r = rule;
+  r.source.nodes.clear();
+  for (size_t i = 0; i < s.nodes.size(); ++i) {
+    RuleNode conv = s.nodes[i];
+    const int index = static_cast<int>(r.source.nodes.size());
+    if (i > 0) conv.args[0] = {RuleRef::Kind::kNode, index - 1, 0};
+    r.source.nodes.push_back(std::move(conv));
+    RuleNode relu;
+    relu.op = Op::Relu;
+    relu.args = {{RuleRef::Kind::kNode, index, 0}};
+    r.source.nodes.push_back(std::move(relu));
+  }
+  r.source.outputs = {{RuleRef::Kind::kNode, static_cast<int>(r.source.nodes.size()) - 1, 0}};
+  return r;
+}
+
 // The programs of one or two conv2d and matmul nodes, from the enumeration
-// (canonical order, variables in first-use order), ordered by their code.
+// (canonical order, variables in first-use order), ordered by their code,
+// then the chains of convolutions again with a relu after each.
 std::vector<SourceProgram> source_programs(const OpSet& set, const MutantOptions& opt,
                                            const RuleOrigin& origin) {
   EnumerateOptions eo;
@@ -52,6 +82,15 @@ std::vector<SourceProgram> source_programs(const OpSet& set, const MutantOptions
     Expected<SourceProgram> s = make_source(std::move(rule));
     TSO_CHECK(s.ok(),
               s.ok() ? "" : "an enumerated program does not instantiate: " + s.error().message);
+    out.push_back(std::move(*s));
+  }
+  const size_t plain = out.size();
+  for (size_t i = 0; i < plain; ++i) {
+    std::optional<Rule> r = with_relus(out[i].rule);
+    if (!r) continue;
+    Expected<SourceProgram> s = make_source(std::move(*r));
+    TSO_CHECK(s.ok(),
+              s.ok() ? "" : "a program with relus does not instantiate: " + s.error().message);
     out.push_back(std::move(*s));
   }
   return out;

@@ -92,6 +92,30 @@ TEST(MutantFamilies, InterleaveIsExactAtEvenSizes) {
   EXPECT_EQ(compare_sides(interleave_mutants(odd).at(0), 2, 7).verdict, V::kInvalid);
 }
 
+// A conv + relu runs in the interleaved layout as a whole; its layout change
+// undone and done again (between two such programs) is the identity.
+TEST(MutantFamilies, InterleaveCarriesTheReluAndItsRoundTripIsTheIdentity) {
+  SourceProgram s = source("  input x: f32[1,4,8,8]\n  input w: f32[4,4,3,3]\n  input b: f32[4]\n",
+                           "    %0 = conv2d(x, w, b, pad=[2,2,2,2], dilation=[2,2])\n    %1 = "
+                           "relu(%0)\n    output %1\n");
+  std::vector<Rule> m = interleave_mutants(s);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(check(m[0]).verdict, V::kExact);
+  std::vector<Op> ops;
+  for (const RuleNode& n : m[0].target.nodes) ops.push_back(n.op);
+  EXPECT_EQ(ops, (std::vector<Op>{Op::Reshape, Op::Transpose, Op::Reshape, Op::Conv2d, Op::Relu,
+                                  Op::Reshape, Op::Transpose, Op::Reshape}));
+  std::vector<Rule> r = roundtrip_mutants(s);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].inputs.at(0).type.shape, (Shape{4, 4, 4, 4}));
+  EXPECT_EQ(r[0].source.nodes.size(), 6u);
+  EXPECT_TRUE(r[0].target.nodes.empty());
+  EXPECT_EQ(check(r[0]).verdict, V::kExact);
+  // Not for an undilated conv.
+  EXPECT_TRUE(roundtrip_mutants(source("  input x: f32[1,4,8,8]\n  input w: f32[4,4,3,3]\n", kConv))
+                  .empty());
+}
+
 TEST(MutantFamilies, StackIsWrongExactlyAtTheSeams) {
   SourceProgram s = source("  input x: f32[2,2,6,5]\n  input w: f32[3,2,3,3]\n", kConv);
   std::vector<Rule> m = stack_mutants(s);
