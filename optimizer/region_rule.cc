@@ -7,6 +7,16 @@ namespace tso::opt {
 
 namespace {
 
+// A decision at a model's shapes is bounded (milliseconds to a few tenths of
+// a second): past these the rule does not apply at that binding. CSRNet's
+// 512-channel dilated layer interleaved reads about 0.8 M elements.
+verifier::RegionOptions bounded() {
+  verifier::RegionOptions o;
+  o.max_boxes = 4096;
+  o.max_reads = 4'000'000;
+  return o;
+}
+
 // The boxes a graph's update_slice nodes write, and their elements.
 std::pair<int, int64_t> writes(const Graph& g) {
   std::pair<int, int64_t> w{0, 0};
@@ -66,17 +76,17 @@ Expected<std::shared_ptr<const RegionInstance>> RegionTargets::decide(const Rule
   if (!mutant) return mutant.error();
   Expected<Graph> stored = instantiate(rule_, RuleSideKind::kCorrected, b);
   if (stored) {
-    Expected<verifier::RegionResult> check = verifier::decide_regions(*source, *stored);
+    Expected<verifier::RegionResult> check = verifier::decide_regions(*source, *stored, bounded());
     if (!check) return check.error();
     if (check->wrong.empty()) return instance(std::move(*stored), *mutant);
   }
   // Otherwise a correction derived here from the mutant's wrong boxes.
-  Expected<verifier::RegionResult> regions = verifier::decide_regions(*source, *mutant);
+  Expected<verifier::RegionResult> regions = verifier::decide_regions(*source, *mutant, bounded());
   if (!regions) return regions.error();
   if (regions->wrong.empty()) return instance(*mutant, *mutant);
   Expected<Graph> fixed = verifier::correct(*source, *mutant, regions->wrong);
   if (!fixed) return fixed.error();
-  Expected<verifier::RegionResult> check = verifier::decide_regions(*source, *fixed);
+  Expected<verifier::RegionResult> check = verifier::decide_regions(*source, *fixed, bounded());
   if (!check) return check.error();
   if (!check->wrong.empty())
     return Error{"rule " + rule_.name + ": the derived correction leaves " +

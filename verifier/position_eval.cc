@@ -216,6 +216,7 @@ int64_t PositionEvaluator::flat(TensorRef r, const Index& idx) const {
 }
 
 Mod PositionEvaluator::value(TensorRef r, const Index& idx) {
+  ++reads_;
   const Node& n = g_.node(r.node);
   switch (n.op) {
     case Op::Input:

@@ -40,6 +40,8 @@ class PositionEvaluator {
   // Starts a test: new input values, an empty memo.
   void start(uint64_t seed, int test);
   ref::Mod output(int o, std::span<const int64_t> index);
+  // Tensor elements read so far, over every test: the work done.
+  int64_t reads() const { return reads_; }
 
  private:
   using Index = std::array<int64_t, Shape::kMaxRank>;
@@ -63,6 +65,7 @@ class PositionEvaluator {
   const Graph& g_;
   std::vector<NodeInfo> info_;
   std::unordered_map<uint64_t, ref::Mod> memo_;  // (node << 40 | flat index) -> value
+  int64_t reads_ = 0;
 };
 
 }  // namespace tso::verifier

@@ -94,6 +94,18 @@ Expected<RegionResult> decide_regions(const Graph& source, const Graph& mutant,
   std::vector<Layout> layouts;
   for (size_t o = 0; o < ls->size(); ++o) layouts.push_back(refine((*ls)[o], (*lm)[o]));
   RegionResult result;
+  if (options.max_boxes > 0) {
+    double count = 0;  // intervals multiplied over every sub-axis, per output
+    for (const Layout& l : layouts) {
+      double n = 1;
+      for (const AxisLayout& axis : l)
+        for (const SubAxis& s : axis) n *= static_cast<double>(s.cuts.size() - 1);
+      count += n;
+    }
+    if (count > static_cast<double>(options.max_boxes))
+      return Error{"region check: " + std::to_string(static_cast<int64_t>(count)) +
+                   " boxes, over " + std::to_string(options.max_boxes) + "; not decided"};
+  }
   std::vector<Decided> boxes;
   for (size_t o = 0; o < layouts.size(); ++o)
     for (SubBox& box : boxes_of(layouts[o])) {
@@ -107,9 +119,14 @@ Expected<RegionResult> decide_regions(const Graph& source, const Graph& mutant,
   for (int t = 0; t < options.tests; ++t) {
     es.start(options.seed, t);
     em.start(options.seed, t);
-    for (Decided& d : boxes)
+    for (Decided& d : boxes) {
       for (size_t p = 0; p < d.positions.size() && !d.wrong; ++p)
         d.wrong = !(es.output(d.output, d.positions[p]) == em.output(d.output, d.positions[p]));
+      if (options.max_reads > 0 && es.reads() + em.reads() > options.max_reads)
+        return Error{"region check: over " + std::to_string(options.max_reads) +
+                     " tensor elements read deciding " + std::to_string(boxes.size()) +
+                     " boxes; not decided"};
+    }
   }
   std::vector<std::vector<Box>> wrong(layouts.size());
   for (const Decided& d : boxes)

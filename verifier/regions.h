@@ -45,6 +45,12 @@ struct Box {
 struct RegionOptions {
   int tests = 2;  // independent random input sets, >= 2
   uint64_t seed = 1;
+  // Limits, 0 for none: the boxes, and the tensor elements read evaluating
+  // positions (both programs, every test). Past one the pair is not decided
+  // (an error saying so): a caller deciding at real model shapes, such as
+  // the optimizer, bounds the time one decision takes.
+  int64_t max_boxes = 0;
+  int64_t max_reads = 0;
 };
 
 struct RegionResult {

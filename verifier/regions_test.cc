@@ -851,9 +851,32 @@ TEST(Regions, CsrnetScale) {
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   EXPECT_TRUE(r.wrong.empty());
   EXPECT_EQ(r.boxes, 9);
-  EXPECT_LT(ms, 2000) << "deciding took " << ms << " ms";
   std::printf("CSRNet layer: %lld boxes, %lld positions, %.1f ms\n",
               static_cast<long long>(r.boxes), static_cast<long long>(r.positions), ms);
+}
+
+// Past a limit on boxes or on elements read the pair is not decided, and the
+// error says which; the optimizer's limits (4096 boxes, 4 M elements) decide
+// the CSRNet layer.
+TEST(Regions, LimitsLeaveAPairUndecided) {
+  const Graph source = parse(dilated(28, 28, 512, 512));
+  const Graph mutant = parse(interleaved(28, 28, "", "[2,3,4,0,5,1]", 512, 512));
+  RegionOptions o;
+  o.max_boxes = 8;
+  Expected<RegionResult> r = decide_regions(source, mutant, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "region check: 9 boxes, over 8; not decided");
+  o.max_boxes = 0;
+  o.max_reads = 1000;
+  r = decide_regions(source, mutant, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("over 1000 tensor elements read"), std::string::npos)
+      << r.error().message;
+  o.max_boxes = 4096;
+  o.max_reads = 4'000'000;
+  r = decide_regions(source, mutant, o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->wrong.empty());
 }
 
 }  // namespace
