@@ -113,9 +113,10 @@ TEST(Enumerate, RecordsVariablesInFirstUseOrder) {
     std::vector<int> used = used_vars(rp);
     for (int v : used)
       for (int u = 0; u < v; ++u)
-        if (s.vars[u].renaming_class == s.vars[v].renaming_class)
-          ASSERT_TRUE(std::count(used.begin(), used.end(), u)) << s.vars[v].name << " without "
-                                                               << s.vars[u].name;
+        if (s.vars[u].renaming_class == s.vars[v].renaming_class) {
+          ASSERT_TRUE(std::count(used.begin(), used.end(), u))
+              << s.vars[v].name << " without " << s.vars[u].name;
+        }
     with_x2 += std::count(used.begin(), used.end(), 1) > 0;  // x2
   }
   EXPECT_GT(with_x2, 0);
@@ -131,8 +132,8 @@ TEST(Candidates, IndependentParts) {
     ADD_FAILURE() << text;
     return uint8_t{0};
   };
-  const uint8_t relu = tmpl("relu"), concat = tmpl("concat axis=0"),
-                split = tmpl("split axis=0"), transpose = tmpl("transpose perm=[1,0]");
+  const uint8_t relu = tmpl("relu"), concat = tmpl("concat axis=0"), split = tmpl("split axis=0"),
+                transpose = tmpl("transpose perm=[1,0]");
   const int nv = static_cast<int>(s.vars.size());  // x1 = 0, x2 = 1, y1 = 3
   Candidate c;
   c.a.ops = {{relu, {0, 0}}, {relu, {1, 0}}};
@@ -230,9 +231,11 @@ TEST(Values, FastConvEqualsTheReference) {
     if (s.ops[t].op != Op::Conv2d) continue;
     for (size_t x = 0; x < s.vars.size(); ++x)
       for (size_t w = 0; w < s.vars.size(); ++w) {
-        const Applied* app = table.apply2(static_cast<int>(t), 2, table.var_kind(static_cast<int>(x)),
-                                          table.var_kind(static_cast<int>(w)));
-        if (app == nullptr || s.vars[x].name.back() != '1' || s.vars[w].name.back() != '1') continue;
+        const Applied* app =
+            table.apply2(static_cast<int>(t), 2, table.var_kind(static_cast<int>(x)),
+                         table.var_kind(static_cast<int>(w)));
+        if (app == nullptr || s.vars[x].name.back() != '1' || s.vars[w].name.back() != '1')
+          continue;
         ASSERT_TRUE(fast_conv_applies(app->node, 2)) << s.ops[t].text;
         const ModTensor& a = in[x]->sets[0];
         const ModTensor& b = in[w]->sets[0];

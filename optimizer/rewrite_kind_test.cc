@@ -50,8 +50,9 @@ TEST(RewriteKind, BatchnormFoldingCountsBatchnormsOnComputedData) {
   Expected<RuleSet> s = parse_rules(read_rules_text(), "handwritten.rules");
   ASSERT_TRUE(s.ok()) << s.error().message;
   for (const Rule& r : s->rules)
-    if (r.name.starts_with("hw_fold_batchnorm"))
+    if (r.name.starts_with("hw_fold_batchnorm")) {
       EXPECT_EQ(classify_rewrite(r), RewriteKind::kFoldBatchnorm) << r.name;
+    }
 }
 
 TEST_F(RewriteKindTest, AReverseIsJudgedInItsOwnDirection) {

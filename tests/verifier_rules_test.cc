@@ -144,9 +144,10 @@ TEST(VerifierRules, CommittedFilesKeepTheirStatuses) {
           << entry.path() << ": rule " << rules[i].name << " is now " << out[i].status.detail
           << "; run `tso verify " << entry.path().string() << " -o " << entry.path().string()
           << "` after changing the specs";
-      if (rules[i].status.kind == RuleStatus::Kind::kVerified)
+      if (rules[i].status.kind == RuleStatus::Kind::kVerified) {
         EXPECT_EQ(out[i].status.detail, rules[i].status.detail)
             << rules[i].name << ": verified against other specs";
+      }
     }
   }
   EXPECT_GT(files, 0);
