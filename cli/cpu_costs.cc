@@ -25,6 +25,7 @@ Expected<std::unique_ptr<opt::CachedCost>> open_cpu_cost_cache(const std::string
   cpu::ProfileOptions o;
   o.iters = 20;
   o.warmup = 3;
+  o.budget_ms = 1000;
   return opt::CachedCost::open(
       cost_cache_path(file, device), device,
       [o](const Node& n, std::span<const TensorType> in) { return cpu::profile_node(n, in, o); },

@@ -161,7 +161,7 @@ def fired(rep):
 def families(rep):
     """{family: (rules matched, matches, best predicted change us, applications)}
     from the report's region rules considered and applied."""
-    fam = lambda rule: rule.split("_")[1] if rule.startswith("pet_") else rule
+    fam = lambda rule: "_".join(rule.split("_")[1:-1]) if rule.startswith("pet_") else rule
     out = {}
     for c in rep.get("region_rules_considered", []):
         f = out.setdefault(fam(c["rule"]), [0, 0, None, 0])

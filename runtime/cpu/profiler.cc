@@ -71,8 +71,13 @@ Expected<rt::CostEntry> time_plan(const Graph& g, const ExecutorOptions& eo,
   if (!steps) return steps.error();
   for (const StepTime& s : *steps)
     if (s.nodes != "layout change") e.kernel += (e.kernel.empty() ? "" : " + ") + s.what;
-  Expected<std::vector<double>> warm = x.time_runs(0, options.warmup);
-  if (!warm) return warm.error();
+  double warm_ms = 0;
+  for (int w = 0; w < options.warmup; ++w) {
+    if (options.budget_ms > 0 && w > 0 && warm_ms > options.budget_ms) break;
+    Expected<std::vector<double>> warm = x.time_runs(1, 0);
+    if (!warm) return warm.error();
+    warm_ms += warm->at(0);
+  }
   // A run during which the scheduler took a core from one of the process's
   // threads is not a measurement of the operator: one preempted thread
   // holds the others at the next barrier for a time slice (4 ms here).
@@ -80,7 +85,12 @@ Expected<rt::CostEntry> time_plan(const Graph& g, const ExecutorOptions& eo,
   // is not measured at all, rather than cached at 100x its cost.
   std::vector<double> t;
   int preempted = 0;
+  double spent_ms = 0;
+  const int least = std::min(options.iters, 3);
   for (int it = 0; static_cast<int>(t.size()) < options.iters && it < 4 * options.iters; ++it) {
+    if (options.budget_ms > 0 && static_cast<int>(t.size()) >= least &&
+        spent_ms > options.budget_ms)
+      break;
     const long before = preemptions();
     Expected<std::vector<StepTime>> run = x.profile_steps(1);
     if (!run) return run.error();
@@ -89,11 +99,13 @@ Expected<rt::CostEntry> time_plan(const Graph& g, const ExecutorOptions& eo,
       continue;
     }
     double ms = 0;
-    for (const StepTime& s : *run)
+    for (const StepTime& s : *run) {
+      spent_ms += s.ms;
       if (s.nodes != "layout change") ms += s.ms;
+    }
     t.push_back(ms);
   }
-  if (static_cast<int>(t.size()) < std::max(1, options.iters / 2))
+  if (static_cast<int>(t.size()) < std::max(1, std::min(options.iters / 2, least)))
     return Error{"the machine is busy: " + std::to_string(preempted) + " of " +
                  std::to_string(preempted + static_cast<int>(t.size())) +
                  " timed runs were preempted by other processes; not measured (measure on an idle "

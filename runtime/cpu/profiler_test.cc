@@ -64,6 +64,26 @@ TEST(CpuProfiler, TimesAConvolution) {
   EXPECT_EQ(e->samples, 5);
 }
 
+// Past its time budget a plan is timed no more than 3 times: a batch-16
+// convolution of seconds costs seconds to measure, not minutes.
+TEST(CpuProfiler, ABudgetStopsTimingAfterThreeRuns) {
+  const Graph g = parse(kModel);
+  const int conv = find_op(g, Op::Conv2d);
+  ProfileOptions o;
+  o.iters = 40;
+  o.threads = 1;
+  o.budget_ms = 1e-6;
+  Expected<rt::CostEntry> e = profile_node(g.node(conv), arg_types(g, conv), o);
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  EXPECT_EQ(e->samples, 3);
+  EXPECT_GT(e->min_ms, 0);
+  o.budget_ms = 0;
+  o.iters = 7;
+  e = profile_node(g.node(conv), arg_types(g, conv), o);
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  EXPECT_EQ(e->samples, 7);
+}
+
 TEST(CpuProfiler, ModelTableCountsSignaturesAndParses) {
   const Graph g = parse(kModel);
   ProfileOptions o;
