@@ -234,6 +234,9 @@ def main():
             rows.append((stem, batch, {"times": times, "full": full, "partial": part,
                                        "correction": corr, "correction_error": err}))
             print_row(stem, batch, rows[-1][2])
+            if a.out:  # after every row: a long run stopped early keeps what it measured
+                with open(a.out, "w") as f:
+                    f.write(markdown(setting, rows))
     md = markdown(setting, rows)
     print("\n" + md)
     if a.out:
