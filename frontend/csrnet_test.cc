@@ -14,6 +14,7 @@
 
 #include "core/checker.h"
 #include "frontend/onnx.h"
+#include "frontend/zoo_test_util.h"
 #include "runtime/reference/executor.h"
 
 namespace tso {
@@ -82,13 +83,7 @@ TEST(CsrNet, OutputIsAnEighthOfTheImageAtBatchOneAndSixteen) {
   }
 }
 
-const WeightData& weight_named(const Graph& g, const std::string& name) {
-  for (const Node& n : g.nodes())
-    if (n.op == Op::Weight && n.name == name) return *n.data;
-  ADD_FAILURE() << "no weight " << name;
-  static const WeightData kNone;
-  return kNone;
-}
+using testing::weight_named;
 
 TEST(CsrNet, WeightsDependOnTheSeedOnly) {
   Graph a = build({.seed = 7}), b = build({.batch = 16, .seed = 7}), c = build({.seed = 8});

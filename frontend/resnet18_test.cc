@@ -15,6 +15,7 @@
 #include "core/checker.h"
 #include "core/shape_inference.h"
 #include "frontend/onnx.h"
+#include "frontend/zoo_test_util.h"
 #include "runtime/reference/executor.h"
 
 namespace tso {
@@ -134,13 +135,7 @@ TEST(ResNet18, LogitsAtBatchOneAndSixteenAndOtherSizes) {
   }
 }
 
-const WeightData& weight_named(const Graph& g, const std::string& name) {
-  for (const Node& n : g.nodes())
-    if (n.op == Op::Weight && n.name == name) return *n.data;
-  ADD_FAILURE() << "no weight " << name;
-  static const WeightData kNone;
-  return kNone;
-}
+using testing::weight_named;
 
 TEST(ResNet18, WeightsDependOnTheSeedOnly) {
   Graph a = build({.seed = 7}), b = build({.batch = 16, .seed = 7}), c = build({.seed = 8});
