@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/interrupt.h"
 
 int main(int argc, char** argv) {
   using namespace tso::cli;
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? kExitOk : kExitBadInput;
   }
+  remove_temporaries_on_signals();
   // The last resort: commands report errors as values, and whatever escapes
   // them (std::bad_alloc from an allocation no check foresaw, a library's
   // exception) is reported here instead of aborting. Commands write their
