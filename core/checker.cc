@@ -58,7 +58,7 @@ Status check_graph_input(const Graph& g, int i) {
   if (n.outs.size() != 1) return node_error(g, i, "must have exactly one output");
   for (int64_t d : n.outs[0].shape)
     if (d < 0) return node_error(g, i, "has invalid type " + to_string(n.outs[0]));
-  return Status::Ok();
+  return check_size(n.outs[0], describe_node(g, i));
 }
 
 Status check_weight_data(const Graph& g, int i) {
@@ -66,7 +66,7 @@ Status check_weight_data(const Graph& g, int i) {
   if (!n.data) return Status::Ok();
   if (n.op != Op::Weight) return node_error(g, i, "carries weight data but is not a weight");
   const TensorType& t = n.outs[0];
-  int64_t want = t.shape.numel() * dtype_bytes(t.dtype);
+  const int64_t want = byte_size(t);
   if (n.data->type != t || static_cast<int64_t>(n.data->bytes.size()) != want)
     return node_error(g, i, "weight data of type " + to_string(n.data->type) + " with " +
                                 std::to_string(n.data->bytes.size()) + " bytes does not match " +
@@ -85,6 +85,9 @@ Status check_types(const Graph& g, int i) {
                                 attrs_str(full));
   if (n.op == Op::Opaque) {
     if (n.outs.empty()) return node_error(g, i, "has no recorded output types");
+    for (size_t k = 0; k < n.outs.size(); ++k)
+      TSO_RETURN_IF_ERROR(
+          check_size(n.outs[k], describe_node(g, i) + " output " + std::to_string(k)));
     return Status::Ok();
   }
   if (n.op == Op::Split && n.outs.size() != n.attrs.ints(AttrKey::sizes).size())

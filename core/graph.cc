@@ -198,6 +198,9 @@ Expected<std::vector<TensorRef>> GraphBuilder::add_opaque(std::vector<TensorRef>
   if (Status s = complete_attrs(Op::Opaque, &attrs); !s.ok())
     return Error{who(name, Op::Opaque) + ": " + s.error().message};
   if (outs.empty()) return Error{who(name, Op::Opaque) + ": has no outputs"};
+  for (size_t k = 0; k < outs.size(); ++k)
+    TSO_RETURN_IF_ERROR(
+        check_size(outs[k], who(name, Op::Opaque) + " output " + std::to_string(k)));
   Node n{Op::Opaque, std::move(args), std::move(attrs), std::move(outs), std::move(name), nullptr};
   TensorRef first = add_node(std::move(n));
   std::vector<TensorRef> refs;

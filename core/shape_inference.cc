@@ -682,8 +682,9 @@ Status complete_attrs(Op op, Attrs* attrs) {
   return Status::Ok();
 }
 
-Expected<std::vector<TensorType>> infer_types(Op op, Attrs* attrs, Inputs in) {
-  TSO_RETURN_IF_ERROR(complete_attrs(op, attrs));
+namespace {
+
+Result infer_unchecked(Op op, Attrs* attrs, Inputs in) {
   const OpInfo& info = op_info(op);
   const int n = static_cast<int>(in.size());
   if (n < info.min_inputs || (info.max_inputs != kVariadic && n > info.max_inputs))
@@ -745,10 +746,12 @@ Expected<std::vector<TensorType>> infer_types(Op op, Attrs* attrs, Inputs in) {
 
 // A fused activation counts one FLOP per output element, like the separate
 // elementwise operator, so fusing changes bytes moved, not FLOPs.
-int64_t flops(Op op, const Attrs& a, Inputs in, Inputs out) {
-  auto numel = [](Inputs ts) { return ts.empty() ? 0 : ts[0].shape.numel(); };
-  const int64_t n_out = numel(out);
-  auto act = [&] { return a.act(AttrKey::act) == Act::kNone ? 0 : n_out; };
+Count flop_count(Op op, const Attrs& a, Inputs in, Inputs out) {
+  auto numel = [](Inputs ts) {
+    return ts.empty() ? Count(0) : Count(ts[0].shape.checked_numel().value_or(-1));
+  };
+  const Count n_out = numel(out);
+  auto act = [&] { return a.act(AttrKey::act) == Act::kNone ? Count(0) : n_out; };
   switch (op) {
     case Op::Input:
     case Op::Weight:
@@ -770,12 +773,13 @@ int64_t flops(Op op, const Attrs& a, Inputs in, Inputs out) {
     case Op::Opaque: return 0;  // data movement, or unknown work
     case Op::Conv2d: {
       const Shape& w = in[1].shape;
-      return 2 * n_out * w[1] * w[2] * w[3] + (in.size() == 3 ? n_out : 0) + act();
+      return Count(2) * n_out * w[1] * w[2] * w[3] + (in.size() == 3 ? n_out : 0) + act();
     }
-    case Op::Matmul: return 2 * n_out * in[0].shape.back() + act();
+    case Op::Matmul:
+      return Count(2) * n_out * in[0].shape.back() + act();
     case Op::Gemm: {
       int64_t k = in[0].shape[a.i(AttrKey::trans_a) ? 0 : 1];
-      return 2 * n_out * k + (in.size() == 3 ? n_out : 0) + act();
+      return Count(2) * n_out * k + (in.size() == 3 ? n_out : 0) + act();
     }
     case Op::Add:
     case Op::Mul:
@@ -807,6 +811,33 @@ int64_t flops(Op op, const Attrs& a, Inputs in, Inputs out) {
   }
   TSO_CHECK(false, "operator out of range");
   return 0;
+}
+
+}  // namespace
+
+// Inference proper, then the sizes: every output's bytes and the operator's
+// FLOPs must fit in int64, so that no later count (a runtime's buffer, the
+// cost model's work, `tso inspect`) wraps around. A rewrite whose target
+// would overflow fails here and is not applied.
+Expected<std::vector<TensorType>> infer_types(Op op, Attrs* attrs, Inputs in) {
+  TSO_RETURN_IF_ERROR(complete_attrs(op, attrs));
+  Result out = infer_unchecked(op, attrs, in);
+  if (!out) return out;
+  for (size_t k = 0; k < out->size(); ++k)
+    if (Status s = check_size((*out)[k], "output " + std::to_string(k)); !s.ok())
+      return err(op, s.error().message);
+  if (!flop_count(op, *attrs, in, *out).fits()) {
+    std::string types;
+    for (const TensorType& t : in) types += (types.empty() ? "" : ", ") + to_string(t);
+    return err(op, "its FLOP count overflows int64 for inputs ", types);
+  }
+  return out;
+}
+
+int64_t flops(Op op, const Attrs& attrs, Inputs in, Inputs out) {
+  std::optional<int64_t> n = flop_count(op, attrs, in, out).value();
+  TSO_CHECK(n, std::string(op_name(op)) + ": FLOPs of types that inference accepted overflow");
+  return *n;
 }
 
 }  // namespace tso

@@ -594,5 +594,63 @@ TEST(Flops, OtherFamilies) {
       0);
 }
 
+// ---------------------------------------------------------------------- sizes
+
+constexpr int64_t k2p31 = int64_t{1} << 31, k2p32 = int64_t{1} << 32;
+
+TEST(Sizes, CountsCheckEveryProductAndSum) {
+  EXPECT_EQ((Count(6) * 7 + 1).value(), 43);
+  EXPECT_EQ((Count(INT64_MAX) * 1).value(), INT64_MAX);
+  EXPECT_FALSE((Count(INT64_MAX) + 1).fits());
+  EXPECT_FALSE((Count(k2p32) * k2p32).fits());
+  EXPECT_FALSE((Count(k2p32) * k2p32 * 0).fits()) << "an overflowed count stays overflowed";
+  EXPECT_FALSE(Count(-1).fits());
+}
+
+TEST(Sizes, ShapesAndTypesReportOverflow) {
+  EXPECT_EQ(Shape({2, 3, 4}).checked_numel(), 24);
+  EXPECT_EQ(Shape{}.checked_numel(), 1);
+  EXPECT_EQ(Shape({k2p32, k2p31 - 1}).checked_numel(), k2p32 * (k2p31 - 1));
+  EXPECT_EQ(Shape({k2p32, k2p31}).checked_numel(), std::nullopt);
+  // A zero extent empties the tensor, but the others must still multiply.
+  EXPECT_EQ(Shape({3, 0, 5}).checked_numel(), 0);
+  EXPECT_EQ(Shape({k2p32, k2p32, 0}).checked_numel(), std::nullopt);
+  EXPECT_EQ(Shape({2, -1}).checked_numel(), std::nullopt);
+
+  EXPECT_EQ(checked_byte_size(f32({2, 3})), 24);
+  EXPECT_EQ(checked_byte_size({DType::kBool, Shape{k2p31, k2p31}}), k2p31 * k2p31);
+  EXPECT_EQ(checked_byte_size(f32({k2p31, k2p31})), std::nullopt) << "2^62 elements, 2^64 bytes";
+  EXPECT_TRUE(check_size(f32({4, 4}), "input 'x'").ok());
+  Status s = check_size(f32({k2p32, k2p32, 16}), "input 'x'");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message,
+            "input 'x': f32[4294967296,4294967296,16] does not fit in memory: its size in bytes "
+            "overflows int64");
+}
+
+TEST(Sizes, InferenceRefusesOutputsThatDoNotFit) {
+  // Each input fits; the result does not.
+  expect_error(infer(Op::Concat, {f32({k2p31, k2p31 / 4}), f32({k2p31, k2p31 / 4})},
+                     attrs({{AttrKey::axis, I(0)}})),
+               {"concat: output 0: f32[4294967296,536870912]", "overflows int64"});
+  expect_error(infer(Op::Matmul, {f32({k2p32, 1}), f32({1, k2p31})}),
+               {"matmul: output 0", "overflows int64"});
+  expect_error(infer(Op::ConstOnes, {}, attrs({{AttrKey::shape, V({k2p31, k2p31})}})),
+               {"overflows int64"});
+  expect_error(infer(Op::Relu, {f32({k2p32, k2p32, 16})}), {"f32[4294967296,4294967296,16]"});
+}
+
+TEST(Sizes, InferenceRefusesFlopCountsThatDoNotFit) {
+  // [2^21,2^21] x [2^21,2^21]: the product's 2^42 elements fit, its 2^64
+  // FLOPs do not.
+  const int64_t n = int64_t{1} << 21;
+  expect_error(infer(Op::Matmul, {f32({n, n}), f32({n, n})}),
+               {"matmul: its FLOP count overflows int64 for inputs f32[2097152,2097152], "
+                "f32[2097152,2097152]"});
+  EXPECT_EQ(flops_of(Op::Matmul, {f32({n, n / 4}), f32({n / 4, n})}), 2 * n * n * (n / 4));
+}
+
+
+
 }  // namespace
 }  // namespace tso

@@ -224,8 +224,11 @@ class Parser : text::TokenParser {
                                     " is already defined at line " +
                                     std::to_string(it->second.line));
     TSO_RETURN_IF_ERROR(expect(":"));
+    Token type_tok = tok_;
     Expected<TensorType> type = parse_type();
     TSO_RETURN_IF_ERROR(type);
+    const std::string what = (weight ? "weight '" : "input '") + *name + "'";
+    if (Status s = check_size(*type, what); !s.ok()) return error_at(type_tok, s.error().message);
     TensorRef r = weight ? b_.weight(*name, *type) : b_.input(*name, *type);
     names_.emplace(*name, Def{r, line});
     return end_of_statement();

@@ -398,6 +398,27 @@ TEST(TextFormatErrors, BadTypesAndNumbers) {
             "<input>:2:32: more than 8 dimensions");
 }
 
+// The issue-17 reproduction: a count that overflows int64 (here 2^68 bytes)
+// is an error naming the tensor, wherever the type appears.
+TEST(TextFormatErrors, SizesThatOverflowNameTheTensor) {
+  EXPECT_EQ(parse_error("graph g {\n  input x: f32[4294967296,4294967296,16]\n"),
+            "<input>:2:12: input 'x': f32[4294967296,4294967296,16] does not fit in memory: its "
+            "size in bytes overflows int64");
+  EXPECT_EQ(parse_error("graph g {\n  weight \"w 1\": f64[1152921504606846976]\n"),
+            "<input>:2:17: weight 'w 1': f64[1152921504606846976] does not fit in memory: its "
+            "size in bytes overflows int64");
+  // Inputs that fit, a result that does not.
+  EXPECT_EQ(parse_error("graph g {\n  input x: f32[2147483648,536870912]\n"
+                        "  %c = concat(x, x, axis=0)\n  output y = %c\n}\n"),
+            "<input>:3:3: node '%c' (concat): concat: output 0: f32[4294967296,536870912] does "
+            "not fit in memory: its size in bytes overflows int64");
+  EXPECT_EQ(parse_error("graph g {\n  input x: f32[2]\n"
+                        "  %o: f32[4294967296,4294967296] = opaque(x, op_type=\"Big\")\n"
+                        "  output y = %o\n}\n"),
+            "<input>:3:3: node '%o' (opaque) output 0: f32[4294967296,4294967296] does not fit "
+            "in memory: its size in bytes overflows int64");
+}
+
 TEST(TextFormatErrors, BadAttributes) {
   EXPECT_EQ(parse_error(std::string(kHead) + "  %0 = softmax(x, axis=one)\n"),
             "<input>:3:24: attribute axis: expected an integer, got 'one'");

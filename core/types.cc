@@ -1,7 +1,7 @@
 #include "core/types.h"
 
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 
 #include "core/error.h"
 
@@ -45,10 +45,56 @@ void Shape::push_back(int64_t d) {
   dims_[rank_++] = d;
 }
 
+Count operator*(Count a, Count b) {
+  int64_t p = 0;
+  if (!a.fits() || !b.fits() || __builtin_mul_overflow(a.v_, b.v_, &p)) return Count(-1);
+  return Count(p);
+}
+
+Count operator+(Count a, Count b) {
+  int64_t s = 0;
+  if (!a.fits() || !b.fits() || __builtin_add_overflow(a.v_, b.v_, &s)) return Count(-1);
+  return Count(s);
+}
+
+namespace {
+
+// The product of the non-zero extents times `scale`, or 0 when an extent is
+// 0; invalid when an extent is negative or the product overflows.
+Count checked_size(const Shape& s, int64_t scale) {
+  Count n = scale;
+  bool empty = false;
+  for (int64_t d : s) {
+    empty |= d == 0;
+    n = n * (d == 0 ? 1 : d);
+  }
+  return empty && n.fits() ? 0 : n;
+}
+
+}  // namespace
+
+std::optional<int64_t> Shape::checked_numel() const { return checked_size(*this, 1).value(); }
+
 int64_t Shape::numel() const {
-  int64_t n = 1;
-  for (int i = 0; i < rank_; ++i) n *= dims_[i];
-  return n;
+  std::optional<int64_t> n = checked_numel();
+  TSO_CHECK(n, "the element count of " + to_string(*this) + " overflows int64");
+  return *n;
+}
+
+std::optional<int64_t> checked_byte_size(const TensorType& t) {
+  return checked_size(t.shape, dtype_bytes(t.dtype)).value();
+}
+
+int64_t byte_size(const TensorType& t) {
+  std::optional<int64_t> n = checked_byte_size(t);
+  TSO_CHECK(n, "the byte size of " + to_string(t) + " overflows int64");
+  return *n;
+}
+
+Status check_size(const TensorType& t, const std::string& what) {
+  if (checked_byte_size(t)) return Status::Ok();
+  return Error{what + ": " + to_string(t) +
+               " does not fit in memory: its size in bytes overflows int64"};
 }
 
 std::string to_string(const Shape& s) {

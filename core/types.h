@@ -6,8 +6,11 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <span>
 #include <string>
+
+#include "core/error.h"
 
 namespace tso {
 
@@ -16,6 +19,29 @@ enum class DType : uint8_t { kF32, kF16, kF64, kI64, kI32, kBool };
 const char* dtype_name(DType t);               // "f32", "i64", ...
 bool parse_dtype(std::string_view s, DType* out);
 int64_t dtype_bytes(DType t);
+
+// A count of elements, bytes or FLOPs with overflow-checked arithmetic: a
+// product or sum past INT64_MAX, or a negative operand, makes the count
+// invalid, and so every result computed from it, so a formula is written as
+// usual and checked once at the end. Every size tso computes goes through it
+// (or through the Shape and TensorType functions below, built on it).
+class Count {
+ public:
+  constexpr Count(int64_t v) : v_(v < 0 ? kInvalid : v) {}
+
+  bool fits() const { return v_ != kInvalid; }
+  // The count, or nullopt where it overflowed.
+  std::optional<int64_t> value() const {
+    return fits() ? std::optional<int64_t>(v_) : std::nullopt;
+  }
+
+  friend Count operator*(Count a, Count b);
+  friend Count operator+(Count a, Count b);
+
+ private:
+  static constexpr int64_t kInvalid = -1;
+  int64_t v_;
+};
 
 // A static tensor shape of rank 0 (scalar) up to kMaxRank.
 class Shape {
@@ -36,6 +62,13 @@ class Shape {
 
   // Appends a dimension; aborts past kMaxRank (callers check user input first).
   void push_back(int64_t d);
+  // The number of elements; nullopt when an extent is negative or the
+  // product of the non-zero extents overflows int64. A zero extent makes the
+  // count 0, yet the other extents must still multiply without overflow: the
+  // runtimes compute strides and partial products from them.
+  std::optional<int64_t> checked_numel() const;
+  // checked_numel() of a shape known to fit, as every tensor of a Graph does
+  // (the checker refuses the others); aborts when it does not.
   int64_t numel() const;
 
   friend bool operator==(const Shape& a, const Shape& b) {
@@ -59,6 +92,17 @@ struct TensorType {
 };
 
 std::string to_string(const TensorType& t);  // "f32[1,3,224,224]"
+
+// The size of a tensor of type `t` in bytes; nullopt when it does not fit in
+// int64 (under the rule of Shape::checked_numel).
+std::optional<int64_t> checked_byte_size(const TensorType& t);
+// checked_byte_size() of a type known to fit, as every tensor of a Graph
+// does; aborts when it does not.
+int64_t byte_size(const TensorType& t);
+// An Error when `t`'s byte size does not fit in int64, naming the tensor
+// (`what`, e.g. "input 'x'"): "input 'x': f32[4294967296,4294967296,16] does
+// not fit in memory: its size in bytes overflows int64".
+Status check_size(const TensorType& t, const std::string& what);
 
 // Mixes `v` into the running hash `h` (64-bit, order-sensitive).
 inline uint64_t hash_mix(uint64_t h, uint64_t v) {
