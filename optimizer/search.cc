@@ -3,6 +3,7 @@
 #include <chrono>
 #include <memory>
 #include <queue>
+#include <unordered_map>
 #include <utility>
 
 #include "optimizer/lru_cache.h"
@@ -60,6 +61,14 @@ using Matches = std::vector<ScoredMatch>;
 // made that 14% of its search time.
 class HashSet {
  public:
+  bool contains(uint64_t h) const {
+    if (h == kEmpty) return has_empty_;
+    for (size_t i = slot(h);; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i] == h) return true;
+      if (slots_[i] == kEmpty) return false;
+    }
+  }
+
   // False when `h` was already in the set.
   bool insert(uint64_t h) {
     if (h == kEmpty) return !std::exchange(has_empty_, true);
@@ -108,6 +117,32 @@ struct QueueEntry {
   int state;
   bool operator>(const QueueEntry& o) const { return cost != o.cost ? cost > o.cost : seq > o.seq; }
 };
+template <typename T>
+using MinQueue = std::priority_queue<T, std::vector<T>, std::greater<T>>;
+
+// A graph of a lookahead, `depth` rewrites after its first, costlier one.
+struct LookaheadEntry {
+  QueueEntry entry;
+  int depth;
+  bool operator>(const LookaheadEntry& o) const { return entry > o.entry; }
+};
+
+// What a lookahead came to.
+enum class Lookahead : uint8_t { kFound, kNothing, kTimeLimit };
+
+// A lookahead graph is kept only when it is cheaper than the best by more
+// than this fraction: a smaller gain is rounding in the summed cost deltas
+// (a rewrite and its reverse by another route).
+constexpr double kMinGain = 1e-9;
+
+// Whether match `m` replaces or reads a node marked in `touched`.
+bool touches(const Match& m, const std::vector<char>& touched) {
+  for (int n : m.nodes)
+    if (touched[n]) return true;
+  for (const TensorRef& v : m.vars)
+    if (v.node >= 0 && touched[v.node]) return true;
+  return false;
+}
 
 class Search {
  public:
@@ -126,29 +161,34 @@ class Search {
   }
 
   SearchResult run() {
-    using Clock = std::chrono::steady_clock;
-    const auto start = Clock::now();
-    auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
-    const double measured_before = model_.measuring_seconds();
-    auto measuring = [&] { return model_.measuring_seconds() - measured_before; };
     SearchResult r;
     r.initial_cost = states_[0].cost;
     int best = 0;
     int64_t best_at = 0;  // the expansion that found the best graph
     seen_.insert(states_[0].hash);
     queue_.push({states_[0].cost, seq_++, 0});
-    r.stop = StopReason::kExhausted;
-    while (!queue_.empty()) {
-      if (r.expansions >= options_.max_expansions) {
+    for (;;) {
+      const bool exhausted = queue_.empty();
+      if (!exhausted && r.expansions >= options_.max_expansions) {
         r.stop = StopReason::kBudget;
         break;
       }
-      if (elapsed() - measuring() > options_.time_limit_s) {
+      if (!exhausted && out_of_time()) {
         r.stop = StopReason::kTimeLimit;
         break;
       }
-      if (options_.stall_expansions > 0 && r.expansions - best_at >= options_.stall_expansions) {
-        r.stop = StopReason::kStalled;
+      if (exhausted ||
+          (options_.stall_expansions > 0 && r.expansions - best_at >= options_.stall_expansions)) {
+        // A plateau: the lookahead may find a cheaper graph behind a costlier one.
+        const Lookahead l =
+            r.expansions < options_.max_expansions ? look_ahead(best, &r) : Lookahead::kNothing;
+        if (l == Lookahead::kFound) {
+          best_at = r.expansions;
+          continue;
+        }
+        r.stop = l == Lookahead::kTimeLimit ? StopReason::kTimeLimit
+                 : exhausted                ? StopReason::kExhausted
+                                            : StopReason::kStalled;
         break;
       }
       QueueEntry e = queue_.top();
@@ -203,22 +243,107 @@ class Search {
         ++r->duplicates;
         continue;
       }
-      State child;
-      child.parent = s;
-      child.cost = cost;
-      child.hash = hash;
-      child.match = m.match;
-      states_.push_back(std::move(child));
-      queue_.push({cost, seq_++, static_cast<int>(states_.size()) - 1});
+      queue_.push({cost, seq_++, add_state(s, m.match, cost, hash)});
       ++r->candidates;
     }
   }
+
+  // The lookahead at a plateau (LookaheadOptions): a best-first search from
+  // the rewrites of graph `best` that cost from alpha to `bound` times the
+  // best, each later step a rewrite that touches what the path changed. The
+  // first graph cheaper than the best joins the queue. Graphs the main search
+  // has seen are left to it; lookahead graphs are not marked seen, so the
+  // main search may still reach them within alpha.
+  Lookahead look_ahead(int best, SearchResult* r) {
+    const LookaheadOptions& o = options_.lookahead;
+    if (r->lookahead_expansions >= o.budget || !(o.bound > options_.alpha))
+      return Lookahead::kNothing;
+    ++r->lookaheads;
+    const double best_cost = states_[best].cost;
+    const double bound = o.bound * best_cost;
+    MinQueue<LookaheadEntry> open;
+    HashSet queued;
+    int64_t seq = 0;
+    // Queues the rewrite `m` of state `s` unless the main search has seen
+    // its graph, this lookahead queued it, or it costs too much.
+    auto enqueue = [&](int s, const ScoredMatch& m, int depth) {
+      const double cost = states_[s].cost + m.cost_delta;
+      const uint64_t hash = states_[s].hash + m.hash_delta;
+      if (!(cost < bound) || seen_.contains(hash) || !queued.insert(hash)) return;
+      open.push({{cost, seq++, add_state(s, m.match, cost, hash)}, depth});
+    };
+    std::shared_ptr<Built> at_best = build(best);
+    for (const ScoredMatch& m : *matches(best, *at_best))
+      if (m.valid) enqueue(best, m, 0);
+    // Per expanded lookahead state, its nodes the path from `best` changed.
+    std::unordered_map<int, std::vector<char>> changed;
+    while (!open.empty()) {
+      if (r->lookahead_expansions >= o.budget) return Lookahead::kNothing;
+      if (out_of_time()) return Lookahead::kTimeLimit;
+      const LookaheadEntry e = open.top();
+      open.pop();
+      const int s = e.entry.state;
+      const int parent = states_[s].parent;
+      std::shared_ptr<Built> pb = build(parent);
+      std::shared_ptr<Built> b = build(s);
+      ++r->lookahead_expansions;
+      std::vector<char> touched = path_changes(parent, *pb, s, *b, changed);
+      std::shared_ptr<Matches> list = matches(s, *b);
+      for (const ScoredMatch& m : *list) {
+        if (!m.valid || !touches(m.match, touched)) continue;
+        const double cost = states_[s].cost + m.cost_delta;
+        if (cost < best_cost * (1 - kMinGain)) {
+          const uint64_t hash = states_[s].hash + m.hash_delta;
+          if (!seen_.insert(hash)) continue;  // the main search has it
+          queue_.push({cost, seq_++, add_state(s, m.match, cost, hash)});
+          ++r->lookahead_found;
+          return Lookahead::kFound;
+        }
+        if (e.depth + 1 < o.depth) enqueue(s, m, e.depth + 1);
+      }
+      changed.emplace(s, std::move(touched));
+    }
+    return Lookahead::kNothing;
+  }
+
+  // The nodes of state `s`'s graph (`b`, its parent's `pb`) that the
+  // lookahead's path changed: those its rewrite changed, and those the path
+  // to its parent changed (`changed[parent]`; none when the path starts at
+  // the parent).
+  std::vector<char> path_changes(int parent, const Built& pb, int s, const Built& b,
+                                 const std::unordered_map<int, std::vector<char>>& changed) {
+    const std::vector<int>& from_parent = states_[s].from_parent;
+    std::vector<char> out = changed_nodes(pb.context(model_), b.context(model_), from_parent);
+    if (auto it = changed.find(parent); it != changed.end())
+      for (size_t p = 0; p < from_parent.size(); ++p)
+        if (it->second[p] && from_parent[p] >= 0) out[from_parent[p]] = 1;
+    return out;
+  }
+
+  // A new state: state `parent`'s graph rewritten by `match`.
+  int add_state(int parent, const Match& match, double cost, uint64_t hash) {
+    State child;
+    child.parent = parent;
+    child.cost = cost;
+    child.hash = hash;
+    child.match = match;
+    states_.push_back(std::move(child));
+    return static_cast<int>(states_.size()) - 1;
+  }
+
+  double elapsed() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  double measuring() const { return model_.measuring_seconds() - measured_before_; }
+  // The time limit counts searching, not measuring.
+  bool out_of_time() const { return elapsed() - measuring() > options_.time_limit_s; }
 
   // The matches of state `s` (graph `b`), carried from those of its nearest
   // ancestor whose graph and match list are cached (the root's always are),
   // through the node renumberings of the rewrites between; matched in full
   // only at the root.
   std::shared_ptr<Matches> matches(int s, const Built& b) {
+    if (s == 0 && root_matches_) return root_matches_;
     auto out = std::make_shared<Matches>();
     if (s == 0) {
       *out = all_matches(b.context(model_), rules_);
@@ -271,13 +396,15 @@ class Search {
   const CostModel& model_;
   const SearchOptions& options_;
   std::vector<State> states_;
-  std::priority_queue<QueueEntry, std::vector<QueueEntry>, std::greater<QueueEntry>> queue_;
+  MinQueue<QueueEntry> queue_;
   HashSet seen_;
   int64_t seq_ = 0;
   std::shared_ptr<Built> root_;
   std::shared_ptr<Matches> root_matches_;
   LruCache<Built> graphs_;
   LruCache<Matches> matches_;
+  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  const double measured_before_ = model_.measuring_seconds();
 };
 
 }  // namespace

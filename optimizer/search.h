@@ -4,8 +4,11 @@
 // times the best cost found so far and its structural hash is new. Cost and
 // hash of a rewritten graph are computed from the rewrite alone (the nodes
 // it removes and adds); a graph is built only when it is expanded, from its
-// parent, which is kept in a small cache (or rebuilt from the root). The
-// search stops when the queue empties, a budget is spent, or it stalls.
+// parent, which is kept in a small cache (or rebuilt from the root). When
+// the queue empties or the search stalls, a bounded lookahead from the best
+// graph looks for a cheaper graph behind a costlier one (LookaheadOptions);
+// the search goes on from what it finds, and stops otherwise, or when a
+// budget is spent.
 #pragma once
 
 #include <cstdint>
@@ -21,10 +24,11 @@
 namespace tso::opt {
 
 enum class StopReason : uint8_t {
-  kExhausted,  // the queue emptied: no rewrite within alpha is left
+  kExhausted,  // the queue emptied (no rewrite within alpha is left) and the lookahead found
+               // nothing
   kBudget,     // the expansion budget was spent
   kTimeLimit,  // the wall-time limit passed
-  kStalled,    // `stall_expansions` expansions in a row found no cheaper graph
+  kStalled,    // `stall_expansions` expansions in a row found no cheaper graph, nor the lookahead
 };
 // "exhausted", "budget", "time-limit", "stalled"
 const char* stop_reason_name(StopReason r);
@@ -34,6 +38,24 @@ struct SearchProgress {
   int64_t queued = 0;
   double best_cost = 0;
   double seconds = 0;
+};
+
+// The lookahead past plateaus. A composition of rewrites can be cheaper
+// although its first rewrite is costlier than alpha allows (a kernel
+// enlarged before it merges). When the best-first search has nothing left
+// (queue empty or stalled), a small best-first search starts from the best
+// graph's rewrites that cost at most `bound` times the best, follows only
+// rewrites that touch what the path changed (a rewrite independent of the
+// path commutes with it, so the main search has it already), and ends at the
+// first graph cheaper than the best, which joins the queue. Off when `budget`
+// is 0 or `bound` <= alpha.
+struct LookaheadOptions {
+  // Every graph on a lookahead path costs less than `bound` times the best.
+  double bound = 1.3;
+  // Rewrites after the first, costlier one: 1 finds pairs, 2 triples.
+  int depth = 2;
+  // Graphs all lookaheads of one search may expand together.
+  int64_t budget = 50;
 };
 
 struct SearchOptions {
@@ -58,6 +80,7 @@ struct SearchOptions {
   // Called every `progress_every` expansions, and once at the end.
   std::function<void(const SearchProgress&)> progress;
   int64_t progress_every = 100;
+  LookaheadOptions lookahead;
 };
 
 // One rewrite on the path from the input graph to the best graph.
@@ -86,13 +109,17 @@ struct SearchResult {
   int64_t candidates = 0;               // rewritten graphs within alpha that joined the queue
   int64_t duplicates = 0;               // rewritten graphs dropped as already seen
   int64_t rejected = 0;                 // matches whose target was invalid at the bound shapes
+  int64_t lookaheads = 0;               // lookaheads run (each at a plateau)
+  int64_t lookahead_found = 0;          // of them, those that found a cheaper graph
+  int64_t lookahead_expansions = 0;     // graphs they expanded, all together
   double seconds = 0;                   // wall time, measuring included
   double measuring_seconds = 0;         // of which the cost model spent measuring (not limited)
   std::vector<AppliedRewrite> applied;  // in order
   std::map<std::string, RegionCandidate> region_candidates;  // by rule name
 };
 
-// `max_expansions` >= 1 and `alpha` >= 1 are the caller's to check.
+// `max_expansions` >= 1, `alpha` >= 1, `lookahead.depth` >= 1 and
+// `lookahead.budget` >= 0 are the caller's to check.
 SearchResult search(const Graph& g, const RuleIndex& rules, const CostModel& model,
                     const SearchOptions& options = {});
 

@@ -7,7 +7,9 @@
 
 #include <chrono>
 #include <set>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "core/checker.h"
 #include "core/signature.h"
@@ -237,6 +239,153 @@ TEST_F(SearchTest, ResultsDoNotDependOnTheCacheSize) {
   EXPECT_EQ(a.candidates, b.candidates);
   EXPECT_EQ(a.duplicates, b.duplicates);
   EXPECT_EQ(a.rejected, b.rejected);
+}
+
+// Costs that keep the arithmetic exact: a convolution costs a launch plus
+// one unit per output channel and kernel position; every other operator is
+// free.
+class ConvUnits : public CostModel {
+ public:
+  explicit ConvUnits(double launch) : launch_(launch) {}
+  double node_us(const Node& n, std::span<const TensorType> inputs) const override {
+    if (n.op != Op::Conv2d) return 0;
+    const Shape& w = inputs[1].shape;
+    return launch_ + static_cast<double>(w[0] * w[2] * w[3]);
+  }
+  std::string describe() const override { return "conv units"; }
+
+ private:
+  double launch_;
+};
+
+// `pairs` times, on an input of its own: a 1x1 convolution with 4 output
+// channels and a 3x3 one with `c3`. Under ConvUnits, enlarging the 1x1
+// kernel to 3x3 (t_enlarge) costs 4 * 8 = 32 more, and merging the two 3x3
+// convolutions (t_merge_conv_same) then saves a launch.
+std::string conv_pairs(int pairs, int c3) {
+  std::string g = "graph pairs {\n";
+  for (int i = 0; i < pairs; ++i) {
+    const std::string n = std::to_string(i);
+    g += "  input x" + n + ": f32[1,8,8,8]\n  weight w" + n + ": f32[4,8,1,1]\n  weight v" + n +
+         ": f32[" + std::to_string(c3) + ",8,3,3]\n  %a" + n + " = conv2d(x" + n + ", w" + n +
+         ", pad=same)\n  %b" + n + " = conv2d(x" + n + ", v" + n + ", pad=same)\n  output a" + n +
+         " = %a" + n + "\n  output b" + n + " = %b" + n + "\n";
+  }
+  return g + "}";
+}
+
+class PlateauTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Expected<RuleSet> s = parse_rules(testing::kPlateauRules, "plateau.rules");
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    set_ = std::move(*s);
+    index_.add(set_);
+  }
+
+  static std::vector<std::string> rules_applied(const SearchResult& r) {
+    std::vector<std::string> names;
+    for (const AppliedRewrite& a : r.applied) names.push_back(a.rule);
+    return names;
+  }
+
+  static int convolutions(const Graph& g) {
+    int n = 0;
+    for (const Node& node : g.nodes()) n += node.op == Op::Conv2d;
+    return n;
+  }
+
+  RuleSet set_;
+  RuleIndex index_;
+};
+
+// Launch 44 and 4 channels in the 3x3 convolution: 2 * 44 + 4 + 36 = 128;
+// with the 1x1 kernel enlarged 160 (+25%, beyond alpha 1.05); merged 44 +
+// 72 = 116.
+TEST_F(PlateauTest, TheLookaheadFindsAMergeBehindAKernelEnlargedAtPlus25Percent) {
+  ConvUnits model(44);
+  Graph g = parse(conv_pairs(1, 4));
+  SearchOptions off;
+  off.lookahead.budget = 0;
+  SearchResult before = search(g, index_, model, off);
+  EXPECT_EQ(before.initial_cost, 128);
+  EXPECT_EQ(before.best_cost, 128);
+  EXPECT_TRUE(before.applied.empty());
+  EXPECT_EQ(before.stop, StopReason::kExhausted);
+  EXPECT_EQ(before.lookaheads, 0);
+  // A bound no wider than alpha is no lookahead either.
+  SearchOptions narrow;
+  narrow.lookahead.bound = narrow.alpha;
+  EXPECT_EQ(search(g, index_, model, narrow).best_cost, 128);
+
+  SearchResult r = search(g, index_, model);
+  EXPECT_EQ(r.best_cost, 116);
+  EXPECT_EQ(rules_applied(r), (std::vector<std::string>{"t_enlarge", "t_merge_conv_same"}));
+  EXPECT_EQ(convolutions(r.best), 1) << print(r.best);
+  EXPECT_TRUE(check(r.best).ok());
+  // The search went on from the merged graph; its own lookahead found nothing.
+  EXPECT_EQ(r.stop, StopReason::kExhausted);
+  EXPECT_EQ(r.lookaheads, 2);
+  EXPECT_EQ(r.lookahead_found, 1);
+  EXPECT_EQ(r.lookahead_expansions, 1);  // the enlarged graph, whose merge is the find
+}
+
+// Launch 33.5 and one channel in the 3x3 convolution: 2 * 33.5 + 4 + 9 = 80;
+// enlarged 112 (+40%); merged 33.5 + 45 = 78.5.
+TEST_F(PlateauTest, AnIntermediateAt40PercentStaysOutOfReachOfTheDefaultBound) {
+  ConvUnits model(33.5);
+  Graph g = parse(conv_pairs(1, 1));
+  SearchResult r = search(g, index_, model);
+  EXPECT_EQ(r.initial_cost, 80);
+  EXPECT_EQ(r.best_cost, 80);
+  EXPECT_EQ(r.best, g);
+  EXPECT_EQ(r.lookaheads, 1);
+  EXPECT_EQ(r.lookahead_found, 0);
+  EXPECT_EQ(r.lookahead_expansions, 0);  // nothing within 1.3 times the best to expand
+  // The bound is all that stood in the way.
+  SearchOptions wide;
+  wide.lookahead.bound = 1.5;
+  SearchResult w = search(g, index_, model, wide);
+  EXPECT_EQ(w.best_cost, 78.5);
+  EXPECT_EQ(rules_applied(w), (std::vector<std::string>{"t_enlarge", "t_merge_conv_same"}));
+}
+
+// Two pairs: each merge needs its own lookahead (256 -> 288 -> 244, then
+// 244 -> 276 -> 232), and the search goes on between them.
+TEST_F(PlateauTest, LookaheadsAreDeterministicAndWithinTheirBudget) {
+  ConvUnits model(44);
+  Graph g = parse(conv_pairs(2, 4));
+  SearchResult a = search(g, index_, model);
+  EXPECT_EQ(a.initial_cost, 256);
+  EXPECT_EQ(a.best_cost, 232);
+  EXPECT_EQ(convolutions(a.best), 2) << print(a.best);
+  EXPECT_EQ(a.lookahead_found, 2);
+  EXPECT_EQ(a.lookaheads, 3);
+  EXPECT_LE(a.lookahead_expansions, SearchOptions{}.lookahead.budget);
+  SearchOptions tiny;
+  tiny.cached_graphs = 2;
+  tiny.cached_matches = 2;
+  for (const SearchOptions& o : {SearchOptions{}, tiny}) {
+    SearchResult b = search(g, index_, model, o);
+    EXPECT_EQ(b.best, a.best);
+    EXPECT_EQ(b.best_cost, a.best_cost);
+    EXPECT_EQ(b.expansions, a.expansions);
+    EXPECT_EQ(b.candidates, a.candidates);
+    EXPECT_EQ(b.lookaheads, a.lookaheads);
+    EXPECT_EQ(b.lookahead_expansions, a.lookahead_expansions);
+    ASSERT_EQ(b.applied.size(), a.applied.size());
+    for (size_t i = 0; i < a.applied.size(); ++i) {
+      EXPECT_EQ(b.applied[i].rule, a.applied[i].rule);
+      EXPECT_EQ(b.applied[i].nodes, a.applied[i].nodes);
+    }
+  }
+  // A budget of one expansion finds the first merge only.
+  SearchOptions one;
+  one.lookahead.budget = 1;
+  SearchResult c = search(g, index_, model, one);
+  EXPECT_EQ(c.best_cost, 244);
+  EXPECT_EQ(c.lookahead_expansions, 1);
+  EXPECT_EQ(c.lookahead_found, 1);
 }
 
 }  // namespace

@@ -129,4 +129,47 @@ rule t_concat_of_split {
 }
 )";
 
+// Two rules whose composition merges a 1x1 and a 3x3 convolution of one
+// input, as t_merge_conv_enlarge does in one step: the enlarged kernel costs
+// more before the merge pays (the search's lookahead, search.h).
+inline constexpr const char* kPlateauRules = R"(# tso rules v1
+
+rule t_enlarge {
+  origin handwritten
+  status verified specs=test
+  input x: f32[1,4,8,8]
+  input w: f32[4,4,1,1]
+  where dim(w,2) == 1
+  where dim(w,3) == 1
+  source {
+    %0 = conv2d(x, w, pad=same)
+    output %0
+  }
+  target {
+    %0 = enlarge(w, kernel=[3,3])
+    %1 = conv2d(x, %0, pad=same)
+    output %1
+  }
+}
+
+rule t_merge_conv_same {
+  origin handwritten
+  status verified specs=test
+  input x: f32[1,4,8,8]
+  input w1: f32[4,4,3,3]
+  input w2: f32[4,4,3,3]
+  source {
+    %0 = conv2d(x, w1, pad=same)
+    %1 = conv2d(x, w2, pad=same)
+    output %0, %1
+  }
+  target {
+    %0 = concat(w1, w2, axis=0)
+    %1 = conv2d(x, %0, pad=same)
+    %2, %3 = split(%1, axis=1, sizes=[dim(w1,0), dim(w2,0)])
+    output %2, %3
+  }
+}
+)";
+
 }  // namespace tso::opt::testing
