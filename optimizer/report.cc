@@ -74,6 +74,11 @@ std::string report_markdown(const OptimizeResult& r, const ReportContext& c) {
        " duplicates, stopped: " + stop_reason_name(s.stop) + " (alpha " + fmt("%g", c.alpha) +
        ", budget " + std::to_string(c.budget) + ", time limit " + fmt("%g", c.time_limit_s) +
        " s)\n";
+  m += "- lookahead past plateaus: " + std::to_string(s.lookahead_found) + " of " +
+       std::to_string(s.lookaheads) + " found a cheaper graph, " +
+       std::to_string(s.lookahead_expansions) + " graphs expanded (bound " +
+       fmt("%g", c.lookahead.bound) + ", depth " + std::to_string(c.lookahead.depth) + ", budget " +
+       std::to_string(c.lookahead.budget) + ")\n";
   m += "- weight folding: " + std::to_string(r.fold.folded) + " new weights\n";
   m += "- numerical check: " + check_text(r, c.tolerance) + "\n";
   m += "- " + speed_text(c.speed) + "\n\n";
@@ -142,7 +147,14 @@ std::string report_json(const OptimizeResult& r, const ReportContext& c) {
                  {"stop_reason", stop_reason_name(s.stop)},
                  {"alpha", c.alpha},
                  {"budget", c.budget},
-                 {"time_limit_s", c.time_limit_s}};
+                 {"time_limit_s", c.time_limit_s},
+                 {"lookahead",
+                  {{"bound", c.lookahead.bound},
+                   {"depth", c.lookahead.depth},
+                   {"budget", c.lookahead.budget},
+                   {"runs", s.lookaheads},
+                   {"found", s.lookahead_found},
+                   {"expansions", s.lookahead_expansions}}}};
   j["folded_weights"] = r.fold.folded;
   j["check"] = {{"performed", r.checked},
                 {"tolerance", c.tolerance},

@@ -33,6 +33,7 @@ struct ReportContext {
   double alpha = 0;
   int64_t budget = 0;
   double time_limit_s = 0;
+  LookaheadOptions lookahead;
   double tolerance = 1e-4;
   // Applications per RewriteKind (count_rewrite_kinds).
   std::array<int, kNumRewriteKinds> rewrite_kinds{};

@@ -20,6 +20,9 @@ OptimizeResult sample() {
   r.search.duplicates = 3;
   r.search.seconds = 0.002;
   r.search.stop = StopReason::kExhausted;
+  r.search.lookaheads = 2;
+  r.search.lookahead_found = 1;
+  r.search.lookahead_expansions = 5;
   r.search.applied = {{"fuse", {"%a", "%b"}}, {"merge", {"%c", "%d"}}, {"fuse", {"%e", "%f"}}};
   r.fold.folded = 1;
   r.checked = true;
@@ -60,6 +63,10 @@ TEST(Report, MarkdownShowsCountsCostsAndStopReason) {
   EXPECT_NE(m.find("| predicted cost (us) | 30.50 | 9.25 |"), std::string::npos) << m;
   EXPECT_NE(m.find("12 expansions"), std::string::npos) << m;
   EXPECT_NE(m.find("stopped: exhausted"), std::string::npos) << m;
+  EXPECT_NE(m.find("lookahead past plateaus: 1 of 2 found a cheaper graph, 5 graphs expanded "
+                   "(bound 1.3, depth 2, budget 50)"),
+            std::string::npos)
+      << m;
   EXPECT_NE(m.find("| fuse | 2 | %a+%b, %e+%f |"), std::string::npos) << m;
   EXPECT_NE(m.find("- bad: status refuted"), std::string::npos) << m;
   EXPECT_NE(m.find("2 reverse directions of verified rules among the usable, 1 verified rules not"),
@@ -77,6 +84,9 @@ TEST(Report, JsonCarriesTheSameFigures) {
   EXPECT_EQ(j["predicted_cost_us"]["before"], 30.5);
   EXPECT_EQ(j["search"]["stop_reason"], "exhausted");
   EXPECT_EQ(j["search"]["expansions"], 12);
+  EXPECT_EQ(j["search"]["lookahead"]["found"], 1);
+  EXPECT_EQ(j["search"]["lookahead"]["expansions"], 5);
+  EXPECT_EQ(j["search"]["lookahead"]["bound"], 1.3);
   EXPECT_EQ(j["rules_applied"][0]["rule"], "fuse");
   EXPECT_EQ(j["rules_applied"][0]["count"], 2);
   EXPECT_EQ(j["rules_applied"][1]["nodes"][0][1], "%d");
