@@ -39,6 +39,8 @@ struct OptimizeFlags {
   double alpha = 1.05;
   int64_t budget = 1000;
   int64_t stall = opt::SearchOptions{}.stall_expansions;
+  double lookahead = opt::LookaheadOptions{}.bound;
+  int64_t lookahead_budget = opt::LookaheadOptions{}.budget;
   double time_limit = 60;
   std::string cost;
   std::string device;
@@ -167,6 +169,8 @@ int run_optimize(const OptimizeFlags& f) {
   options.search.max_expansions = f.budget;
   options.search.time_limit_s = f.time_limit;
   options.search.stall_expansions = f.stall;
+  options.search.lookahead.bound = f.lookahead;
+  options.search.lookahead.budget = f.lookahead_budget;
   options.check.runs = f.check_runs;
   if (!f.quiet)
     options.search.progress = [](const opt::SearchProgress& p) {
@@ -224,6 +228,7 @@ int run_optimize(const OptimizeFlags& f) {
   ctx.alpha = f.alpha;
   ctx.budget = f.budget;
   ctx.time_limit_s = f.time_limit;
+  ctx.lookahead = options.search.lookahead;
   ctx.tolerance = options.check.tolerance;
   ctx.rewrite_kinds = opt::count_rewrite_kinds(r->search.applied, rules);
   ctx.speed = speed;
@@ -243,6 +248,9 @@ int run_optimize(const OptimizeFlags& f) {
       "stopped: %s\n",
       sr.seconds, sr.measuring_seconds, static_cast<long long>(sr.expansions),
       opt::stop_reason_name(sr.stop));
+  std::printf("lookahead       %lld of %lld found a cheaper graph, %lld graphs expanded\n",
+              static_cast<long long>(sr.lookahead_found), static_cast<long long>(sr.lookaheads),
+              static_cast<long long>(sr.lookahead_expansions));
   if (r->checked)
     std::printf("check           %d random inputs, max relative error %.3g\n", r->check.runs,
                 r->check.max_relative_error);
@@ -284,6 +292,13 @@ Command add_optimize(CLI::App& tso) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   app->add_option("--stall", flags->stall,
                   "stop after this many expansions in a row without a cheaper graph (0: never)")
+      ->check(CLI::NonNegativeNumber);
+  app->add_option("--lookahead", flags->lookahead,
+                  "where the search stalls, look past rewritten graphs costing up to this times "
+                  "the best for a cheaper one (at most --alpha: off)")
+      ->check(CLI::Range(1.0, 10.0));
+  app->add_option("--lookahead-budget", flags->lookahead_budget,
+                  "graphs the lookahead may expand in all (0: off)")
       ->check(CLI::NonNegativeNumber);
   app->add_option("--time-limit", flags->time_limit, "search wall time limit, seconds")
       ->check(CLI::PositiveNumber);
