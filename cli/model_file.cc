@@ -20,7 +20,44 @@ void add_model_file_options(CLI::App* app, ModelFileOptions* opts) {
   app->add_option("--batch", opts->batch,
                   "import an ONNX model at batch N: inputs whose first dimension is the model's "
                   "batch get N, and Reshape shapes that start with the old batch are rewritten");
+  app->add_option("--input-shape", opts->input_shapes,
+                  "fix the dynamic dimensions of an ONNX model's input: NAME:D0,D1,... "
+                  "(repeatable), or D0,D1,... for a model with one input")
+      ->allow_extra_args(false);
 }
+
+namespace {
+
+// `NAME:D0,D1,...` or `D0,D1,...`. The name is what comes before the last
+// ':' (ONNX names may hold colons, e.g. TensorFlow's "input:0").
+Expected<std::pair<std::string, Shape>> parse_input_shape(const std::string& text) {
+  size_t colon = text.rfind(':');
+  std::string name = colon == std::string::npos ? "" : text.substr(0, colon);
+  std::string dims = colon == std::string::npos ? text : text.substr(colon + 1);
+  auto bad = [&](const std::string& why) {
+    return Error{"--input-shape '" + text + "': " + why +
+                 " (expected NAME:D0,D1,... or D0,D1,..., every D a positive integer)"};
+  };
+  if (colon != std::string::npos && name.empty()) return bad("the name is empty");
+  Shape shape;
+  size_t pos = 0;
+  while (pos <= dims.size()) {
+    size_t comma = dims.find(',', pos);
+    std::string d = dims.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    if (d.empty() || d.find_first_not_of("0123456789") != std::string::npos || d.size() > 18)
+      return bad("'" + d + "' is not an extent");
+    int64_t v = std::stoll(d);
+    if (v < 1) return bad("extent " + d + " is below 1");
+    if (shape.rank() == Shape::kMaxRank)
+      return bad("rank above " + std::to_string(Shape::kMaxRank));
+    shape.push_back(v);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return std::pair(name, shape);
+}
+
+}  // namespace
 
 std::optional<ModelFile> load_model_file(const ModelFileOptions& opts, const char* command,
                                          int* exit_code) {
@@ -42,6 +79,20 @@ std::optional<ModelFile> load_model_file(const ModelFileOptions& opts, const cha
     ImportOptions io;
     io.random_weights_seed = opts.random_weights_seed;
     io.batch = opts.batch;
+    for (const std::string& text : opts.input_shapes) {
+      Expected<std::pair<std::string, Shape>> r = parse_input_shape(text);
+      if (!r) {
+        std::fprintf(stderr, "tso %s: %s\n", command, r.error().message.c_str());
+        *exit_code = kExitBadInput;
+        return std::nullopt;
+      }
+      if (!io.input_shapes.emplace(r->first, r->second).second) {
+        std::fprintf(stderr, "tso %s: --input-shape gives '%s' twice\n", command,
+                     r->first.empty() ? "the model's input" : r->first.c_str());
+        *exit_code = kExitBadInput;
+        return std::nullopt;
+      }
+    }
     Expected<ImportedModel> r = import_onnx(opts.file, io);
     if (!r) {
       std::fprintf(stderr, "%s\n", r.error().message.c_str());
@@ -55,9 +106,9 @@ std::optional<ModelFile> load_model_file(const ModelFileOptions& opts, const cha
     m.onnx = std::move(*r);
     return m;
   }
-  if (opts.batch) {
-    std::fprintf(stderr, "tso %s: --batch applies to ONNX models only, not '%s'\n", command,
-                 opts.file.c_str());
+  if (opts.batch || !opts.input_shapes.empty()) {
+    std::fprintf(stderr, "tso %s: %s applies to ONNX models only, not '%s'\n", command,
+                 opts.batch ? "--batch" : "--input-shape", opts.file.c_str());
     *exit_code = kExitBadInput;
     return std::nullopt;
   }

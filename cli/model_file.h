@@ -18,9 +18,11 @@ struct ModelFileOptions {
   std::string file;
   std::optional<uint64_t> random_weights_seed;
   std::optional<int64_t> batch;  // ONNX models only (ImportOptions::batch)
+  // ONNX models only: `NAME:D0,D1,...` or `D0,D1,...` (ImportOptions::input_shapes).
+  std::vector<std::string> input_shapes;
 };
 
-// Adds `--random-weights SEED` and `--batch N`.
+// Adds `--random-weights SEED`, `--batch N` and `--input-shape NAME:D0,D1,...`.
 void add_model_file_options(CLI::App* app, ModelFileOptions* opts);
 
 struct ModelFile {

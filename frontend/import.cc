@@ -1,6 +1,7 @@
 // ONNX import: reads the model envelope, orders the nodes, and walks them
 // once, folding constant subgraphs, mapping the rest onto IR operators and
 // keeping what the IR lacks as opaque nodes.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <queue>
@@ -56,6 +57,7 @@ class Importer {
   }
   Status read_envelope(const onnx::ModelProto& model);
   Status add_inputs(const onnx::GraphProto& g);
+  Expected<Shape> input_shape(const onnx::ValueInfoProto& in, size_t input_count);
   Expected<std::optional<HostTensor>> reshape_shape_for_batch(const onnx::NodeProto& n);
   Status add_initializers(const onnx::GraphProto& g);
   Expected<std::vector<int>> order_nodes(const onnx::GraphProto& g);
@@ -137,14 +139,95 @@ Status Importer::read_envelope(const onnx::ModelProto& model) {
   return Status::Ok();
 }
 
+namespace {
+
+std::string join_dims(const std::vector<std::string>& dims) {
+  std::string s;
+  for (size_t k = 0; k < dims.size(); ++k) s += (k ? "," : "") + dims[k];
+  return s;
+}
+
+}  // namespace
+
+// The shape of graph input `in`: the one ImportOptions::input_shapes gives
+// for it (by name, or unnamed for a model's only input), which must agree
+// with every static dimension the model declares, else the declared one,
+// which must then be static.
+Expected<Shape> Importer::input_shape(const onnx::ValueInfoProto& in, size_t input_count) {
+  const auto& tt = in.type().tensor_type();
+  if (tt.has_shape() && tt.shape().dim_size() > Shape::kMaxRank)
+    return error("graph input '" + in.name() + "' has rank above " +
+                 std::to_string(Shape::kMaxRank));
+  auto given = options_.input_shapes.find(in.name());
+  if (given == options_.input_shapes.end() && input_count == 1)
+    given = options_.input_shapes.find("");
+  if (given != options_.input_shapes.end()) {
+    const Shape& shape = given->second;
+    for (int64_t d : shape.dims())
+      if (d < 1)
+        return error("the shape given for graph input '" + in.name() + "' has extent " +
+                     std::to_string(d) + "; every extent must be at least 1");
+    if (!tt.has_shape()) return shape;
+    if (tt.shape().dim_size() != shape.rank())
+      return error("graph input '" + in.name() + "' has rank " +
+                   std::to_string(tt.shape().dim_size()) + ", the shape given for it rank " +
+                   std::to_string(shape.rank()));
+    for (int d = 0; d < shape.rank(); ++d) {
+      const auto& dim = tt.shape().dim(d);
+      if (dim.has_dim_value() && dim.dim_value() >= 0 && dim.dim_value() != shape[d])
+        return error("dimension " + std::to_string(d) + " of graph input '" + in.name() + "' is " +
+                     std::to_string(dim.dim_value()) +
+                     " in the model; the shape given for it says " + std::to_string(shape[d]) +
+                     " (only dynamic dimensions can be set; --batch changes the batch)");
+    }
+    return shape;
+  }
+  if (!tt.has_shape()) return error("graph input '" + in.name() + "' has no shape");
+  Shape shape;
+  std::vector<std::string> example, dynamic;
+  for (int d = 0; d < tt.shape().dim_size(); ++d) {
+    const auto& dim = tt.shape().dim(d);
+    if (dim.has_dim_value() && dim.dim_value() >= 0) {
+      shape.push_back(dim.dim_value());
+      example.push_back(std::to_string(dim.dim_value()));
+    } else {
+      example.push_back("1");
+      dynamic.push_back(std::to_string(d) +
+                        (dim.has_dim_param() ? " ('" + dim.dim_param() + "')" : std::string()));
+    }
+  }
+  if (dynamic.empty()) return shape;
+  std::string which = dynamic[0];
+  for (size_t k = 1; k < dynamic.size(); ++k) which += ", " + dynamic[k];
+  return error("graph input '" + in.name() + "' has dynamic dimension" +
+               (dynamic.size() > 1 ? "s " : " ") + which +
+               ", which cannot be resolved; give the input a static shape, e.g. "
+               "--input-shape " +
+               in.name() + ":" + join_dims(example));
+}
+
 Status Importer::add_inputs(const onnx::GraphProto& g) {
   std::unordered_set<std::string> inits;
   for (const auto& t : g.initializer()) inits.insert(t.name());
+  std::vector<const onnx::ValueInfoProto*> inputs;
+  for (const auto& in : g.input())
+    if (!inits.count(in.name())) inputs.push_back(&in);  // IR < 4 lists initializers as inputs too
+  std::string names;
+  for (const onnx::ValueInfoProto* in : inputs) names += (names.empty() ? "" : ", ") + in->name();
+  for (const auto& [name, shape] : options_.input_shapes) {
+    if (name.empty() && inputs.size() != 1)
+      return error("a shape without an input name needs a model with one input; this one has " +
+                   std::to_string(inputs.size()) + " (" + names + "): write NAME:D0,D1,...");
+    if (!name.empty() && std::none_of(inputs.begin(), inputs.end(),
+                                      [&](const auto* in) { return in->name() == name; }))
+      return error("a shape is given for '" + name +
+                   "', which is not a graph input (inputs: " + names + ")");
+  }
   std::unordered_set<std::string> seen;
   std::vector<DType> dtypes;
   std::vector<std::pair<std::string, Shape>> shapes;
-  for (const auto& in : g.input()) {
-    if (inits.count(in.name())) continue;  // IR < 4 lists initializers as inputs too
+  for (const onnx::ValueInfoProto* input : inputs) {
+    const onnx::ValueInfoProto& in = *input;
     if (in.name().empty()) return error("a graph input has no name");
     if (!seen.insert(in.name()).second)
       return error("graph input '" + in.name() + "' is declared twice");
@@ -155,26 +238,10 @@ Status Importer::add_inputs(const onnx::GraphProto& g) {
     if (!dt)
       return error("graph input '" + in.name() + "' has element type " +
                    onnx_type_name(tt.elem_type()) + ", which the IR does not support");
-    Shape shape;
-    if (auto it = options_.input_shapes.find(in.name()); it != options_.input_shapes.end()) {
-      shape = it->second;
-    } else {
-      if (!tt.has_shape()) return error("graph input '" + in.name() + "' has no shape");
-      if (tt.shape().dim_size() > Shape::kMaxRank)
-        return error("graph input '" + in.name() + "' has rank above " +
-                     std::to_string(Shape::kMaxRank));
-      for (int d = 0; d < tt.shape().dim_size(); ++d) {
-        const auto& dim = tt.shape().dim(d);
-        if (!dim.has_dim_value() || dim.dim_value() < 0)
-          return error("graph input '" + in.name() + "' has dynamic dimension " +
-                       std::to_string(d) +
-                       (dim.has_dim_param() ? " ('" + dim.dim_param() + "')" : std::string()) +
-                       ", which cannot be resolved; give the input a static shape");
-        shape.push_back(dim.dim_value());
-      }
-    }
+    Expected<Shape> shape = input_shape(in, inputs.size());
+    if (!shape) return shape.error();
     dtypes.push_back(*dt);
-    shapes.emplace_back(in.name(), shape);
+    shapes.emplace_back(in.name(), *shape);
   }
   if (options_.batch) {
     Expected<std::optional<BatchChange>> change = change_batch(&shapes, *options_.batch);

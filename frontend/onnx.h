@@ -33,7 +33,10 @@ struct ImportOptions {
   // external file is an error that names it.
   std::optional<uint64_t> random_weights_seed;
   // Static shapes for graph inputs whose ONNX shape has symbolic or unknown
-  // dimensions (e.g. a batch dimension); keyed by input name.
+  // dimensions (e.g. a batch dimension), keyed by input name; the key "" is
+  // a model's only input. A shape must keep the input's rank and every
+  // static dimension the model declares; a name that is not a graph input
+  // is an error.
   std::map<std::string, Shape> input_shapes;
   // When set, the model is imported at this batch: the model's batch is the
   // first dimension of its first graph input of rank >= 1 (after
