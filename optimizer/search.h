@@ -24,8 +24,7 @@
 namespace tso::opt {
 
 enum class StopReason : uint8_t {
-  kExhausted,  // the queue emptied (no rewrite within alpha is left) and the lookahead found
-               // nothing
+  kExhausted,  // the queue emptied and the lookahead found nothing
   kBudget,     // the expansion budget was spent
   kTimeLimit,  // the wall-time limit passed
   kStalled,    // `stall_expansions` expansions in a row found no cheaper graph, nor the lookahead
