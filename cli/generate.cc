@@ -10,8 +10,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <functional>
 #include <iostream>
 #include <mutex>
 #include <optional>
@@ -19,6 +17,7 @@
 
 #include "cli/commands.h"
 #include "cli/table.h"
+#include "core/atomic_file.h"
 #include "generator/generator.h"
 #include "generator/mutants.h"
 #include "generator/part_file.h"
@@ -126,19 +125,11 @@ void print_counts(const std::string& ops, const gen::GenerateCounts& n, size_t w
   row("rules written", written);
 }
 
-// Writes `text` (or the part) to `out` through `out.tmp`; no file on failure.
-int write_atomically(const std::string& out, const std::function<Status(const std::string&)>& w) {
-  const std::string tmp = out + ".tmp";
-  Status s = w(tmp);
-  std::error_code ec;
-  if (s.ok()) std::filesystem::rename(tmp, out, ec);
-  if (!s.ok() || ec) {
-    std::filesystem::remove(tmp, ec);
-    std::fprintf(stderr, "tso generate: %s\n",
-                 s.ok() ? (out + ": " + ec.message()).c_str() : s.error().message.c_str());
-    return kExitIoError;
-  }
-  return kExitOk;
+// The exit code of writing the output (whole or not at all: core/atomic_file.h).
+int written(const Status& s) {
+  if (s.ok()) return kExitOk;
+  std::fprintf(stderr, "tso generate: %s\n", s.error().message.c_str());
+  return kExitIoError;
 }
 
 int run_mutants(const GenerateFlags& f) {
@@ -155,13 +146,8 @@ int run_mutants(const GenerateFlags& f) {
     std::fprintf(stderr, "tso generate: %s\n", r.error().message.c_str());
     return kExitBadInput;
   }
-  int rc = write_atomically(f.out, [&](const std::string& p) -> Status {
-    std::ofstream out(p, std::ios::binary | std::ios::trunc);
-    out << print_rules(r->rules);
-    if (!out.flush()) return Error{f.out + ": write failed"};
-    return Status::Ok();
-  });
-  if (rc != kExitOk) return rc;
+  if (int rc = written(write_file_atomically(f.out, print_rules(r->rules))); rc != kExitOk)
+    return rc;
   std::printf("mutants of ops %s, seed %llu: %llu source programs\n", set->name.c_str(),
               static_cast<unsigned long long>(f.seed), static_cast<unsigned long long>(r->sources));
   Table t({{"family"},
@@ -203,17 +189,9 @@ int run_generate(const GenerateFlags& f) {
     std::fprintf(stderr, "tso generate: %s\n", set.error().message.c_str());
     return std::filesystem::exists(f.ops) ? kExitBadInput : kExitIoError;
   }
-  // Fail on an unwritable output before the long run, not after it.
-  {
-    const std::string probe_path = f.out + ".tmp";
-    std::ofstream probe(probe_path);
-    if (!probe) {
-      std::fprintf(stderr, "tso generate: %s: cannot write\n", f.out.c_str());
-      return kExitIoError;
-    }
-    probe.close();
-    std::filesystem::remove(probe_path);
-  }
+  // Fail on an unwritable output before the long run, not after it (the
+  // probe's temporary goes with it).
+  if (Expected<AtomicFile> probe = AtomicFile::create(f.out); !probe) return written(probe.error());
   std::optional<tbb::global_control> threads;
   if (f.threads > 0) threads.emplace(tbb::global_control::max_allowed_parallelism, f.threads);
   double load[1] = {0};
@@ -248,7 +226,7 @@ int run_generate(const GenerateFlags& f) {
     n.not_first_use = part->not_first_use;
     n.graphs = part->records.size();
     n.graphs_by_ops = part->graphs_by_ops;
-    rc = write_atomically(f.out, [&](const std::string& p) { return gen::write_part(*part, p); });
+    rc = written(gen::write_part(*part, f.out));
     if (rc != kExitOk) return rc;
     std::printf("part %d/%d of ops %s, max-ops %d, seed %llu\n", opt.shard, opt.num_shards,
                 set->name.c_str(), max_ops, static_cast<unsigned long long>(seed));
@@ -261,12 +239,7 @@ int run_generate(const GenerateFlags& f) {
       std::fprintf(stderr, "tso generate: %s\n", r.error().message.c_str());
       return kExitBadInput;
     }
-    rc = write_atomically(f.out, [&](const std::string& p) -> Status {
-      std::ofstream out(p, std::ios::binary | std::ios::trunc);
-      out << print_rules(r->rules);
-      if (!out.flush()) return Error{f.out + ": write failed"};
-      return Status::Ok();
-    });
+    rc = written(write_file_atomically(f.out, print_rules(r->rules)));
     if (rc != kExitOk) return rc;
     std::printf("max-ops %d, seed %llu, ", max_ops, static_cast<unsigned long long>(seed));
     print_counts(set->name, r->counts, r->rules.rules.size());

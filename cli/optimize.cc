@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/cost_target.h"
 #include "cli/model_file.h"
+#include "core/atomic_file.h"
 #include "core/text_format.h"
 #include "frontend/onnx.h"
 #include "frontend/signature_models.h"
@@ -69,23 +70,6 @@ bool same_file(const std::string& a, const std::string& b) {
   std::error_code ec;
   if (fs::exists(b, ec) && fs::equivalent(a, b, ec)) return true;
   return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
-}
-
-Status write_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) {
-      std::remove(tmp.c_str());
-      return Error{"cannot write " + path};
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return Error{"cannot write " + path};
-  }
-  return Status::Ok();
 }
 
 // Saves the cache when the run ends and says what was measured and found.
@@ -209,12 +193,12 @@ int run_optimize(const OptimizeFlags& f) {
   if (copy_input) {
     std::optional<std::string> bytes = read_file(f.model.file);
     if (!bytes) return fail(kExitIoError, "cannot read " + f.model.file);
-    if (Status s = write_atomically(f.output, *bytes); !s.ok())
+    if (Status s = write_file_atomically(f.output, *bytes); !s.ok())
       return fail(kExitIoError, s.error().message);
   } else if (file->is_onnx) {
     Status s = export_onnx(written, file->onnx.info, f.output);
     if (!s.ok()) return fail(kExitIoError, s.error().message);
-  } else if (Status s = write_atomically(f.output, print(written)); !s.ok()) {
+  } else if (Status s = write_file_atomically(f.output, print(written)); !s.ok()) {
     return fail(kExitIoError, s.error().message);
   }
   opt::ReportContext ctx;
@@ -235,7 +219,7 @@ int run_optimize(const OptimizeFlags& f) {
   if (!f.report.empty()) {
     std::string text =
         report_ext == ".json" ? opt::report_json(*r, ctx) : opt::report_markdown(*r, ctx);
-    if (Status s = write_atomically(f.report, text); !s.ok())
+    if (Status s = write_file_atomically(f.report, text); !s.ok())
       return fail(kExitIoError, s.error().message);
   }
   const opt::SearchResult& sr = r->search;

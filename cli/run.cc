@@ -3,9 +3,9 @@
 // ONNX test-data convention (input_0.pb, ..., output_0.pb). The device choice
 // dispatches to one small function per device (kDevices below).
 #include <chrono>
-#include <cstring>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -109,7 +109,9 @@ Expected<std::vector<WeightData>> make_inputs(const Graph& g, const RunOptions& 
       inputs.push_back(random_input(n.outs[0], opts.input_seed + k++));
       continue;
     }
-    std::string path = (std::filesystem::path(opts.inputs_dir) / ("input_" + std::to_string(k++) + ".pb")).string();
+    std::string path =
+        (std::filesystem::path(opts.inputs_dir) / ("input_" + std::to_string(k++) + ".pb"))
+            .string();
     Expected<NamedTensor> t = read_tensor_file(path);
     if (!t) return t.error();
     if (!(t->value.type == n.outs[0]))
@@ -124,22 +126,27 @@ void print_output(const std::string& name, const WeightData& w) {
   const float* p = reinterpret_cast<const float*>(w.bytes.data());
   const int64_t n = w.type.shape.numel();
   double lo = INFINITY, hi = -INFINITY, sum = 0;
-  for (int64_t k = 0; k < n; ++k) lo = std::min<double>(lo, p[k]), hi = std::max<double>(hi, p[k]), sum += p[k];
+  for (int64_t k = 0; k < n; ++k)
+    lo = std::min<double>(lo, p[k]), hi = std::max<double>(hi, p[k]), sum += p[k];
   std::printf("  %s  %s  min %.6g  max %.6g  mean %.6g\n", name.c_str(), to_string(w.type).c_str(),
               n ? lo : 0.0, n ? hi : 0.0, n ? sum / n : 0.0);
 }
 
-Status write_outputs(const RunOptions& opts, const Graph& g, const std::vector<WeightData>& outs) {
+// The outputs, output_<k>.pb, are all written to temporaries before the
+// first is renamed (frontend/tensor_file.h).
+Status write_outputs(const RunOptions& opts, const Graph& g, std::vector<WeightData> outs) {
   if (opts.outputs_dir.empty()) return {};
   std::error_code ec;
   std::filesystem::create_directories(opts.outputs_dir, ec);
-  const auto& go = g.outputs();
-  for (size_t k = 0; k < go.size(); ++k) {
-    std::string path =
-        (std::filesystem::path(opts.outputs_dir) / ("output_" + std::to_string(k) + ".pb")).string();
-    TSO_RETURN_IF_ERROR(write_tensor_file(path, {go[k].name, outs[k]}));
+  std::vector<std::string> paths;
+  std::vector<NamedTensor> tensors;
+  for (size_t k = 0; k < g.outputs().size(); ++k) {
+    paths.push_back(
+        (std::filesystem::path(opts.outputs_dir) / ("output_" + std::to_string(k) + ".pb"))
+            .string());
+    tensors.push_back({g.outputs()[k].name, std::move(outs[k])});
   }
-  return {};
+  return write_tensor_files(paths, tensors);
 }
 
 // --device cpu: the oneDNN runtime runs the inputs once, then times many
@@ -158,7 +165,7 @@ int run_cpu(const RunOptions& opts, const Graph& g, std::vector<WeightData> inpu
   std::printf("ran %s on cpu\n%soutputs\n", opts.model.file.c_str(),
               cpu::format_run_report(*r).c_str());
   for (size_t k = 0; k < g.outputs().size(); ++k) print_output(g.outputs()[k].name, r->outputs[k]);
-  if (Status s = write_outputs(opts, g, r->outputs); !s) {
+  if (Status s = write_outputs(opts, g, std::move(r->outputs)); !s) {
     std::fprintf(stderr, "tso run: %s\n", s.error().message.c_str());
     return kExitIoError;
   }
@@ -187,7 +194,8 @@ int run_cuda(const RunOptions& opts, const Graph& g, std::vector<WeightData> inp
 #endif
 
 // Loads the model and its inputs; nullopt (with `*code` set) on failure.
-std::optional<std::pair<ModelFile, std::vector<WeightData>>> load(const RunOptions& opts, int* code) {
+std::optional<std::pair<ModelFile, std::vector<WeightData>>> load(const RunOptions& opts,
+                                                                  int* code) {
   std::optional<ModelFile> m = load_model_file(opts.model, "run", code);
   if (!m) return std::nullopt;
   Expected<std::vector<WeightData>> inputs = make_inputs(m->graph, opts);
@@ -223,11 +231,13 @@ int run_model(const RunOptions& opts) {
   auto loaded = load(opts, &code);
   if (!loaded) return code;
   const Graph& g = loaded->first.graph;
-  double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                             load_start).count();
+  double load_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start)
+          .count();
   auto start = std::chrono::steady_clock::now();
   Expected<std::vector<WeightData>> outs = device->run(g, loaded->second);
-  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!outs) {
     std::fprintf(stderr, "%s: %s\n", opts.model.file.c_str(), outs.error().message.c_str());
     return kExitBadInput;
@@ -237,7 +247,7 @@ int run_model(const RunOptions& opts) {
   std::printf("ran it on %s in %.1f ms\noutputs\n", device->name, ms);
   const auto& go = g.outputs();
   for (size_t k = 0; k < go.size(); ++k) print_output(go[k].name, (*outs)[k]);
-  if (Status s = write_outputs(opts, g, *outs); !s) {
+  if (Status s = write_outputs(opts, g, std::move(*outs)); !s) {
     std::fprintf(stderr, "tso run: %s\n", s.error().message.c_str());
     return kExitIoError;
   }

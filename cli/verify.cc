@@ -11,13 +11,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "cli/commands.h"
 #include "cli/table.h"
+#include "core/atomic_file.h"
 #include "specs/specs.h"
 #include "substitutions/rules.h"
 #include "verifier/axiom_check.h"
@@ -59,23 +59,6 @@ int check_specs(const VerifyFlags& f, const specs::SpecSource& src) {
             << " failed (specs " << src.hash << ", " << f.specs_dir << ")\n";
   if (failed) std::cerr << "tso verify: " << failed << " axiom tests failed\n";
   return failed ? kExitBadInput : kExitOk;
-}
-
-// Writes `text` to `path` through a temporary file in the same folder.
-bool write_atomically(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << text;
-    if (!out.flush()) {
-      std::filesystem::remove(tmp);
-      return false;
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) std::filesystem::remove(tmp);
-  return !ec;
 }
 
 // The header's `counts:` line (the generator writes one) gets the verifier's
@@ -148,8 +131,8 @@ int verify_regions(const VerifyFlags& f, RuleSet* set) {
                    exact, partial, unknown);
   }
   record_region_counts(&set->header, exact, partial, unknown, f.tests, bound);
-  if (!write_atomically(f.out, print_rules(*set))) {
-    std::cerr << "tso verify: " << f.out << ": cannot write\n";
+  if (Status s = write_file_atomically(f.out, print_rules(*set)); !s) {
+    std::cerr << "tso verify: " << s.error().message << "\n";
     return kExitIoError;
   }
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -219,8 +202,8 @@ int verify(const VerifyFlags& f) {
   using K = RuleStatus::Kind;
   record_counts(&set->header, counts[int(K::kVerified)], counts[int(K::kRefuted)],
                 counts[int(K::kUnknown)]);
-  if (!write_atomically(f.out, print_rules(*set))) {
-    std::cerr << "tso verify: " << f.out << ": cannot write\n";
+  if (Status s = write_file_atomically(f.out, print_rules(*set)); !s) {
+    std::cerr << "tso verify: " << s.error().message << "\n";
     return kExitIoError;
   }
   std::sort(ms.begin(), ms.end());

@@ -13,37 +13,36 @@
 namespace tso {
 namespace {
 
-constexpr int kSlots = 64;
+constexpr int kSlots = 1024;
 constexpr size_t kMaxName = 4096;
 
-// The live temporaries, in a fixed array a signal handler can read without
-// locks or allocation. `tag` is a generation times 4 plus a state: the
-// handler copies a live name and unlinks it only if the tag did not change
-// while it read (the slot was not released and reused meanwhile).
+// The live temporaries, in fixed arrays a signal handler can read without
+// locks or allocation. A tag is a generation times 4 plus a state: the
+// handler copies a live name and unlinks it only if its tag did not change
+// while it read (the slot was not released and reused meanwhile). The tags
+// sit apart from the names so that a scan touches two pages, and a name's
+// page is only touched when used.
 enum : uint64_t { kFree = 0, kFilling = 1, kLive = 2, kStateMask = 3 };
-struct Slot {
-  std::atomic<uint64_t> tag{0};
-  char name[kMaxName];
-};
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
-Slot g_slots[kSlots];
+std::atomic<uint64_t> g_tags[kSlots];
+char g_names[kSlots][kMaxName];
 std::atomic<uint64_t> g_next_temporary{0};
 
 int claim_slot(const std::string& name) {
   for (int i = 0; i < kSlots; ++i) {
-    uint64_t tag = g_slots[i].tag.load();
+    uint64_t tag = g_tags[i].load();
     const uint64_t generation = (tag & ~kStateMask) + 4;
     if ((tag & kStateMask) != kFree ||
-        !g_slots[i].tag.compare_exchange_strong(tag, generation | kFilling))
+        !g_tags[i].compare_exchange_strong(tag, generation | kFilling))
       continue;
-    std::memcpy(g_slots[i].name, name.c_str(), name.size() + 1);
-    g_slots[i].tag.store(generation | kLive);
+    std::memcpy(g_names[i], name.c_str(), name.size() + 1);
+    g_tags[i].store(generation | kLive);
     return i;
   }
   return -1;
 }
 
-void release_slot(int slot) { g_slots[slot].tag.store(g_slots[slot].tag.load() & ~kStateMask); }
+void release_slot(int slot) { g_tags[slot].store(g_tags[slot].load() & ~kStateMask); }
 
 // fsync on the directory makes the rename itself durable. Failure is not
 // reported: the rename has happened, and some file systems refuse it.
@@ -139,14 +138,14 @@ Status write_file_atomically(const std::string& path, std::string_view bytes) {
 
 void remove_temporaries() noexcept {
   const int saved_errno = errno;
-  for (Slot& s : g_slots) {
-    const uint64_t before = s.tag.load();
+  for (int i = 0; i < kSlots; ++i) {
+    const uint64_t before = g_tags[i].load();
     if ((before & kStateMask) != kLive) continue;
     char name[kMaxName];
     size_t n = 0;
-    while (n + 1 < kMaxName && s.name[n] != '\0') name[n] = s.name[n], ++n;
+    while (n + 1 < kMaxName && g_names[i][n] != '\0') name[n] = g_names[i][n], ++n;
     name[n] = '\0';
-    if (s.tag.load() == before) ::unlink(name);
+    if (g_tags[i].load() == before) ::unlink(name);
   }
   errno = saved_errno;
 }

@@ -2,8 +2,8 @@
 // data past the threshold), maps each operator, and writes the file through
 // a temporary that is renamed into place.
 #include <filesystem>
-#include <fstream>
 
+#include "core/atomic_file.h"
 #include "frontend/export_ops.h"
 #include "frontend/onnx.h"
 #include "frontend/onnx_util.h"
@@ -89,12 +89,14 @@ Expected<onnx::ModelProto> build_model(const Graph& g, const OnnxModelInfo& info
       continue;
     }
     slot[o.ref.output] = ctx.fresh(o.name);
-    if (slot[o.ref.output] != o.name) return Error{"graph output '" + o.name + "' clashes with another name"};
+    if (slot[o.ref.output] != o.name)
+      return Error{"graph output '" + o.name + "' clashes with another name"};
   }
   for (int i = 0; i < g.size(); ++i) {
     names[i].resize(g.node(i).outs.size());
     for (size_t k = 0; k < names[i].size(); ++k)
-      if (names[i][k].empty()) names[i][k] = ctx.fresh("t" + std::to_string(i) + "_" + std::to_string(k));
+      if (names[i][k].empty())
+        names[i][k] = ctx.fresh("t" + std::to_string(i) + "_" + std::to_string(k));
   }
   for (int i : g.input_nodes()) {
     const Node& n = g.node(i);
@@ -116,7 +118,8 @@ Expected<onnx::ModelProto> build_model(const Graph& g, const OnnxModelInfo& info
       add("location", external->location);
       add("offset", std::to_string(external_bytes->size()));
       add("length", std::to_string(n.data->bytes.size()));
-      external_bytes->append(reinterpret_cast<const char*>(n.data->bytes.data()), n.data->bytes.size());
+      external_bytes->append(reinterpret_cast<const char*>(n.data->bytes.data()),
+                             n.data->bytes.size());
     }
   }
   for (int i = 0; i < g.size(); ++i) {
@@ -143,26 +146,6 @@ int64_t weight_bytes(const Graph& g) {
   return total;
 }
 
-Status write_file(const std::string& path, const std::string& bytes) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) return Error{path + ": cannot write file"};
-    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!f) {
-      std::filesystem::remove(tmp);
-      return Error{path + ": failed writing file"};
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp);
-    return Error{path + ": cannot rename into place: " + ec.message()};
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 Expected<std::string> export_onnx_bytes(const Graph& graph, const OnnxModelInfo& info,
@@ -184,8 +167,18 @@ Status export_onnx(const Graph& graph, const OnnxModelInfo& info, const std::str
   if (!m) return Error{path + ": " + m.error().message};
   std::string bytes;
   if (!m->SerializeToString(&bytes)) return Error{path + ": the model could not be serialized"};
-  if (external) TSO_RETURN_IF_ERROR(write_file(external->path, external_bytes));
-  return write_file(path, bytes);
+  // Both files are written before either is renamed: a failure changes
+  // neither, and only an interruption between the two renames could pair
+  // new weights with the previous model.
+  Expected<AtomicFile> model = AtomicFile::create(path);
+  if (!model) return model.error();
+  model->out() << bytes;
+  if (!external) return model->commit();
+  Expected<AtomicFile> weights = AtomicFile::create(external->path);
+  if (!weights) return weights.error();
+  weights->out() << external_bytes;
+  TSO_RETURN_IF_ERROR(weights->commit());
+  return model->commit();
 }
 
 }  // namespace tso

@@ -1,8 +1,9 @@
 #include "frontend/signature_models.h"
 
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "core/atomic_file.h"
 
 namespace tso {
 
@@ -33,14 +34,8 @@ Expected<SignatureModels> write_signature_models(std::span<const SignatureNode> 
   }
   index["models"] = std::move(models);
   index["not_exported"] = std::move(failed);
-  const fs::path path = fs::path(dir) / "index.json", tmp = fs::path(dir) / "index.json.tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << index.dump(2) << "\n";
-    if (!out.flush()) return Error{path.string() + ": cannot write"};
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) return Error{path.string() + ": cannot rename into place: " + ec.message()};
+  TSO_RETURN_IF_ERROR(
+      write_file_atomically((fs::path(dir) / "index.json").string(), index.dump(2) + "\n"));
   return result;
 }
 

@@ -3,7 +3,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
+#include "core/atomic_file.h"
 #include "frontend/onnx_util.h"
 
 namespace tso {
@@ -24,19 +26,22 @@ Expected<NamedTensor> read_tensor_file(const std::string& path) {
 }
 
 Status write_tensor_file(const std::string& path, const NamedTensor& tensor) {
-  onnx::TensorProto t;
-  onnx_frontend::store_tensor(tensor.value, tensor.name, &t);
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out || !t.SerializeToOstream(&out)) {
-      std::filesystem::remove(tmp);
-      return Error{path + ": cannot write file"};
-    }
+  return write_tensor_files(std::span(&path, 1), std::span(&tensor, 1));
+}
+
+Status write_tensor_files(std::span<const std::string> paths,
+                          std::span<const NamedTensor> tensors) {
+  TSO_CHECK(paths.size() == tensors.size());
+  std::vector<AtomicFile> files;
+  for (size_t k = 0; k < paths.size(); ++k) {
+    Expected<AtomicFile> f = AtomicFile::create(paths[k]);
+    if (!f) return f.error();
+    onnx::TensorProto t;
+    onnx_frontend::store_tensor(tensors[k].value, tensors[k].name, &t);
+    if (!t.SerializeToOstream(&f->out())) return Error{paths[k] + ": cannot write file"};
+    files.push_back(std::move(*f));
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return Error{path + ": cannot rename into place: " + ec.message()};
+  for (AtomicFile& f : files) TSO_RETURN_IF_ERROR(f.commit());
   return Status::Ok();
 }
 

@@ -3,6 +3,7 @@
 // and the conformance tests.
 #pragma once
 
+#include <span>
 #include <string>
 
 #include "core/error.h"
@@ -17,7 +18,11 @@ struct NamedTensor {
 
 // Errors name the file.
 Expected<NamedTensor> read_tensor_file(const std::string& path);
-// Writes through a temporary file renamed into place.
+// Writes the file whole or not at all (core/atomic_file.h).
 Status write_tensor_file(const std::string& path, const NamedTensor& tensor);
+// Writes tensors[k] to paths[k], each file whole: all are written to their
+// temporaries before the first is renamed, so a failure changes none of them
+// and an interruption can land only between two renames.
+Status write_tensor_files(std::span<const std::string> paths, std::span<const NamedTensor> tensors);
 
 }  // namespace tso

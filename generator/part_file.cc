@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/atomic_file.h"
+
 namespace tso::gen {
 
 namespace {
@@ -13,15 +15,14 @@ namespace {
 constexpr const char* kMagic = "# tso generate part v2";
 constexpr size_t kRow = 8 + sizeof(Code);
 
-Error bad(const std::string& path, const std::string& what) {
-  return Error{path + ": " + what};
-}
+Error bad(const std::string& path, const std::string& what) { return Error{path + ": " + what}; }
 
 }  // namespace
 
 Status write_part(const Part& p, const std::string& path) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return bad(path, "cannot write");
+  Expected<AtomicFile> file = AtomicFile::create(path);
+  if (!file) return file.error();
+  std::ostream& out = file->out();
   char hash[17];
   std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(p.op_set_hash));
   out << kMagic << "\n"
@@ -41,8 +42,7 @@ Status write_part(const Part& p, const std::string& path) {
       buf.clear();
     }
   }
-  if (!out.flush()) return bad(path, "write failed");
-  return Status::Ok();
+  return file->commit();
 }
 
 Expected<Part> read_part(const std::string& path) {
@@ -81,7 +81,8 @@ Expected<Part> read_part(const std::string& path) {
         p.not_first_use = std::stoull(value);
       } else if (key == "graphs-by-ops") {
         std::istringstream counts(value);
-        for (std::string c; std::getline(counts, c, ',');) p.graphs_by_ops.push_back(std::stoull(c));
+        for (std::string c; std::getline(counts, c, ',');)
+          p.graphs_by_ops.push_back(std::stoull(c));
       } else if (key == "records") {
         records = std::stoull(value);
       } else {
@@ -111,7 +112,8 @@ Expected<Part> read_part(const std::string& path) {
       if (r.code[0] > p.max_ops) return bad(path, "record " + std::to_string(i) + " is corrupt");
     }
   }
-  if (in.peek() != std::char_traits<char>::eof()) return bad(path, "trailing data after the records");
+  if (in.peek() != std::char_traits<char>::eof())
+    return bad(path, "trailing data after the records");
   if (!std::is_sorted(p.records.begin(), p.records.end()))
     return bad(path, "records are not sorted (corrupt part)");
   return p;

@@ -15,7 +15,7 @@
 
 namespace tso::gen {
 
-// Writes `part` to `path` (the caller renames a temporary into place).
+// Writes `part` to `path` whole or not at all (core/atomic_file.h).
 Status write_part(const Part& part, const std::string& path);
 // Errors name the file and what is wrong (not a part file, truncated, ...).
 Expected<Part> read_part(const std::string& path);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/atomic_file.h"
 #include "core/shape_inference.h"
 
 namespace tso::opt {
@@ -65,20 +66,7 @@ std::string device_json(const Device& d, const std::string& source) {
 }
 
 Status save_device(const Device& d, const std::string& source, const std::string& path) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << device_json(d, source);
-    if (!out.flush()) {
-      std::remove(tmp.c_str());
-      return Error{path + ": cannot write"};
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return Error{path + ": cannot write"};
-  }
-  return Status::Ok();
+  return write_file_atomically(path, device_json(d, source));
 }
 
 bool is_view(const Node& n, std::span<const TensorType> inputs) {
@@ -86,7 +74,8 @@ bool is_view(const Node& n, std::span<const TensorType> inputs) {
     case Op::Reshape:
     case Op::Flatten:
     case Op::Squeeze:
-    case Op::Unsqueeze: return true;
+    case Op::Unsqueeze:
+      return true;
     case Op::Split: {
       // Contiguous pieces: every dimension before the axis has extent 1.
       const Shape& s = inputs[0].shape;
@@ -95,7 +84,8 @@ bool is_view(const Node& n, std::span<const TensorType> inputs) {
         if (s[d] != 1) return false;
       return true;
     }
-    default: return false;
+    default:
+      return false;
   }
 }
 

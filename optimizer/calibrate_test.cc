@@ -206,7 +206,7 @@ TEST(Calibrate, AFittedDeviceFileReadsBack) {
       device_json(d, "fitted from 13 signatures").find(R"("source": "fitted from 13 signatures")"),
       std::string::npos);
   EXPECT_EQ(save_device(d, "x", "/nonexistent/dir/d.json").error().message,
-            "/nonexistent/dir/d.json: cannot write");
+            "/nonexistent/dir/d.json: cannot write: No such file or directory");
 }
 
 TEST(Calibrate, TheShippedCpuDeviceLoadsAndSaysWhereItCameFrom) {

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/atomic_file.h"
+
 namespace tso::rt {
 
 std::string cost_table_json(const CostTable& table) {
@@ -63,22 +65,7 @@ Expected<CostTable> parse_cost_table(const std::string& text, const std::string&
 }
 
 Status write_cost_table(const CostTable& table, const std::string& path) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return Error{path + ": cannot open " + tmp + " for writing"};
-    out << cost_table_json(table);
-    out.close();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return Error{path + ": writing " + tmp + " failed"};
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return Error{path + ": cannot rename " + tmp + " into place"};
-  }
-  return Status::Ok();
+  return write_file_atomically(path, cost_table_json(table));
 }
 
 Expected<CostTable> read_cost_table(const std::string& path) {
