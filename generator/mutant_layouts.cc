@@ -173,8 +173,12 @@ std::optional<Layout> tile_halo(const SourceProgram& src, int axis) {
   const int sp = axis - 2;
   if (c.attrs.ints(AttrKey::stride) != std::vector<int64_t>{1, 1}) return std::nullopt;
   const Exprs& wd = src.var_dims[s.nodes[0].args[1].index];
-  auto [lo, hi] = conv_pads(c, wd[axis], sp);
-  auto [lo_o, hi_o] = conv_pads(c, wd[5 - axis], 1 - sp);
+  // Named copies, not structured bindings: lambdas capture them (clang < 16
+  // cannot capture a structured binding).
+  const auto pads_here = conv_pads(c, wd[axis], sp),
+             pads_other = conv_pads(c, wd[5 - axis], 1 - sp);
+  const ShapeExpr lo = pads_here.first, hi = pads_here.second;
+  const ShapeExpr lo_o = pads_other.first, hi_o = pads_other.second;
   const ShapeExpr halo = mul(sub(wd[axis], lit(1)), c.attrs.ints(AttrKey::dilation)[sp]);
   Layout l;
   l.encode = [axis, lo, hi, halo](SideBuilder& b, RuleRef x, const Exprs& d) {
