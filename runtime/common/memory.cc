@@ -2,11 +2,9 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <limits>
-#include <span>
 #include <sstream>
 
 namespace tso::rt {
@@ -40,24 +38,30 @@ int64_t available_memory_bytes() {
   return bytes;
 }
 
-Status check_allocation(int64_t bytes, const std::string& what) {
+Status check_fits(int64_t bytes, int64_t available, const std::string& what,
+                  const std::string& holder) {
   TSO_CHECK(bytes >= 0, "a negative size for " + what);
-  const int64_t available = available_memory_bytes();
   if (bytes <= available) return Status::Ok();
-  return Error{"needs " + format_bytes(bytes) + " for " + what + " but the machine has " +
+  return Error{"needs " + format_bytes(bytes) + " for " + what + " but " + holder + " has " +
                format_bytes(available) + " available"};
 }
 
+Status check_allocation(int64_t bytes, const std::string& what) {
+  return check_fits(bytes, available_memory_bytes(), what, "the machine");
+}
+
 Expected<int64_t> checked_bytes(const TensorType& t, const std::string& name) {
-  const std::span<const int64_t> dims = t.shape.dims();
-  // Empty whatever the other dimensions are (whose product may overflow).
-  if (std::ranges::find(dims, 0) != dims.end()) return 0;
-  int64_t bytes = dtype_bytes(t.dtype);
-  for (int64_t d : dims)
-    if (__builtin_mul_overflow(bytes, d, &bytes))
-      return Error{"tensor " + name + ": " + to_string(t) +
-                   " does not fit in memory: its size in bytes overflows int64"};
-  return bytes;
+  TSO_RETURN_IF_ERROR(check_size(t, "tensor " + name));
+  return byte_size(t);
+}
+
+Expected<int64_t> checked_total(std::span<const int64_t> sizes, int64_t alignment,
+                                const std::string& what) {
+  TSO_CHECK(alignment > 0, "alignment " + std::to_string(alignment));
+  Count total = 0;
+  for (int64_t bytes : sizes) total = total + bytes + (alignment - 1);
+  if (!total.fits()) return Error{what + ": its buffers together exceed 2^63 bytes"};
+  return *total.value();
 }
 
 std::string format_bytes(int64_t bytes) {

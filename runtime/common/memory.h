@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "core/error.h"
@@ -17,13 +18,26 @@ namespace tso::rt {
 // so the check below only refuses what could never fit.
 int64_t available_memory_bytes();
 
-// An Error when `bytes` (>= 0) exceed available_memory_bytes(), e.g.
+// An Error when `bytes` (>= 0) exceed the `available` bytes of `holder`,
+// e.g. "needs 40.0 TiB for the arena but the GPU has 78.2 GiB available".
+Status check_fits(int64_t bytes, int64_t available, const std::string& what,
+                  const std::string& holder);
+
+// check_fits against available_memory_bytes() of "the machine", e.g.
 // "needs 40.0 TiB for the arena but the machine has 21.3 GiB available".
 Status check_allocation(int64_t bytes, const std::string& what);
 
 // The size of a tensor of type `t` in bytes (elements times dtype_bytes), or
 // an Error naming tensor `name` and its type when that overflows int64.
 Expected<int64_t> checked_bytes(const TensorType& t, const std::string& name);
+
+// The sum of a plan's buffer sizes (each >= 0), each with room to be rounded
+// up to `alignment`: a bound on any arena, static block or offset the plan
+// places them in, so a plan that checks it first adds and aligns without
+// overflow. An Error naming `what` when the sum overflows int64. (Each
+// tensor fits on its own: the graph checker saw to that; several may not.)
+Expected<int64_t> checked_total(std::span<const int64_t> sizes, int64_t alignment,
+                                const std::string& what);
 
 // `bytes` for people: "512 B", "1.5 KiB", "21.3 GiB".
 std::string format_bytes(int64_t bytes);

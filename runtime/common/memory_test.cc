@@ -4,6 +4,9 @@
 #include <unistd.h>
 
 #include <limits>
+#include <vector>
+
+#include "runtime/common/arena.h"
 
 namespace tso::rt {
 namespace {
@@ -25,32 +28,33 @@ TEST(Memory, AllocationsThatFitPassAndOthersNameWhatAndBothSizes) {
   EXPECT_EQ(m.substr(m.size() - 10), " available") << m;
 }
 
-TEST(Memory, CheckedBytesIsElementsTimesTheDtypeSize) {
-  Expected<int64_t> f32 = checked_bytes({DType::kF32, Shape{2, 3, 4}}, "x");
-  ASSERT_TRUE(f32.ok()) << f32.error().message;
-  EXPECT_EQ(*f32, 96);
-  Expected<int64_t> scalar = checked_bytes({DType::kI64, Shape{}}, "s");
-  ASSERT_TRUE(scalar.ok());
-  EXPECT_EQ(*scalar, 8);
-  Expected<int64_t> empty = checked_bytes({DType::kF32, Shape{0, 5}}, "e");
-  ASSERT_TRUE(empty.ok());
-  EXPECT_EQ(*empty, 0);
+TEST(Memory, CheckFitsNamesTheHolder) {
+  EXPECT_TRUE(check_fits(100, 100, "x", "the GPU").ok());
+  Status s = check_fits(int64_t{3} << 30, int64_t{1} << 30, "the arena", "the GPU");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message, "needs 3.0 GiB for the arena but the GPU has 1.0 GiB available");
 }
 
-TEST(Memory, CheckedBytesOverflowIsAnErrorNamingTheTensor) {
-  // 2^31 * 2^31 elements fit in int64 but times 4 bytes do not.
-  const TensorType big{DType::kF32, Shape{int64_t{1} << 31, int64_t{1} << 31}};
-  Expected<int64_t> b = checked_bytes(big, "%huge");
-  ASSERT_FALSE(b.ok());
-  EXPECT_EQ(b.error().message,
-            "tensor %huge: f32[2147483648,2147483648] does not fit in memory: "
-            "its size in bytes overflows int64");
-  const int64_t max = std::numeric_limits<int64_t>::max();
-  EXPECT_FALSE(checked_bytes({DType::kBool, Shape{max, 2}}, "n").ok());
-  // A zero dimension makes an empty tensor, whatever the others are.
-  Expected<int64_t> zero = checked_bytes({DType::kF32, Shape{max, 2, 0}}, "z");
-  ASSERT_TRUE(zero.ok()) << zero.error().message;
-  EXPECT_EQ(*zero, 0);
+TEST(Memory, CheckedTotalBoundsEveryBufferAligned) {
+  const std::vector<int64_t> sizes = {24, 24, 48};
+  Expected<int64_t> t = checked_total(sizes, 64, "plan");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(*t, 24 + 24 + 48 + 3 * 63);
+  EXPECT_GE(*t, align_up(24, 64) * 2 + align_up(48, 64));
+}
+
+TEST(Memory, CheckedTotalThatOverflowsIsAnErrorNamingThePlan) {
+  // Each buffer fits (the inputs 2^61 bytes, their concat 2^62), all of them
+  // together do not.
+  const int64_t half = int64_t{1} << 61;
+  const std::vector<int64_t> sizes = {half, half, 2 * half};
+  Expected<int64_t> t = checked_total(sizes, 64, "the CPU plan");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().message, "the CPU plan: its buffers together exceed 2^63 bytes");
+  EXPECT_TRUE(checked_total(std::vector<int64_t>{half, half}, 1, "two").ok());
+  const std::vector<int64_t> edge = {std::numeric_limits<int64_t>::max()};
+  EXPECT_TRUE(checked_total(edge, 1, "one").ok());
+  EXPECT_FALSE(checked_total(edge, 2, "one, aligned").ok()) << "rounding up would overflow";
 }
 
 TEST(Memory, FormatBytesUsesBinaryUnits) {

@@ -27,16 +27,6 @@ Block allocate(int64_t bytes) {
   return Block(static_cast<std::byte*>(std::aligned_alloc(kAlignment, size)));
 }
 
-// Every tensor type of the graph must have a byte count that fits.
-Status check_sizes(const Graph& g) {
-  for (int i = 0; i < g.size(); ++i)
-    for (const TensorType& t : g.node(i).outs) {
-      Expected<int64_t> bytes = rt::checked_bytes(t, describe_node(g, i));
-      if (!bytes) return bytes.error();
-    }
-  return {};
-}
-
 }  // namespace
 
 struct Executor::Impl : Bindings {
@@ -77,6 +67,9 @@ struct Executor::Impl : Bindings {
 
   // Static block by bump allocation; the arena by lifetime over run steps.
   Status place() {
+    std::vector<int64_t> sizes = {plan.scratchpad_bytes};
+    for (const PlanTensor& t : plan.tensors) sizes.push_back(t.bytes);
+    TSO_RETURN_IF_ERROR(rt::checked_total(sizes, kAlignment, "the CPU plan"));
     int64_t static_bytes = 0;
     for (PlanTensor& t : plan.tensors)
       if (t.storage == Storage::kInput || t.storage == Storage::kStatic) {
@@ -194,7 +187,6 @@ Executor::~Executor() = default;
 
 Expected<std::unique_ptr<Executor>> Executor::create(const Graph& g,
                                                      const ExecutorOptions& options) {
-  TSO_RETURN_IF_ERROR(check_sizes(g));
   auto impl = std::make_unique<Impl>();
   impl->threads = options.threads > 0 ? options.threads : omp_get_num_procs();
   omp_set_num_threads(impl->threads);
@@ -234,8 +226,7 @@ Expected<std::vector<std::byte>> Executor::output_bytes(int index) const {
     return Error{"no output " + std::to_string(index)};
   const int t = impl_->plan.outputs[index];
   const std::byte* p = impl_->data(t);
-  const int64_t n =
-      impl_->plan.tensors[t].type.shape.numel() * dtype_bytes(impl_->plan.tensors[t].type.dtype);
+  const int64_t n = byte_size(impl_->plan.tensors[t].type);
   return std::vector<std::byte>(p, p + n);
 }
 

@@ -344,16 +344,21 @@ TEST(CpuExecutor, APlanLargerThanTheMachineIsAnErrorBeforeAllocating) {
   EXPECT_NE(ex.error().message.find("available"), std::string::npos) << ex.error().message;
 }
 
-TEST(CpuExecutor, ATensorWhoseSizeOverflowsIsAnErrorNamingTheNode) {
+// Each tensor fits in int64 bytes (the graph checker refuses the others);
+// together they do not, and the plan says so before adding up offsets.
+TEST(CpuExecutor, BuffersWhoseSumOverflowsAreAnErrorBeforeAllocating) {
   const Graph g = ref::testing::graph_with_weights(R"(graph g {
-  input x: f32[4294967296,4294967296,16]
-  %r = relu(x)
-  output y = %r
+  input x: f32[576460752303423488]
+  input y: f32[576460752303423488]
+  input z: f32[576460752303423488]
+  %a = add(x, y)
+  %b = add(%a, z)
+  output o = %b
 })",
                                                    3);
   Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
   ASSERT_FALSE(ex.ok());
-  EXPECT_NE(ex.error().message.find("'x'"), std::string::npos) << ex.error().message;
+  EXPECT_EQ(ex.error().message, "the CPU plan: its buffers together exceed 2^63 bytes");
 }
 
 TEST(CpuExecutor, ResultsDoNotDependOnTheThreadCount) {

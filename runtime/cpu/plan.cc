@@ -28,7 +28,7 @@ namespace {
 
 int64_t bytes_of(const TensorType& type, const memory::desc& md) {
   if (md.get_ndims() > 0) return static_cast<int64_t>(md.get_size());
-  return type.shape.numel() * dtype_bytes(type.dtype);
+  return byte_size(type);
 }
 
 PlanTensor plain_tensor(const TensorType& type, Storage storage) {

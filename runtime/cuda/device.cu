@@ -50,6 +50,16 @@ GpuStatus gpu_status() {
   return s;
 }
 
+Expected<int64_t> free_device_memory() {
+  size_t free = 0, total = 0;
+  cudaError_t e = cudaMemGetInfo(&free, &total);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return Error{cuda_error("cudaMemGetInfo", e)};
+  }
+  return static_cast<int64_t>(free);
+}
+
 std::string describe(const GpuStatus& s) {
   if (!s.usable) return "no usable GPU: " + s.reason;
   char mem[32];

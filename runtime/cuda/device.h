@@ -37,6 +37,10 @@ struct GpuStatus {
 // insufficient for CUDA runtime version".
 GpuStatus gpu_status();
 
+// Device memory free now on the current device (cudaMemGetInfo), or the
+// CUDA error.
+Expected<int64_t> free_device_memory();
+
 // One line for logs and test skips: "NVIDIA H100 80GB HBM3, 79.1 GiB, sm_90"
 // or "no usable GPU: <reason>".
 std::string describe(const GpuStatus& s);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "runtime/common/memory.h"
 #include "runtime/cuda/device.h"
 #include "runtime/cuda/runner.cuh"
 
@@ -106,6 +107,9 @@ Expected<std::unique_ptr<Executor>> Executor::create(const Graph& g,
   TSO_CUDNN(cudnnSetStream(dc.cudnn, dc.stream));
   TSO_CUBLAS(cublasLtCreate(&dc.lt));
 
+  Expected<int64_t> free_bytes = free_device_memory();
+  if (!free_bytes) return free_bytes.error();
+  TSO_RETURN_IF_ERROR(check_device_memory(impl->plan, *free_bytes));
   Expected<DeviceBuffer> statics = allocate("static block (weights, inputs)", impl->plan.static_bytes);
   if (!statics) return statics.error();
   impl->statics = std::move(*statics);
@@ -123,6 +127,10 @@ Expected<std::unique_ptr<Executor>> Executor::create(const Graph& g,
     workspace = std::max(workspace, (*r)->workspace_bytes());
     impl->runners.push_back(std::move(*r));
   }
+  free_bytes = free_device_memory();
+  if (!free_bytes) return free_bytes.error();
+  TSO_RETURN_IF_ERROR(rt::check_fits(static_cast<int64_t>(workspace), *free_bytes,
+                                     "the convolution and matmul workspace", "the GPU"));
   Expected<DeviceBuffer> ws = allocate("workspace", static_cast<int64_t>(workspace));
   if (!ws) return ws.error();
   impl->workspace = std::move(*ws);

@@ -85,6 +85,15 @@ bool base_is_dead(const Graph& g, const Plan& plan, const std::vector<Kernel>& k
 
 }  // namespace
 
+Status check_device_memory(const Plan& plan, int64_t free_bytes) {
+  // make_plan checked that every buffer together fits in int64.
+  const int64_t needed = plan.static_bytes + plan.arena.peak_bytes;
+  return rt::check_fits(needed, free_bytes,
+                        "the CUDA plan (static " + rt::format_bytes(plan.static_bytes) +
+                            ", arena " + rt::format_bytes(plan.arena.peak_bytes) + ")",
+                        "the GPU");
+}
+
 std::vector<int64_t> scratch_for(const Graph& g, int i) {
   const Node& n = g.node(i);
   std::vector<int64_t> out;
@@ -131,10 +140,7 @@ Expected<Plan> make_plan(const Graph& g, const PlanOptions& options) {
       TensorPlan t;
       t.ref = {i, o};
       t.type = g.node(i).outs[o];
-      Expected<int64_t> bytes =
-          rt::checked_bytes(t.type, "output " + std::to_string(o) + " of " + describe_node(g, i));
-      if (!bytes) return bytes.error();
-      t.bytes = *bytes;
+      t.bytes = byte_size(t.type);
       plan.tensors.push_back(t);
     }
   }
@@ -205,6 +211,12 @@ Expected<Plan> make_plan(const Graph& g, const PlanOptions& options) {
     step.scratch_bytes = scratch_for(g, i);
     plan.steps.push_back(std::move(step));
   }
+
+  std::vector<int64_t> sizes;
+  for (const TensorPlan& t : plan.tensors) sizes.push_back(t.bytes);
+  for (const StepPlan& s : plan.steps)
+    sizes.insert(sizes.end(), s.scratch_bytes.begin(), s.scratch_bytes.end());
+  TSO_RETURN_IF_ERROR(rt::checked_total(sizes, kDeviceAlignment, "the CUDA plan"));
 
   // Static block: sources in node order, aligned.
   for (int i : plan.sources) {

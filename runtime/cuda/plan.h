@@ -86,6 +86,11 @@ struct Plan {
 // f32 on an operator that computes (data movement takes any dtype).
 Expected<Plan> make_plan(const Graph& g, const PlanOptions& options = {});
 
+// An Error when the plan's static block and arena exceed `free_bytes` of
+// device memory, before anything is allocated: "needs 40.0 GiB for the CUDA
+// plan (static 8.0 GiB, arena 32.0 GiB) but the GPU has 21.3 GiB available".
+Status check_device_memory(const Plan& plan, int64_t free_bytes);
+
 // Scratch buffers a node needs beyond its inputs and outputs, in bytes, in
 // the order the executor uses them (see plan.h's header comment).
 std::vector<int64_t> scratch_for(const Graph& g, int node);

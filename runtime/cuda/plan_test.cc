@@ -312,17 +312,39 @@ TEST(Plan, IsNaNMasksF32AndWhereSelectsAnyDtype) {
             "node '%m' (isnan): the CUDA runtime computes in f32 only, got f64[2]");
 }
 
-TEST(Plan, ATensorWhoseBytesOverflowIsAnErrorNamingIt) {
+// The executor checks a plan against cudaMemGetInfo's free bytes before
+// allocating; the decision itself needs no GPU.
+TEST(Plan, DeviceMemoryIsCheckedBeforeAllocating) {
   Graph g = parse(R"(graph g {
-  input x: f32[2147483648,2147483648]
+  input x: f32[1024,1024]
   %r = relu(x)
-  output y = %r
+  %s = sigmoid(%r)
+  output y = %s
+})");
+  Expected<Plan> p = make_plan(g);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  const int64_t needed = p->static_bytes + p->arena.peak_bytes;
+  EXPECT_EQ(needed, 3 * 4 * 1024 * 1024) << "the input, and two arena buffers alive together";
+  EXPECT_TRUE(check_device_memory(*p, needed).ok());
+  Status s = check_device_memory(*p, needed - 1);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message,
+            "needs 12.0 MiB for the CUDA plan (static 4.0 MiB, arena 8.0 MiB) but the GPU has "
+            "12.0 MiB available");
+}
+
+// Each tensor fits in int64 bytes (the graph checker refuses the others);
+// together they do not, and the plan says so before adding up offsets.
+TEST(Plan, BuffersWhoseSumOverflowsAreAnErrorNamingThePlan) {
+  Graph g = parse(R"(graph g {
+  input x: f32[576460752303423488]
+  input y: f32[576460752303423488]
+  %c = concat(x, y, axis=0)
+  output z = %c
 })");
   Expected<Plan> p = make_plan(g);
   ASSERT_FALSE(p.ok());
-  EXPECT_EQ(p.error().message,
-            "tensor output 0 of node 'x' (input): f32[2147483648,2147483648] does not fit in "
-            "memory: its size in bytes overflows int64");
+  EXPECT_EQ(p.error().message, "the CUDA plan: its buffers together exceed 2^63 bytes");
 }
 
 }  // namespace

@@ -3,11 +3,14 @@
 // conversion, and whole-graph evaluation.
 #include "runtime/reference/executor.h"
 
+#include <algorithm>
 #include <bit>
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
+#include "runtime/common/memory.h"
 #include "runtime/reference/kernels.h"
 #include "runtime/reference/scalar.h"
 
@@ -178,6 +181,38 @@ Expected<std::vector<Tensor<S>>> eval_node(const Node& node,
   return r;
 }
 
+namespace {
+
+// Below this, evaluate does not ask the machine for its memory: reading
+// /proc/meminfo would cost more than the generator's and the verifier's
+// small evaluations themselves, and any machine has this much.
+constexpr int64_t kUncheckedBytes = int64_t{256} << 20;
+
+// The most bytes evaluate holds at once: every source's value (a feed's copy
+// or a converted weight) and each operator's outputs from its step to their
+// last use, all as S. Kernel temporaries (im2col) come on top.
+template <class S>
+Count peak_bytes(const Graph& g, const std::vector<int>& last_use) {
+  auto bytes = [&](int i) {
+    Count n = 0;
+    for (const TensorType& t : g.node(i).outs) n = n + Count(t.shape.numel()) * sizeof(S);
+    return n;
+  };
+  Count live = 0, peak = 0;
+  std::vector<std::vector<int>> dies(g.size());
+  for (int i = 0; i < g.size(); ++i)
+    if (last_use[i] >= 0 && last_use[i] < g.size()) dies[last_use[i]].push_back(i);
+  for (int i = 0; i < g.size(); ++i) {
+    live = live + bytes(i);
+    if (!live.fits()) return live;
+    peak = std::max(*peak.value(), *live.value());
+    for (int d : dies[i]) live = Count(*live.value() - *bytes(d).value());
+  }
+  return peak;
+}
+
+}  // namespace
+
 template <class S>
 Expected<std::vector<Tensor<S>>> evaluate(const Graph& g,
                                           const std::map<std::string, Tensor<S>>& feeds) {
@@ -186,6 +221,11 @@ Expected<std::vector<Tensor<S>>> evaluate(const Graph& g,
   for (int i = 0; i < g.size(); ++i)
     for (const TensorRef& r : g.node(i).args) last_use[r.node] = i;
   for (const GraphOutput& o : g.outputs()) last_use[o.ref.node] = INT_MAX;
+  std::optional<int64_t> peak = peak_bytes<S>(g, last_use).value();
+  if (!peak)
+    return Error{"graph " + g.name() + ": the reference executor's tensors exceed 2^63 bytes"};
+  if (*peak > kUncheckedBytes)
+    TSO_RETURN_IF_ERROR(rt::check_allocation(*peak, "the reference executor's tensors"));
 
   std::vector<std::vector<Tensor<S>>> values(g.size());
   std::vector<const Tensor<S>*> args;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/text_format.h"
 #include "runtime/reference/test_util.h"
 
 namespace tso::ref {
@@ -423,6 +424,28 @@ TEST(Errors, WrongArityAndBadConv) {
   Tensor<float> big(Shape{1, 2, 5, 5});  // kernel larger than the input
   const Tensor<float>* three[] = {&x, &big};
   EXPECT_FALSE(eval_node<float>(node(Op::Conv2d), three).ok());
+}
+
+// A small input padded to 360 GB: the evaluation needs more than the
+// machine has and says so before allocating anything.
+TEST(Errors, AGraphLargerThanTheMachineIsRefusedBeforeEvaluating) {
+  Expected<Graph> g = parse_graph(R"(graph g {
+  input x: f32[1,1,1,1]
+  %p = pad(x, pads=[0,0,0,0,0,0,300000,300000])
+  %r = relu(%p)
+  output y = %r
+})");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  std::map<std::string, Tensor<float>> feeds;
+  feeds.emplace("x", T<float>({1, 1, 1, 1}, {1}));
+  auto r = evaluate<float>(*g, feeds);
+  ASSERT_FALSE(r.ok());
+  // %p and %r, 335.3 GiB each, are alive together.
+  EXPECT_EQ(r.error().message.rfind("needs 670.6 GiB for the reference executor's tensors but the "
+                                    "machine has ",
+                                    0),
+            0u)
+      << r.error().message;
 }
 
 }  // namespace
