@@ -3,7 +3,7 @@
 // missing or malformed rule files or cost tables, a missing model. Each gives
 // a clear error, its exit code and writes nothing. Unverified rules are not
 // applied without --allow-unverified. The faster of the input and the
-// optimized graph is written.
+// optimized graph is written. The lookahead's flags turn it off.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "optimizer/test_rules.h"
 #include "runtime/common/cost_table.h"
 #include "tests/binary_run.h"
 
@@ -280,6 +281,54 @@ TEST_F(OptimizeCli, TheSpeedCheckCanBeTurnedOffAndSaysWhyItDidNotRun) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   expect_in(r.out, "operators       2 -> 1");
   expect_in(r.out, "measured        not run (the CPU runtime cannot run it: weight 'w'");
+}
+
+// The search's lookahead past plateaus (optimizer/search.h) through its
+// flags. On this device a convolution of an 8x8x8 input costs a launch of 44
+// us plus 1 us per output channel and kernel position (2 * 8 * 8 * 8 FLOPs
+// each at 1024 FLOP/us; memory never binds), so a 1x1 and a 3x3 convolution
+// of 4 channels each cost 128 us and the 1x1 kernel enlarged 160 us (+25%),
+// as in optimizer/search_test.cc (PlateauTest), where the lookahead then
+// merges them. Here the flags turn it off; with it on the merged graph would
+// need the weights' data to fold, which a text graph does not carry.
+TEST_F(OptimizeCli, TheLookaheadFlagsTurnItOffAndRefuseBadValues) {
+  write_file(path("units.json"), R"({"format": "tso-device", "name": "conv units",
+    "matmul_tflops": 0.001024, "vector_tflops": 1, "memory_gb_per_s": 1e9,
+    "kernel_launch_us": 44})");
+  write_file(path("plateau.rules"), tso::opt::testing::kPlateauRules);
+  write_file(path("pair.tso"), R"(graph pair {
+  input x: f32[1,8,8,8]
+  weight w: f32[4,8,1,1]
+  weight v: f32[4,8,3,3]
+  %a = conv2d(x, w, pad=same)
+  %b = conv2d(x, v, pad=same)
+  output a = %a
+  output b = %b
+}
+)");
+  auto optimize = [&](const std::string& out, std::vector<std::string> flags) {
+    std::vector<std::string> args = {
+        path("pair.tso"),      "-o",       path(out),          "--rules",
+        path("plateau.rules"), "--device", path("units.json"), "-q"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    return run(args);
+  };
+  for (const std::vector<std::string>& off :
+       {std::vector<std::string>{"--lookahead-budget", "0"}, {"--lookahead", "1.05"}}) {
+    SCOPED_TRACE(off[0]);
+    RunResult r = optimize("off.tso", off);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    expect_in(r.out, "predicted cost  128.00 us -> 128.00 us");
+    expect_in(r.out, "lookahead       0 of 0 found a cheaper graph, 0 graphs expanded");
+  }
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"--lookahead", "0.5"}, {"--lookahead-budget", "-1"}}) {
+    SCOPED_TRACE(bad[0]);
+    RunResult r = optimize("bad.tso", bad);
+    EXPECT_EQ(r.exit_code, 2);
+    expect_in(r.err, bad[0]);
+    EXPECT_FALSE(fs::exists(path("bad.tso")));
+  }
 }
 
 // Without a GPU the target is this CPU: costs measured on demand into the
