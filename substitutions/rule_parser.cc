@@ -327,8 +327,11 @@ class Parser : text::TokenParser {
       return error_at(name_tok, "variable " + *n + " is already declared at line " +
                                     std::to_string(loc_.var_decl[it->second].line));
     TSO_RETURN_IF_ERROR(expect(":"));
+    Token type_tok = tok_;
     Expected<TensorType> t = type();
     if (!t) return t.error();
+    if (Status s = check_size(*t, "variable " + *n); !s.ok())
+      return error_at(type_tok, s.error().message);
     vars_.emplace(*n, static_cast<int>(r->inputs.size()));
     r->inputs.push_back({*n, *t});
     loc_.var_decl.push_back(name_tok);

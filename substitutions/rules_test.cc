@@ -161,6 +161,28 @@ TEST(Rules, BadFilesNameTheLineAndColumn) {
   EXPECT_NE(parse_error("graph g {\n}\n").find("test.rules:1:"), std::string::npos);
 }
 
+// An example type whose size overflows int64 names the variable; one that
+// fits but makes a side's result overflow is refused at that statement.
+TEST(Rules, SizesThatOverflowAreErrorsWithTheLocation) {
+  const std::string head = "# tso rules v1\nrule r {\n  origin handwritten\n  status unverified\n";
+  const std::string relu_x =
+      "  source {\n    %0 = relu(x)\n    output %0\n  }\n  target {\n    %0 = relu(x)\n"
+      "    output %0\n  }\n}\n";
+  EXPECT_EQ(parse_error(head + "  input x: f32[4294967296,4294967296,16]\n" + relu_x),
+            "test.rules:5:12: variable x: f32[4294967296,4294967296,16] does not fit in memory: "
+            "its size in bytes overflows int64");
+  std::string grows = parse_error(
+      head +
+      "  input x: f32[2147483648,536870912]\n"
+      "  source {\n    %0 = relu(x)\n    output %0\n  }\n"
+      "  target {\n    %0 = concat(x, x, axis=0)\n"
+      "    %1, %2 = split(%0, axis=0, sizes=[dim(x,0), dim(x,0)])\n    output %1\n  }\n}\n");
+  EXPECT_NE(grows.find("test.rules:11:5: rule r, target: `%0 = concat(x, x, axis=0)`"), std::string::npos) << grows;
+  EXPECT_NE(grows.find("concat: output 0: f32[4294967296,536870912] does not fit in memory"),
+            std::string::npos)
+      << grows;
+}
+
 // Two images of a batch stacked along H and convolved once: the rows next
 // to the seam read the other image instead of the padding, and the
 // correction recomputes them from slices of x.
