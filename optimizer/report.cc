@@ -50,6 +50,13 @@ std::string speed_text(const SpeedCheck& s) {
                        : "the optimized graph");
 }
 
+std::string progress_text(const SearchResult& s) {
+  if (s.best_over_time.size() < 2) return "no cheaper graph found";
+  const BestCostPoint& last = s.best_over_time.back();
+  return std::to_string(s.best_over_time.size() - 1) + " improvements, the last at " +
+         fmt("%.3f", last.seconds) + " s (expansion " + std::to_string(last.expansions) + ")";
+}
+
 }  // namespace
 
 std::string report_markdown(const OptimizeResult& r, const ReportContext& c) {
@@ -74,6 +81,7 @@ std::string report_markdown(const OptimizeResult& r, const ReportContext& c) {
        " duplicates, stopped: " + stop_reason_name(s.stop) + " (alpha " + fmt("%g", c.alpha) +
        ", budget " + std::to_string(c.budget) + ", time limit " + fmt("%g", c.time_limit_s) +
        " s)\n";
+  m += "- best cost over time: " + progress_text(s) + "\n";
   m += "- lookahead past plateaus: " + std::to_string(s.lookahead_found) + " of " +
        std::to_string(s.lookaheads) + " found a cheaper graph, " +
        std::to_string(s.lookahead_expansions) + " graphs expanded (bound " +
@@ -155,6 +163,13 @@ std::string report_json(const OptimizeResult& r, const ReportContext& c) {
                    {"runs", s.lookaheads},
                    {"found", s.lookahead_found},
                    {"expansions", s.lookahead_expansions}}}};
+  nlohmann::ordered_json progress = nlohmann::ordered_json::array();
+  for (const BestCostPoint& p : s.best_over_time)
+    progress.push_back({{"seconds", p.seconds},
+                        {"measuring_seconds", p.measuring_seconds},
+                        {"expansions", p.expansions},
+                        {"best_cost_us", p.best_cost}});
+  j["search"]["best_over_time"] = progress;
   j["folded_weights"] = r.fold.folded;
   j["check"] = {{"performed", r.checked},
                 {"tolerance", c.tolerance},

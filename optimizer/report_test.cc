@@ -23,6 +23,7 @@ OptimizeResult sample() {
   r.search.lookaheads = 2;
   r.search.lookahead_found = 1;
   r.search.lookahead_expansions = 5;
+  r.search.best_over_time = {{0, 0, 0, 30.5}, {0.001, 0.0004, 3, 12.0}, {0.0015, 0.0004, 7, 9.25}};
   r.search.applied = {{"fuse", {"%a", "%b"}}, {"merge", {"%c", "%d"}}, {"fuse", {"%e", "%f"}}};
   r.fold.folded = 1;
   r.checked = true;
@@ -67,6 +68,9 @@ TEST(Report, MarkdownShowsCountsCostsAndStopReason) {
                    "(bound 1.3, depth 2, budget 50)"),
             std::string::npos)
       << m;
+  EXPECT_NE(m.find("best cost over time: 2 improvements, the last at 0.002 s (expansion 7)"),
+            std::string::npos)
+      << m;
   EXPECT_NE(m.find("| fuse | 2 | %a+%b, %e+%f |"), std::string::npos) << m;
   EXPECT_NE(m.find("- bad: status refuted"), std::string::npos) << m;
   EXPECT_NE(m.find("2 reverse directions of verified rules among the usable, 1 verified rules not"),
@@ -75,6 +79,13 @@ TEST(Report, MarkdownShowsCountsCostsAndStopReason) {
   EXPECT_NE(m.find("max relative error 3e-07"), std::string::npos) << m;
   EXPECT_NE(m.find("| fuse activation | 2 |"), std::string::npos) << m;
   EXPECT_NE(m.find("| merge convolutions | 1 |"), std::string::npos) << m;
+}
+
+TEST(Report, MarkdownSaysWhenNoCheaperGraphWasFound) {
+  OptimizeResult r = sample();
+  r.search.best_over_time = {{0, 0, 0, 30.5}};
+  EXPECT_NE(report_markdown(r, context()).find("best cost over time: no cheaper graph found"),
+            std::string::npos);
 }
 
 TEST(Report, JsonCarriesTheSameFigures) {
@@ -87,6 +98,12 @@ TEST(Report, JsonCarriesTheSameFigures) {
   EXPECT_EQ(j["search"]["lookahead"]["found"], 1);
   EXPECT_EQ(j["search"]["lookahead"]["expansions"], 5);
   EXPECT_EQ(j["search"]["lookahead"]["bound"], 1.3);
+  ASSERT_EQ(j["search"]["best_over_time"].size(), 3u);
+  EXPECT_EQ(j["search"]["best_over_time"][0]["best_cost_us"], 30.5);
+  EXPECT_EQ(j["search"]["best_over_time"][0]["seconds"], 0.0);
+  EXPECT_EQ(j["search"]["best_over_time"][2]["expansions"], 7);
+  EXPECT_EQ(j["search"]["best_over_time"][2]["seconds"], 0.0015);
+  EXPECT_EQ(j["search"]["best_over_time"][1]["measuring_seconds"], 0.0004);
   EXPECT_EQ(j["rules_applied"][0]["rule"], "fuse");
   EXPECT_EQ(j["rules_applied"][0]["count"], 2);
   EXPECT_EQ(j["rules_applied"][1]["nodes"][0][1], "%d");

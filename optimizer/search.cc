@@ -163,6 +163,7 @@ class Search {
   SearchResult run() {
     SearchResult r;
     r.initial_cost = states_[0].cost;
+    r.best_over_time.push_back({0, 0, 0, r.initial_cost});
     int best = 0;
     int64_t best_at = 0;  // the expansion that found the best graph
     seen_.insert(states_[0].hash);
@@ -199,6 +200,8 @@ class Search {
       if (e.state == 0 || states_[e.state].cost < states_[best].cost) {
         best = e.state;
         best_at = r.expansions;
+        if (e.state != 0)
+          r.best_over_time.push_back({elapsed(), measuring(), r.expansions, states_[best].cost});
       }
       expand(e.state, *b, states_[best].cost, &r);
       if (options_.progress && r.expansions % options_.progress_every == 0)

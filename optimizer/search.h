@@ -91,6 +91,14 @@ struct AppliedRewrite {
   int64_t correction_elements = 0;  // and the output elements they recompute
 };
 
+// The best graph's cost at a moment of the search (SearchResult::best_over_time).
+struct BestCostPoint {
+  double seconds = 0;            // since the search began, measuring included
+  double measuring_seconds = 0;  // of which the cost model spent measuring
+  int64_t expansions = 0;
+  double best_cost = 0;
+};
+
 // A region rule (exact or partial) the search could apply: in how many
 // expanded graphs it matched, and the best predicted cost change it offered
 // there (negative: cheaper), its correction included.
@@ -114,6 +122,9 @@ struct SearchResult {
   double seconds = 0;                   // wall time, measuring included
   double measuring_seconds = 0;         // of which the cost model spent measuring (not limited)
   std::vector<AppliedRewrite> applied;  // in order
+  // The search's progress: the input graph's cost at 0 s, then a point each
+  // time an expanded graph is cheaper than the best before it.
+  std::vector<BestCostPoint> best_over_time;
   std::map<std::string, RegionCandidate> region_candidates;  // by rule name
 };
 

@@ -191,6 +191,27 @@ TEST_F(SearchTest, ASearchWithoutProgressStopsAsStalled) {
   EXPECT_EQ(w.expansions, full.expansions);
 }
 
+TEST_F(SearchTest, BestOverTimeStartsAtTheInputAndEndsAtTheBest) {
+  SlowToMeasure slow(*model_);
+  SearchResult r = search(parse(kFire), index_, slow);
+  const std::vector<BestCostPoint>& p = r.best_over_time;
+  ASSERT_GE(p.size(), 2u);  // the fire module gets cheaper
+  EXPECT_EQ(p.front().seconds, 0);
+  EXPECT_EQ(p.front().expansions, 0);
+  EXPECT_EQ(p.front().best_cost, r.initial_cost);
+  EXPECT_EQ(p.back().best_cost, r.best_cost);
+  for (size_t i = 1; i < p.size(); ++i) {
+    EXPECT_LT(p[i].best_cost, p[i - 1].best_cost) << i;
+    EXPECT_GT(p[i].expansions, p[i - 1].expansions) << i;
+    EXPECT_GE(p[i].seconds, p[i - 1].seconds) << i;
+    EXPECT_GE(p[i].measuring_seconds, p[i - 1].measuring_seconds) << i;
+    EXPECT_LE(p[i].measuring_seconds, p[i].seconds) << i;
+  }
+  EXPECT_GT(p.back().measuring_seconds, 0);  // new signatures were measured on the way
+  EXPECT_LE(p.back().expansions, r.expansions);
+  EXPECT_LE(p.back().seconds, r.seconds);
+}
+
 TEST_F(SearchTest, AGraphNoRuleMatchesComesBackUnchanged) {
   Graph g = parse(R"(graph g {
   input x: f32[2,3]
@@ -202,6 +223,8 @@ TEST_F(SearchTest, AGraphNoRuleMatchesComesBackUnchanged) {
   EXPECT_EQ(r.expansions, 1);
   EXPECT_EQ(r.best, g);
   EXPECT_EQ(r.best_cost, r.initial_cost);
+  ASSERT_EQ(r.best_over_time.size(), 1u);  // the input alone
+  EXPECT_EQ(r.best_over_time[0].best_cost, r.initial_cost);
 }
 
 // Two matmuls of weights on one weight: t_merge_matmul matches, but inside
