@@ -249,8 +249,11 @@ Status Importer::add_inputs(const onnx::GraphProto& g) {
     batch_ = *change;
   }
   for (size_t k = 0; k < shapes.size(); ++k) {
+    const TensorType type{dtypes[k], shapes[k].second};
+    if (Status s = check_size(type, "graph input '" + shapes[k].first + "'"); !s.ok())
+      return error(s.error().message);
     Value& v = values_[shapes[k].first];
-    v.type = {dtypes[k], shapes[k].second};
+    v.type = type;
     v.ref = builder_.input(shapes[k].first, v.type);
   }
   return Status::Ok();
@@ -558,7 +561,9 @@ Expected<ImportedModel> Importer::run(const onnx::ModelProto& model) {
              t.tensor_type().shape().dim(d).dim_value() >= 0;
         if (ok) s.push_back(t.tensor_type().shape().dim(d).dim_value());
       }
-      if (ok) declared_[v.name()] = {*dt, s};
+      // A declared type is a hint: one whose size overflows is ignored (a
+      // node that needs it reports its own error).
+      if (ok && checked_byte_size({*dt, s})) declared_[v.name()] = {*dt, s};
     }
   TSO_RETURN_IF_ERROR(add_inputs(g));
   if (batch_) declared_.clear();  // value_info describes the model's own batch

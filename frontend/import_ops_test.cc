@@ -67,6 +67,52 @@ constexpr const char* kGuardText = R"(graph guard {
 }
 )";
 
+// Sizes that overflow int64 bytes are errors naming the tensor: a graph
+// input, an initializer, and a node whose inputs fit but whose output does
+// not.
+TEST(ImportSizes, OverflowingSizesNameTheTensor) {
+  constexpr int64_t k2p32 = int64_t{1} << 32;
+  onnx::ModelProto input = guard_model();
+  input.mutable_graph()->mutable_input(0)->Clear();
+  declare(input.mutable_graph()->mutable_input(0), "p", onnx::TensorProto::FLOAT,
+          {k2p32, k2p32, 16});
+  Expected<ImportedModel> a = import_proto(input);
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.error().message,
+            "guard.onnx: graph input 'p': f32[4294967296,4294967296,16] does not fit in memory: "
+            "its size in bytes overflows int64");
+
+  onnx::ModelProto weight = guard_model();
+  onnx::TensorProto* zero = weight.mutable_graph()->mutable_initializer(0);
+  zero->clear_dims();
+  zero->add_dims(k2p32);
+  zero->add_dims(k2p32);
+  Expected<ImportedModel> b = import_proto(weight);
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.error().message,
+            "guard.onnx: initializer 'zero' has type f32[4294967296,4294967296], which does not "
+            "fit in memory: its size in bytes overflows int64");
+
+  onnx::ModelProto grows;
+  grows.set_ir_version(8);
+  grows.add_opset_import()->set_version(17);
+  onnx::GraphProto* g = grows.mutable_graph();
+  g->set_name("grows");
+  declare(g->add_input(), "x", onnx::TensorProto::FLOAT, {int64_t{1} << 31, int64_t{1} << 29});
+  declare(g->add_output(), "y", onnx::TensorProto::FLOAT, {k2p32, int64_t{1} << 29});
+  onnx::NodeProto* cat = add_node(g, "cat", "Concat", {"x", "x"}, "y");
+  onnx::AttributeProto* axis = cat->add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(0);
+  Expected<ImportedModel> c = import_proto(grows);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find("'cat'"), std::string::npos) << c.error().message;
+  EXPECT_NE(c.error().message.find("output 0: f32[4294967296,536870912] does not fit in memory"),
+            std::string::npos)
+      << c.error().message;
+}
+
 TEST(ImportOps, IsNaNAndWhereBecomeIrOperators) {
   Expected<ImportedModel> m = import_proto(guard_model());
   ASSERT_TRUE(m.ok()) << m.error().message;

@@ -173,8 +173,11 @@ Expected<LoadedTensor> load_tensor(const TensorProto& t, const std::string& base
   Expected<Shape> shape = shape_from_dims(t.dims().data(), t.dims_size());
   if (!shape) return shape.error();
   out.type = {*dt, *shape};
+  if (!checked_byte_size(out.type))
+    return Error{"has type " + to_string(out.type) +
+                 ", which does not fit in memory: its size in bytes overflows int64"};
   const int64_t numel = shape->numel();
-  const int64_t nbytes = numel * dtype_bytes(*dt);
+  const int64_t nbytes = byte_size(out.type);
   auto w = std::make_shared<WeightData>();
   w->type = out.type;
   if (t.data_location() == TensorProto::EXTERNAL) {
