@@ -1,23 +1,33 @@
 // The identity of graphs and rules checked against an independent oracle,
-// Boost.Graph's VF2 isomorphism (graph_iso.h): core's structural
+// Boost.Graph's VF2 isomorphism (graph_iso.h, rule_iso.h): core's structural
 // `==` and hash and the search's graph hash on seeded random graphs, their
-// reorderings and their near misses. A failure prints the seed, the kind of
-// pair and both graphs; the seeds are fixed, so rerunning the test
+// reorderings and their near misses; structure_key on the committed rules,
+// their renamings and near misses; the generator's one rule per renaming
+// class in the generated rule files. A failure prints the seed (or the
+// rules) and the kind of pair; the seeds are fixed, so rerunning the test
 // reproduces it.
 #include <gtest/gtest.h>
 
 #include <array>
 #include <cstdint>
+#include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "core/testing/random_graph.h"
 #include "core/text_format.h"
+#include "generator/op_set.h"
 #include "optimizer/graph_index.h"
 #include "optimizer/rewriter.h"
+#include "substitutions/rules.h"
 #include "tests/graph_iso.h"
 #include "tests/graph_variants.h"
+#include "tests/rule_iso.h"
+#include "tests/rule_variants.h"
 
 namespace tso {
 namespace {
@@ -175,6 +185,156 @@ TEST(GraphIdentityOracle, RandomGraphsTheirReorderingsAndNearMisses) {
     const Tally& t = tally[std::string(testing::near_miss_name(kind))];
     EXPECT_GT(t.pairs, static_cast<int>(kGraphs) / 2) << testing::near_miss_name(kind);
     EXPECT_GT(t.different, 9 * t.pairs / 10) << testing::near_miss_name(kind);
+  }
+}
+
+RuleSet load_rules(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  Expected<RuleSet> set = parse_rules(text.str(), path);
+  EXPECT_TRUE(set.ok()) << set.error().message;
+  return set.ok() ? std::move(set).value() : RuleSet{};
+}
+
+void count(std::map<std::string, Tally>* tally, const std::string& kind, bool same) {
+  Tally& t = (*tally)[kind];
+  ++t.pairs;
+  ++(same ? t.isomorphic : t.different);
+}
+
+void print_tally(const std::string& what, const std::map<std::string, Tally>& tally) {
+  int pairs = 0;
+  for (const auto& [kind, t] : tally) {
+    std::cout << what << ", " << kind << ": " << t.pairs << " pairs, " << t.isomorphic
+              << " the same, " << t.different << " different\n";
+    pairs += t.pairs;
+  }
+  std::cout << what << ", total: " << pairs << " pairs\n";
+}
+
+const char* kKeyedFiles[] = {"substitutions/handwritten.rules", "substitutions/taso_n3.rules",
+                             "substitutions/bias_n4.rules", "substitutions/pet_mutants.rules"};
+
+// structure_key gives two rules one key exactly when the oracle finds a
+// renaming of variables and parameters between them.
+TEST(RuleIdentityOracle, StructureKeyOnRenamingsAndNearMisses) {
+  std::map<std::string, Tally> tally;
+  uint64_t seed = 0;
+  for (const char* file : kKeyedFiles) {
+    for (const Rule& r : load_rules(file).rules) {
+      ++seed;
+      auto check = [&](const Rule& other, const std::string& kind) {
+        const bool key = structure_key(r) == structure_key(other);
+        const bool iso = testing::same_up_to_renaming(r, other);
+        count(&tally, kind, iso);
+        EXPECT_EQ(key, iso) << file << " rule " << r.name << ", " << kind << " (seed " << seed
+                            << "): structure keys equal " << key << ", VF2 " << iso << "\n"
+                            << print_rule(r) << print_rule(other);
+      };
+      Rule same = testing::renamed(r, seed);
+      check(same, "renamed");
+      EXPECT_TRUE(testing::same_up_to_renaming(r, same)) << r.name << " seed " << seed;
+      for (testing::RuleNearMiss kind : testing::kRuleNearMisses)
+        if (std::optional<Rule> m = testing::near_miss(same, kind, seed))
+          check(*m, std::string(testing::near_miss_name(kind)));
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+  print_tally("structure_key", tally);
+  EXPECT_EQ(tally["renamed"].different, 0);
+  EXPECT_GT(tally["renamed"].pairs, 3000);
+}
+
+// Every pair of rules within each committed file: structure_key gives two
+// of them one key exactly when the oracle calls them the same. Pairs whose
+// graphs differ in labels or their neighbours' (testing::invariant) are
+// different by the oracle without running VF2 (an isomorphism keeps them),
+// so VF2 runs on the pairs of one invariant only, and other pairs must have
+// different keys.
+TEST(RuleIdentityOracle, StructureKeyWithinCommittedFiles) {
+  for (const char* file : kKeyedFiles) {
+    RuleSet set = load_rules(file);
+    testing::RuleGraphs graphs;
+    std::vector<testing::LabelledGraph> encoded;
+    std::map<std::vector<std::vector<int>>, std::vector<int>> buckets;
+    std::map<std::string, std::vector<std::vector<int>>> labels_of_key;
+    int64_t vf2_pairs = 0, same = 0;
+    for (size_t j = 0; j < set.rules.size(); ++j) {
+      const Rule& r = set.rules[j];
+      encoded.push_back(graphs.encode(r));
+      std::vector<std::vector<int>> labels = testing::invariant(encoded.back());
+      std::vector<int>& bucket = buckets[labels];
+      for (int i : bucket) {
+        const bool key = structure_key(set.rules[i]) == structure_key(r);
+        const bool iso = testing::vf2_isomorphic(encoded[i], encoded[j]);
+        ++vf2_pairs;
+        same += iso;
+        EXPECT_EQ(key, iso) << file << ": " << set.rules[i].name << " and " << r.name
+                            << ": structure keys equal " << key << ", VF2 " << iso;
+      }
+      bucket.push_back(static_cast<int>(j));
+      auto [seen, fresh] = labels_of_key.try_emplace(structure_key(r), labels);
+      EXPECT_TRUE(fresh || seen->second == labels)
+          << file << ": " << r.name << " shares its structure key with a rule the oracle "
+          << "tells apart by its invariant alone";
+    }
+    const int64_t n = static_cast<int64_t>(set.rules.size());
+    std::cout << file << ": " << n * (n - 1) / 2 << " pairs, " << vf2_pairs
+              << " with equal invariants decided by VF2, " << same << " the same\n";
+    if (std::string(file) == "substitutions/pet_mutants.rules") {
+      EXPECT_EQ(same, 0);
+    }
+  }
+}
+
+// The generator keeps one rule per renaming class: no two rules of a
+// generated file are the same by the oracle, while every rule is the same as
+// itself renamed within classes, reordered and turned around. As above, VF2
+// runs on the pairs whose invariants agree (either way round).
+TEST(RuleIdentityOracle, GeneratorKeepsOneRulePerRenamingClass) {
+  const char* files[] = {"substitutions/taso_n3.rules", "substitutions/taso_n4.rules",
+                         "substitutions/bias_n4.rules", "substitutions/linear_bias_n5.rules"};
+  uint64_t seed = 0;
+  for (const char* file : files) {
+    RuleSet set = load_rules(file);
+    ASSERT_FALSE(set.rules.empty()) << file;
+    Expected<gen::OpSet> ops = gen::load_op_set("generator/" + set.rules[0].origin.ops + ".ops");
+    ASSERT_TRUE(ops.ok()) << ops.error().message;
+    testing::RenamingClasses classes = testing::renaming_classes(*ops);
+    testing::RuleGraphs graphs(classes);
+    std::vector<testing::LabelledGraph> encoded;
+    std::map<std::vector<std::vector<int>>, std::vector<int>> buckets;
+    int64_t vf2_pairs = 0, same = 0, regrouped = 0;
+    for (size_t j = 0; j < set.rules.size(); ++j) {
+      const Rule& r = set.rules[j];
+      Rule renamed = testing::regrouped(r, classes, ++seed);
+      bool iso = testing::same_generated_rule(r, renamed, classes);
+      regrouped += iso;
+      EXPECT_TRUE(iso) << file << " rule " << r.name << " (seed " << seed << ")\n"
+                       << print_rule(r) << print_rule(renamed);
+      encoded.push_back(graphs.encode(r));
+      testing::LabelledGraph turned = graphs.encode(r, true);
+      std::vector<std::vector<int>> labels = testing::invariant(encoded.back());
+      std::set<int> candidates(buckets[labels].begin(), buckets[labels].end());
+      std::vector<int>& other_way = buckets[testing::invariant(turned)];
+      candidates.insert(other_way.begin(), other_way.end());
+      for (int i : candidates) {
+        ++vf2_pairs;
+        bool one_class = testing::vf2_isomorphic(encoded[i], encoded[j]) ||
+                         testing::vf2_isomorphic(encoded[i], turned);
+        same += one_class;
+        EXPECT_FALSE(one_class) << file << ": " << set.rules[i].name << " and " << r.name
+                                << " are one renaming class\n"
+                                << print_rule(set.rules[i]) << print_rule(r);
+      }
+      buckets[labels].push_back(static_cast<int>(j));
+    }
+    const int64_t n = static_cast<int64_t>(set.rules.size());
+    std::cout << file << ": " << regrouped << " of " << n << " rules the same regrouped; "
+              << n * (n - 1) / 2 << " pairs, " << vf2_pairs << " with equal invariants decided by "
+              << "VF2, " << same << " in one renaming class\n";
+    if (::testing::Test::HasFailure()) break;
   }
 }
 

@@ -67,30 +67,6 @@ std::optional<Graph> rebuild(const Graph& g, Change change) {
   return std::move(out).value();
 }
 
-AttrValue changed(const AttrValue& v, Rng& rng) {
-  struct Change {
-    Rng& rng;
-    AttrValue operator()(int64_t i) const { return i == 0 || i == 1 ? 1 - i : i + 1; }
-    AttrValue operator()(std::vector<int64_t> v) const {
-      if (v.empty()) return std::vector<int64_t>{1};
-      v[rng.below(v.size())] += 1;  // not -1: a negative axis could normalize back
-      return v;
-    }
-    AttrValue operator()(double d) const { return std::isfinite(d) ? d + 0.25 : 0.5; }
-    AttrValue operator()(Act a) const { return static_cast<Act>((static_cast<int>(a) + 1) % 4); }
-    AttrValue operator()(Padding p) const {
-      if (p.mode == Padding::kExplicit && rng.chance(50)) {
-        p.pads[rng.below(4)] ^= 1;
-      } else {
-        p.mode = static_cast<Padding::Mode>((p.mode + 1) % 3);
-      }
-      return p;
-    }
-    AttrValue operator()(const std::string& s) const { return s + "x"; }
-  };
-  return std::visit(Change{rng}, v);
-}
-
 std::optional<Graph> try_near_miss(const Graph& g, NearMiss kind, Rng& rng) {
   std::vector<int> nodes;  // the nodes this kind can change
   for (int i = 0; i < g.size(); ++i) {
@@ -108,7 +84,7 @@ std::optional<Graph> try_near_miss(const Graph& g, NearMiss kind, Rng& rng) {
   switch (kind) {
     case NearMiss::kAttribute: {
       const auto& [key, value] = n.attrs.entries()[rng.below(n.attrs.entries().size())];
-      edited.attrs.set(key, changed(value, rng));
+      edited.attrs.set(key, changed_value(value, rng));
       break;
     }
     case NearMiss::kSwapArgs: {
@@ -138,6 +114,30 @@ std::optional<Graph> try_near_miss(const Graph& g, NearMiss kind, Rng& rng) {
 }
 
 }  // namespace
+
+AttrValue changed_value(const AttrValue& v, Rng& rng) {
+  struct Change {
+    Rng& rng;
+    AttrValue operator()(int64_t i) const { return i == 0 || i == 1 ? 1 - i : i + 1; }
+    AttrValue operator()(std::vector<int64_t> v) const {
+      if (v.empty()) return std::vector<int64_t>{1};
+      v[rng.below(v.size())] += 1;  // not -1: a negative axis could normalize back
+      return v;
+    }
+    AttrValue operator()(double d) const { return std::isfinite(d) ? d + 0.25 : 0.5; }
+    AttrValue operator()(Act a) const { return static_cast<Act>((static_cast<int>(a) + 1) % 4); }
+    AttrValue operator()(Padding p) const {
+      if (p.mode == Padding::kExplicit && rng.chance(50)) {
+        p.pads[rng.below(4)] ^= 1;
+      } else {
+        p.mode = static_cast<Padding::Mode>((p.mode + 1) % 3);
+      }
+      return p;
+    }
+    AttrValue operator()(const std::string& s) const { return s + "x"; }
+  };
+  return std::visit(Change{rng}, v);
+}
 
 Graph reordered(const Graph& g, uint64_t seed) {
   Rng rng(seed);

@@ -7,7 +7,9 @@
 #include <optional>
 #include <string_view>
 
+#include "core/attrs.h"
 #include "core/graph.h"
+#include "core/testing/rng.h"
 
 namespace tso::testing {
 
@@ -30,5 +32,11 @@ std::string_view near_miss_name(NearMiss kind);
 // result is a valid graph. nullopt when `g` has no place for this kind of
 // change, or the change chosen breaks shape inference.
 std::optional<Graph> near_miss(const Graph& g, NearMiss kind, uint64_t seed);
+
+// Another value of the same type: an integer 0 and 1 swapped, others one up;
+// one element of a list one up; a float a quarter up (or 0.5 for an
+// infinity); the next activation; the next padding mode or one explicit pad
+// toggled; a string one character longer.
+AttrValue changed_value(const AttrValue& v, Rng& rng);
 
 }  // namespace tso::testing
