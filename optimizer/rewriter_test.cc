@@ -168,6 +168,33 @@ rule t_enlarge {
   }
 }
 
+// Shape inference after a rewrite: each product fits in int64 bytes (2^62),
+// the merged one (2^63) does not, so the merge is refused, naming the
+// overflowing type, and the search skips it (match_set's score).
+TEST_F(RewriterTest, ATargetWhoseSizeOverflowsIsRefused) {
+  const Graph g = parse(R"(graph g {
+  input x: f32[1073741824,1]
+  weight w1: f32[1,1073741824]
+  weight w2: f32[1,1073741824]
+  %a = matmul(x, w1)
+  %b = matmul(x, w2)
+  output a = %a
+  output b = %b
+})");
+  GraphIndex gi(g);
+  std::vector<std::string> errors;
+  for_each_match(g, gi, index_, [&](const Match& m) {
+    if (m.rule->rule->name != "t_merge_matmul") return;
+    Expected<Replacement> r = build_replacement(g, m);
+    errors.push_back(r ? "built" : r.error().message);
+  });
+  ASSERT_FALSE(errors.empty());
+  for (const std::string& e : errors)
+    EXPECT_EQ(e,
+              "matmul: output 0: f32[1073741824,2147483648] does not fit in memory: its size "
+              "in bytes overflows int64");
+}
+
 TEST_F(RewriterTest, IncrementalHashEqualsTheRecomputedOneAndIgnoresOrder) {
   Graph g = parse(kInception);
   TensorIds ids(g);
