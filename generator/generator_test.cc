@@ -220,6 +220,52 @@ TEST(RuleWriter, AddOperandsGetWhereConditions) {
   EXPECT_EQ(r.where.size(), 4u) << text;
 }
 
+// A grouped conv over one input and one weight piece per group (two convs
+// merged into one of two groups): the pieces are required equal, as the
+// merge holds only for equal output channels per group; a depthwise merge
+// gets equal channel multipliers.
+TEST(RuleWriter, GroupedMergesGetEqualGroupWidths) {
+  OpSet s = taso();
+  KindTable table(s);
+  auto tmpl = [&](const std::string& text) {
+    for (size_t i = 0; i < s.ops.size(); ++i)
+      if (s.ops[i].text == text) return static_cast<uint8_t>(i);
+    ADD_FAILURE() << text;
+    return uint8_t{0};
+  };
+  auto var = [&](const std::string& name) {
+    for (size_t i = 0; i < s.vars.size(); ++i)
+      if (s.vars[i].name == name) return static_cast<uint8_t>(i);
+    ADD_FAILURE() << name;
+    return uint8_t{0};
+  };
+  const uint8_t conv = tmpl("conv2d kernel=[3,3] pad=same"), cat0 = tmpl("concat axis=0"),
+                cat1 = tmpl("concat axis=1");
+  const uint8_t nv = static_cast<uint8_t>(s.vars.size());
+  const uint8_t i1 = var("i1"), i2 = var("i2"), w1 = var("w1"), w2 = var("w2"), d1 = var("d1");
+  auto merge = [&](uint8_t wa, uint8_t wb) {
+    Candidate c;
+    c.a.ops = {{conv, {i1, wa}}, {conv, {i2, wb}}, {cat1, {nv, uint8_t(nv + 1)}}};
+    c.a_out = {nv + 2};
+    c.b.ops = {{cat1, {i1, i2}}, {cat0, {wa, wb}}, {conv, {nv, uint8_t(nv + 1)}}};
+    c.b_out = {nv + 2};
+    return make_rule(table, c, "r", RuleOrigin{});
+  };
+  Rule grouped = merge(w1, w2);
+  std::string text = print_rule(grouped);
+  EXPECT_NE(text.find("groups=2"), std::string::npos) << text;
+  for (const char* cond : {"where dim(w1,0) == dim(w2,0)", "where dim(i1,1) == dim(i2,1)"})
+    EXPECT_NE(text.find(cond), std::string::npos) << cond << " in\n" << text;
+  EXPECT_EQ(grouped.where.size(), 2u) << text;
+
+  Rule depthwise = merge(d1, d1);
+  text = print_rule(depthwise);
+  EXPECT_NE(text.find("groups=dim(i1,1) + dim(i2,1)"), std::string::npos) << text;
+  EXPECT_NE(text.find("where dim(d1,0) * dim(i1,1) == dim(d1,0) * dim(i2,1)"), std::string::npos)
+      << text;
+  EXPECT_EQ(depthwise.where.size(), 1u) << text;
+}
+
 // The fast Mod conv2d equals the reference executor's on every conv2d
 // template of TASO's set, for every weight it applies to (depthwise too).
 TEST(Values, FastConvEqualsTheReference) {

@@ -15,6 +15,10 @@
 // operand's last axis. Where a bias (of conv2d or a bias add) is cut into
 // pieces and the result keeps them, the pieces are required equal one by
 // one, so the rule stays true read backwards (a split at those pieces).
+// A grouped conv whose input or weight channels are cut into one piece per
+// group gets its pieces required equal, and a depthwise conv over as many
+// input as weight pieces equal channel multipliers: the merge of convolutions
+// into a grouped one holds only for equal output channels per group.
 #include "generator/rule_writer.h"
 
 #include <algorithm>
@@ -88,7 +92,8 @@ class SideWriter {
         pa.value = value;
         for (auto& [k, e] : exprs)
           if (k == key) {
-            pa.form = key == AttrKey::groups ? PatternAttr::Form::kExpr : PatternAttr::Form::kExprList;
+            pa.form =
+                key == AttrKey::groups ? PatternAttr::Form::kExpr : PatternAttr::Form::kExprList;
             pa.exprs = e;
             pa.value = AttrValue{};
           }
@@ -150,8 +155,14 @@ class SideWriter {
           else
             require_pieces_equal(a[1]->segs[0], a[2]->segs[0]);
         }
-        if (app.node.attrs.i(AttrKey::groups) != 1 && table_.kind(r.kind[r.op_args[op][1]]).shape[1] == 1)
+        const int64_t groups = app.node.attrs.i(AttrKey::groups);
+        if (groups != 1 && table_.kind(r.kind[r.op_args[op][1]]).shape[1] == 1) {
           exprs->push_back({AttrKey::groups, {a[0]->dims[1]}});
+          require_equal_multipliers(a[0]->segs[1], a[1]->segs[0]);
+        } else if (groups != 1) {
+          require_equal_widths(a[0]->segs[1], groups);
+          require_equal_widths(a[1]->segs[0], groups);
+        }
         break;
       }
       case Op::Matmul: {
@@ -182,7 +193,9 @@ class SideWriter {
       case Op::ScalarMul:
       case Op::Relu:
       case Op::Sigmoid:
-      case Op::Tanh: o = *a[0]; break;
+      case Op::Tanh:
+        o = *a[0];
+        break;
       case Op::AvgPool:
       case Op::MaxPool:
         o.dims = a[0]->dims;
@@ -245,7 +258,8 @@ class SideWriter {
         exprs->push_back({AttrKey::shape, o.dims});
         break;
       }
-      default: TSO_CHECK(false, "operator the generator does not apply: " + t.text);
+      default:
+        TSO_CHECK(false, "operator the generator does not apply: " + t.text);
     }
     return out;
   }
@@ -253,6 +267,25 @@ class SideWriter {
   void require_pieces_equal(const Exprs& x, const Exprs& y) {
     TSO_CHECK(x.size() == y.size(), "pieces kept by the kinds differ in number");
     for (size_t i = 0; i < x.size(); ++i) require_equal(x[i], y[i]);
+  }
+
+  // A grouped conv over channels cut into one piece per group (the merge of
+  // convolutions into a grouped one) holds where the groups are the pieces:
+  // pieces of equal extent.
+  void require_equal_widths(const Exprs& pieces, int64_t groups) {
+    if (static_cast<int64_t>(pieces.size()) != groups) return;
+    for (size_t i = 1; i < pieces.size(); ++i) require_equal(pieces[0], pieces[i]);
+  }
+
+  // A depthwise conv over input channel pieces with as many weight pieces:
+  // each part keeps its channel multiplier where they are equal,
+  // out_i * in_0 == out_0 * in_i.
+  void require_equal_multipliers(const Exprs& in, const Exprs& out) {
+    if (in.size() < 2 || in.size() != out.size()) return;
+    using K = ShapeExpr::Kind;
+    for (size_t i = 1; i < in.size(); ++i)
+      require_equal(ShapeExpr::binary(K::kMul, out[i], in[0]),
+                    ShapeExpr::binary(K::kMul, out[0], in[i]));
   }
 
   void require_equal(const ShapeExpr& x, const ShapeExpr& y) {
@@ -273,8 +306,10 @@ class SideWriter {
 using Linear = std::pair<std::map<std::pair<std::string, int64_t>, int64_t>, int64_t>;
 std::optional<Linear> linear(const ShapeExpr& e) {
   switch (e.kind) {
-    case ShapeExpr::Kind::kLit: return Linear{{}, e.value};
-    case ShapeExpr::Kind::kDim: return Linear{{{{e.var, e.value}, 1}}, 0};
+    case ShapeExpr::Kind::kLit:
+      return Linear{{}, e.value};
+    case ShapeExpr::Kind::kDim:
+      return Linear{{{{e.var, e.value}, 1}}, 0};
     case ShapeExpr::Kind::kAdd: {
       std::optional<Linear> a = linear(e.args[0]), b = linear(e.args[1]);
       if (!a || !b) return std::nullopt;
@@ -282,7 +317,8 @@ std::optional<Linear> linear(const ShapeExpr& e) {
       a->second += b->second;
       return a;
     }
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
