@@ -2,9 +2,10 @@
 // once, folding constant subgraphs, mapping the rest onto IR operators and
 // keeping what the IR lacks as opaque nodes.
 #include <algorithm>
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/depth_first_search.hpp>
 #include <filesystem>
 #include <fstream>
-#include <queue>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -301,7 +302,29 @@ Status Importer::add_initializers(const onnx::GraphProto& g) {
   return Status::Ok();
 }
 
-// Kahn's algorithm, preferring file order; names every problem it meets.
+namespace {
+
+// The nodes' dependencies, from reader to producer. A depth-first search
+// from the nodes in file order finishes each node after its producers: the
+// finishing order is a topological order, the file's own when the file is
+// sorted. A back edge closes a cycle through the node it reaches.
+using Dependencies = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
+
+struct OrderVisitor : boost::default_dfs_visitor {
+  std::vector<int>* order;
+  int* on_cycle;
+  void back_edge(Dependencies::edge_descriptor e, const Dependencies& d) const {
+    if (*on_cycle < 0) *on_cycle = static_cast<int>(boost::target(e, d));
+  }
+  void finish_vertex(Dependencies::vertex_descriptor v, const Dependencies&) const {
+    order->push_back(static_cast<int>(v));
+  }
+};
+
+}  // namespace
+
+// Orders the nodes producers first (see Dependencies); names every problem
+// it meets.
 Expected<std::vector<int>> Importer::order_nodes(const onnx::GraphProto& g) {
   const int n = g.node_size();
   std::unordered_map<std::string, int> producer;
@@ -313,8 +336,7 @@ Expected<std::vector<int>> Importer::order_nodes(const onnx::GraphProto& g) {
     }
   std::unordered_set<std::string> inits;
   for (const auto& t : g.initializer()) inits.insert(t.name());
-  std::vector<int> pending(n, 0);
-  std::vector<std::vector<int>> readers(n);
+  Dependencies deps(n);
   for (int i = 0; i < n; ++i) {
     const onnx::NodeProto& node = g.node(i);
     for (const auto& a : node.attribute())
@@ -325,8 +347,7 @@ Expected<std::vector<int>> Importer::order_nodes(const onnx::GraphProto& g) {
       if (in.empty()) continue;
       ++uses_[in];
       if (auto it = producer.find(in); it != producer.end()) {
-        ++pending[i];
-        readers[it->second].push_back(i);
+        boost::add_edge(i, it->second, deps);
       } else if (!values_.count(in) && !inits.count(in)) {
         return node_error(
             node, "input '" + in + "' is not a graph input, an initializer or any node's output");
@@ -338,20 +359,10 @@ Expected<std::vector<int>> Importer::order_nodes(const onnx::GraphProto& g) {
                                       node.op_type() == "Gemm" && attr_int(node, "transB", 0)};
   }
   for (const auto& o : g.output()) ++uses_[o.name()];
-  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
-  for (int i = 0; i < n; ++i)
-    if (pending[i] == 0) ready.push(i);
   std::vector<int> order;
-  while (!ready.empty()) {
-    int i = ready.top();
-    ready.pop();
-    order.push_back(i);
-    for (int r : readers[i])
-      if (--pending[r] == 0) ready.push(r);
-  }
-  if (static_cast<int>(order.size()) != n)
-    for (int i = 0; i < n; ++i)
-      if (pending[i] > 0) return node_error(g.node(i), "is part of a cycle");
+  int on_cycle = -1;
+  boost::depth_first_search(deps, boost::visitor(OrderVisitor{{}, &order, &on_cycle}));
+  if (on_cycle >= 0) return node_error(g.node(on_cycle), "is part of a cycle");
   return order;
 }
 

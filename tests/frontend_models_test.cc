@@ -296,6 +296,44 @@ TEST(FrontendErrors, Cycle) {
   expect_error(import_proto(m), {"bad.onnx", "node 'r1' (Relu)", "cycle"});
 }
 
+// The node named is on the cycle, not merely behind it: r0 comes first in
+// the file and reads the cycle r1 -> r2 -> r1.
+TEST(FrontendErrors, CycleNamesANodeOnIt) {
+  onnx::ModelProto m = tiny_model();
+  auto* g = m.mutable_graph();
+  g->mutable_node(0)->set_name("r0");
+  g->mutable_node(0)->set_input(0, "z");
+  for (const char* name : {"r1", "r2"}) {
+    auto* n = g->add_node();
+    n->set_name(name);
+    n->set_op_type("Relu");
+    n->add_input(name == std::string("r1") ? "w" : "z");
+    n->add_output(name == std::string("r1") ? "z" : "w");
+  }
+  Expected<ImportedModel> r = import_proto(m);
+  expect_error(r, {"bad.onnx", "node 'r1' (Relu)", "cycle"});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message.find("r0"), std::string::npos) << r.error().message;
+}
+
+// Nodes out of order import producers first.
+TEST(FrontendImport, UnsortedNodes) {
+  onnx::ModelProto m = tiny_model();
+  auto* g = m.mutable_graph();
+  g->mutable_node(0)->set_input(0, "t");
+  auto* n = g->add_node();
+  n->set_name("r0");
+  n->set_op_type("Relu");
+  n->add_input("x");
+  n->add_output("t");
+  Expected<ImportedModel> r = import_proto(m);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const Graph& out = r->graph;
+  ASSERT_EQ(out.num_operators(), 2);
+  EXPECT_EQ(out.node(out.outputs()[0].ref.node).name, "r1");
+  EXPECT_EQ(out.node(out.node(out.outputs()[0].ref.node).args[0].node).name, "r0");
+}
+
 TEST(FrontendErrors, DanglingInput) {
   onnx::ModelProto m = tiny_model();
   m.mutable_graph()->mutable_node(0)->set_input(0, "nowhere");
