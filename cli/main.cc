@@ -1,12 +1,17 @@
 // `tso`: the command line of the tensor graph superoptimizer.
+#include <stdio_ext.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <new>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/interrupt.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   using namespace tso::cli;
   CLI::App app{"tso: a tensor graph superoptimizer", "tso"};
   app.set_version_flag("--version", "tso " TSO_VERSION);
@@ -24,19 +29,33 @@ int main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitBadInput;
   }
   remove_temporaries_on_signals();
-  // The last resort: commands report errors as values, and whatever escapes
-  // them (std::bad_alloc from an allocation no check foresaw, a library's
-  // exception) is reported here instead of aborting. Commands write their
-  // files through a temporary and a rename, so nothing partial is left.
-  try {
-    for (const Command& c : commands)
-      if (c.app->parsed()) return c.run();
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "tso: out of memory\n");
-    return kExitInternal;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tso: internal error: %s\n", e.what());
-    return kExitInternal;
-  }
+  for (const Command& c : commands)
+    if (c.app->parsed()) return c.run();
   return kExitBadInput;  // unreachable: require_subcommand(1)
+}
+
+// The last resort: commands report errors as values, and whatever escapes
+// them (std::bad_alloc from an allocation no check foresaw, a library's
+// exception) is reported here instead of aborting. What the command printed
+// and stdio still buffers is dropped, so a failed command's report is not
+// cut short silently; files are written through a temporary and a rename,
+// so nothing partial is left there either.
+[[nodiscard]] int internal_error(const char* what, const char* detail = "") {
+  __fpurge(stdout);
+  std::fprintf(stderr, "tso: %s%s\n", what, detail);
+  return tso::cli::kExitInternal;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::bad_alloc&) {
+    return internal_error("out of memory");
+  } catch (const std::exception& e) {
+    return internal_error("internal error: ", e.what());
+  } catch (...) {
+    return internal_error("internal error: an exception of unknown type");
+  }
 }

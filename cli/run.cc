@@ -87,16 +87,11 @@ WeightData random_input(const TensorType& type, uint64_t seed) {
 // Reads input_K.pb for each graph input, or makes seeded random ones, after
 // checking that they fit in memory.
 Expected<std::vector<WeightData>> make_inputs(const Graph& g, const RunOptions& opts) {
-  int64_t total = 0;
-  for (int i : g.input_nodes()) {
-    const Node& n = g.node(i);
-    if (n.op != Op::Input) continue;
-    Expected<int64_t> bytes = rt::checked_bytes(n.outs[0], "input '" + n.name + "'");
-    if (!bytes) return bytes.error();
-    if (__builtin_add_overflow(total, *bytes, &total))
-      return Error{"the graph's inputs together exceed 2^63 bytes"};
-  }
-  TSO_RETURN_IF_ERROR(rt::check_allocation(total, "the graph's inputs"));
+  Count total = 0;
+  for (int i : g.input_nodes())
+    if (g.node(i).op == Op::Input) total = total + byte_size(g.node(i).outs[0]);
+  if (!total.fits()) return Error{"the graph's inputs together exceed 2^63 bytes"};
+  TSO_RETURN_IF_ERROR(rt::check_allocation(*total.value(), "the graph's inputs"));
   std::vector<WeightData> inputs;
   int k = 0;
   for (int i : g.input_nodes()) {

@@ -50,11 +50,6 @@ Status check_allocation(int64_t bytes, const std::string& what) {
   return check_fits(bytes, available_memory_bytes(), what, "the machine");
 }
 
-Expected<int64_t> checked_bytes(const TensorType& t, const std::string& name) {
-  TSO_RETURN_IF_ERROR(check_size(t, "tensor " + name));
-  return byte_size(t);
-}
-
 Expected<int64_t> checked_total(std::span<const int64_t> sizes, int64_t alignment,
                                 const std::string& what) {
   TSO_CHECK(alignment > 0, "alignment " + std::to_string(alignment));

@@ -27,10 +27,6 @@ Status check_fits(int64_t bytes, int64_t available, const std::string& what,
 // "needs 40.0 TiB for the arena but the machine has 21.3 GiB available".
 Status check_allocation(int64_t bytes, const std::string& what);
 
-// The size of a tensor of type `t` in bytes (elements times dtype_bytes), or
-// an Error naming tensor `name` and its type when that overflows int64.
-Expected<int64_t> checked_bytes(const TensorType& t, const std::string& name);
-
 // The sum of a plan's buffer sizes (each >= 0), each with room to be rounded
 // up to `alignment`: a bound on any arena, static block or offset the plan
 // places them in, so a plan that checks it first adds and aligns without
