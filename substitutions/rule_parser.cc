@@ -862,8 +862,9 @@ class Parser : text::TokenParser {
       r->params[i].example = std::move(*v);
     }
     for (const auto& [n, u] : first) {
+      const std::string& name = n;  // a lambda cannot capture a binding (clang < 16)
       bool declared = std::any_of(r->params.begin(), r->params.end(),
-                                  [&](const RuleParam& p) { return p.name == n; });
+                                  [&](const RuleParam& p) { return p.name == name; });
       AttrValue d;
       if (!declared && !default_value(u->key, &d))
         return error_at(u->tok,
