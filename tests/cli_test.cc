@@ -40,13 +40,16 @@ std::string read_file(const std::filesystem::path& p) {
 }
 
 // Runs `tso ARGS...` in the source tree (so fixture paths are relative, as in
-// the README) and captures stdout, stderr and the exit code.
-RunResult run_tso(const std::vector<std::string>& args) {
+// the README) and captures stdout, stderr and the exit code. `limit_kib`,
+// when set, caps tso's address space (ulimit -v).
+RunResult run_tso(const std::vector<std::string>& args, int64_t limit_kib = 0) {
   static std::atomic<int> counter{0};
   const std::filesystem::path tmp =
       std::filesystem::path(::testing::TempDir()) /
       ("tso_cli_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
-  std::string cmd = "cd " + shell_quote(TSO_SOURCE_DIR) + " && " + shell_quote(TSO_BINARY);
+  std::string cmd = "cd " + shell_quote(TSO_SOURCE_DIR) + " && ";
+  if (limit_kib > 0) cmd += "ulimit -v " + std::to_string(limit_kib) + " && ";
+  cmd += shell_quote(TSO_BINARY);
   for (const std::string& a : args) cmd += " " + shell_quote(a);
   cmd += " >" + shell_quote(tmp.string() + ".out") + " 2>" + shell_quote(tmp.string() + ".err");
   int status = std::system(cmd.c_str());
@@ -154,6 +157,19 @@ TEST(Inspect, MalformedTextIsBadInputWithLineAndColumn) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_TRUE(std::regex_search(r.err, std::regex("^tests/data/malformed\\.tso:5:[0-9]+: ")))
+      << r.err;
+}
+
+// The issue-17 reproduction: an input of 2^68 bytes was accepted with 0
+// FLOPs; it is an error at its type, naming it.
+TEST(Inspect, AnInputWhoseSizeOverflowsIsAnErrorNamingIt) {
+  RunResult r = run_tso({"inspect", "tests/data/overflow_input.tso"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("tests/data/overflow_input.tso:3:12: input 'x': "
+                       "f32[4294967296,4294967296,16] does not fit in memory: its size in bytes "
+                       "overflows int64\n"),
+            std::string::npos)
       << r.err;
 }
 
@@ -276,6 +292,16 @@ TEST(Run, AnInputWhoseSizeOverflowsIsAnErrorNamingIt) {
     EXPECT_NE(r.err.find("'x'"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("overflows"), std::string::npos) << r.err;
   }
+}
+
+// An allocation no check foresaw (the input fits the machine, not the
+// address space tso is given) throws std::bad_alloc: the last-resort handler
+// in main reports it with exit code 3 and nothing on stdout.
+TEST(Run, OutOfMemoryIsExitCode3WithNoPartialOutput) {
+  RunResult r = run_tso({"run", "tests/data/oom_input.tso"}, int64_t{1} << 20);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(r.err, "tso: out of memory\n");
+  EXPECT_EQ(r.out, "");
 }
 
 TEST(Run, AnOpaqueNodeIsAnErrorNamingTheOnnxOperator) {
