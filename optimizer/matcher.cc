@@ -237,9 +237,22 @@ class RuleMatcher {
   }
 
   void finish() {
+    const RuleSide& src = rule_->source;
+    // args_match checks an argument that names a pattern node only when that
+    // node is already bound. A node read by two pattern nodes may be bound
+    // after one of them (reached down from the other), so every such
+    // argument is checked here, once all are bound.
+    for (size_t p = 0; p < src.nodes.size(); ++p) {
+      const Node& n = g_.node(m_.nodes[p]);
+      for (size_t k = 0; k < src.nodes[p].args.size(); ++k) {
+        const RuleRef& a = src.nodes[p].args[k];
+        if (a.kind == RuleRef::Kind::kNode &&
+            !(n.args[swapped_[p] ? 1 - k : k] == TensorRef{m_.nodes[a.index], a.output}))
+          return;
+      }
+    }
     types_.clear();
     for (const TensorRef& v : m_.vars) types_.push_back(g_.type(v));
-    const RuleSide& src = rule_->source;
     for (size_t p = 0; p < src.nodes.size(); ++p) {
       const Node& n = g_.node(m_.nodes[p]);
       for (const PatternAttr& a : src.nodes[p].attrs) {

@@ -150,6 +150,52 @@ rule add_relu {
   EXPECT_EQ(matches(g, index), (std::vector<std::string>{"add_relu: %r %s", "add_relu: %t %u"}));
 }
 
+// A pattern node read by two others (the smul of g4_006169's reverse), where
+// the plan binds one reader before the node itself: that reader's argument
+// must still be the node. The optimizer's differential fuzzer found this
+// (tests/optimizer_diff_fuzz --seed 86): matmul(matmul(I, s), smul(I, w))
+// matched as matmul(matmul(y1, %0), %0) with %0 = smul(I, w), and the
+// rewrite dropped s.
+TEST(Matcher, ANodeReadTwiceIsTheSameNodeForEveryReader) {
+  RuleSet set = rules(R"(# tso rules v1
+rule shared {
+  origin handwritten
+  status verified specs=test
+  input y1: f32[4,4]
+  input y2: f32[4,4]
+  input s1: f32[]
+  source {
+    %0 = smul(y2, s1)
+    %1 = matmul(y1, %0)
+    %2 = matmul(%1, %0)
+    output %2
+  }
+  target {
+    %0 = smul(y2, s1)
+    %1 = matmul(y1, %0)
+    %2 = matmul(%1, %0)
+    output %2
+  }
+}
+)");
+  RuleIndex index;
+  index.add(set, {.reverse_verified = false});
+  Graph g = parse(R"(graph g {
+  input s: f32[4,4]
+  input e: f32[4,4]
+  weight w: f32[]
+  %j = smul(e, w)
+  %m = matmul(e, s)
+  %n = matmul(%m, %j)
+  %k = smul(e, w)
+  %p = matmul(s, %k)
+  %q = matmul(%p, %k)
+  output n = %n
+  output q = %q
+})");
+  EXPECT_EQ(matches(g, index), (std::vector<std::string>{"shared: %k %p %q"}));
+}
+
 TEST_F(MatcherTest, OverlappingMatchesAreAllReported) {
   // concat(split(x)) and the conv merges overlap on the same nodes.
   Graph g = parse(R"(graph g {
