@@ -36,7 +36,7 @@ std::vector<bool> weight_args(const Node& n, std::span<const TensorType> inputs)
 
 std::vector<std::byte> random_tensor_bytes(const TensorType& type, uint64_t seed) {
   const int64_t n = type.shape.numel();
-  std::vector<std::byte> bytes(static_cast<size_t>(n * dtype_bytes(type.dtype)));
+  std::vector<std::byte> bytes(static_cast<size_t>(byte_size(type)));
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   if (type.dtype == DType::kF32) {

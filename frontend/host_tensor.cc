@@ -110,7 +110,7 @@ WeightData weight_from_host(const HostTensor& h) {
   WeightData w;
   w.type = {h.dtype, h.shape};
   const int64_t n = h.numel();
-  w.bytes.resize(n * dtype_bytes(h.dtype));
+  w.bytes.resize(byte_size(w.type));
   std::byte* p = w.bytes.data();
   for (int64_t k = 0; k < n; ++k) {
     switch (h.dtype) {

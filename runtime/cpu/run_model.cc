@@ -73,7 +73,7 @@ Status feed_random(const Graph& g, Executor& e, uint64_t seed) {
     const Node& n = g.node(i);
     if (n.op != Op::Input) continue;
     const TensorType& t = n.outs[0];
-    std::vector<std::byte> bytes(t.shape.numel() * dtype_bytes(t.dtype));
+    std::vector<std::byte> bytes(byte_size(t));
     if (t.dtype == DType::kF32) {
       float* p = reinterpret_cast<float*>(bytes.data());
       for (int64_t k = 0; k < t.shape.numel(); ++k) p[k] = dist(rng);
