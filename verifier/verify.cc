@@ -68,6 +68,12 @@ z3::solver axiom_solver(z3::context& ctx, const std::vector<specs::Axiom>& axiom
   // E-matching on the axioms' patterns only: model-based instantiation rarely
   // finds a countermodel over these axioms and spends the whole timeout trying.
   p.set("mbqi", false);
+  // No SIGINT handler of Z3's around each check: with several threads
+  // checking at once each restores the handler it found, so Z3's can outlive
+  // the checks and a later Ctrl-C crashes in it instead of reaching tso's
+  // (cli/interrupt.h), which removes the temporaries of the files being
+  // written.
+  p.set("ctrl_c", false);
   s.set(p);
   // Incremental mode (a scope before the first check): the one-shot pipeline
   // preprocesses the quantifiers into a form on which E-matching is orders of
