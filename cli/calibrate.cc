@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "cli/cpu_costs.h"
 #include "cli/model_file.h"
 #include "cli/table.h"
+#include "driver/cpu_costs.h"
 
 namespace tso::cli {
 namespace {
@@ -98,7 +98,8 @@ void print_fit(const opt::Calibration& c) {
 int calibrate(const CalibrateFlags& f) {
   std::unique_ptr<opt::CachedCost> cache;
   {
-    Expected<std::unique_ptr<opt::CachedCost>> c = open_cpu_cost_cache(f.cost_cache, nullptr);
+    Expected<std::unique_ptr<opt::CachedCost>> c =
+        driver::open_cpu_cost_cache(f.cost_cache, nullptr);
     if (!c) return fail(kExitBadInput, c.error().message);
     cache = std::move(*c);
   }
@@ -124,7 +125,7 @@ int calibrate(const CalibrateFlags& f) {
               samples.size(), cache->measured(), cache->found(), cache->path().c_str(),
               cache->failed().size());
 
-  const std::string device = cpu_cost_device();
+  const std::string device = driver::cpu_cost_device();
   Expected<opt::Calibration> c =
       opt::calibrate(samples, {.name = f.name.empty() ? device : f.name});
   if (!c) return fail(kExitBadInput, model_list(f.models, false) + ": " + c.error().message);

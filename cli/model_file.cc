@@ -1,15 +1,9 @@
 #include "cli/model_file.h"
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/table.h"
-#include "core/text_format.h"
 
 namespace tso::cli {
 
@@ -59,69 +53,36 @@ Expected<std::pair<std::string, Shape>> parse_input_shape(const std::string& tex
 
 }  // namespace
 
+Expected<ImportOptions> import_options(const ModelFileOptions& opts) {
+  ImportOptions io;
+  io.random_weights_seed = opts.random_weights_seed;
+  io.batch = opts.batch;
+  for (const std::string& text : opts.input_shapes) {
+    Expected<std::pair<std::string, Shape>> r = parse_input_shape(text);
+    if (!r) return r.error();
+    if (!io.input_shapes.emplace(r->first, r->second).second)
+      return Error{"--input-shape gives '" +
+                   (r->first.empty() ? std::string("the model's input") : r->first) + "' twice"};
+  }
+  return io;
+}
+
 std::optional<ModelFile> load_model_file(const ModelFileOptions& opts, const char* command,
                                          int* exit_code) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(opts.file, ec)) {
-    std::fprintf(stderr, "tso %s: cannot read '%s': is a directory\n", command, opts.file.c_str());
-    *exit_code = kExitIoError;
+  auto fail = [&](int code, const std::string& message) {
+    std::fprintf(stderr, "tso %s: %s\n", command, message.c_str());
+    *exit_code = code;
     return std::nullopt;
-  }
-  std::ifstream in(opts.file, std::ios::binary);
-  if (!in) {
-    std::fprintf(stderr, "tso %s: cannot open '%s': %s\n", command, opts.file.c_str(),
-                 std::strerror(errno));
-    *exit_code = kExitIoError;
-    return std::nullopt;
-  }
-  ModelFile m;
-  if (std::filesystem::path(opts.file).extension() == ".onnx") {
-    ImportOptions io;
-    io.random_weights_seed = opts.random_weights_seed;
-    io.batch = opts.batch;
-    for (const std::string& text : opts.input_shapes) {
-      Expected<std::pair<std::string, Shape>> r = parse_input_shape(text);
-      if (!r) {
-        std::fprintf(stderr, "tso %s: %s\n", command, r.error().message.c_str());
-        *exit_code = kExitBadInput;
-        return std::nullopt;
-      }
-      if (!io.input_shapes.emplace(r->first, r->second).second) {
-        std::fprintf(stderr, "tso %s: --input-shape gives '%s' twice\n", command,
-                     r->first.empty() ? "the model's input" : r->first.c_str());
-        *exit_code = kExitBadInput;
-        return std::nullopt;
-      }
-    }
-    Expected<ImportedModel> r = import_onnx(opts.file, io);
-    if (!r) {
-      std::fprintf(stderr, "%s\n", r.error().message.c_str());
-      *exit_code = kExitBadInput;
-      return std::nullopt;
-    }
-    for (const std::string& w : r->warnings)
-      std::fprintf(stderr, "%s: warning: %s\n", opts.file.c_str(), w.c_str());
-    m.is_onnx = true;
-    m.graph = std::move(r->graph);
-    m.onnx = std::move(*r);
-    return m;
-  }
-  if (opts.batch || !opts.input_shapes.empty()) {
-    std::fprintf(stderr, "tso %s: %s applies to ONNX models only, not '%s'\n", command,
-                 opts.batch ? "--batch" : "--input-shape", opts.file.c_str());
-    *exit_code = kExitBadInput;
-    return std::nullopt;
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  Expected<Graph> g = parse_graph(text.str(), opts.file);
-  if (!g) {
-    std::fprintf(stderr, "%s\n", g.error().message.c_str());
-    *exit_code = kExitBadInput;
-    return std::nullopt;
-  }
-  m.graph = std::move(*g);
-  return m;
+  };
+  if (Status s = driver::check_readable(opts.file); !s.ok())
+    return fail(kExitIoError, s.error().message);
+  Expected<ImportOptions> io = import_options(opts);
+  if (!io) return fail(kExitBadInput, io.error().message);
+  Expected<ModelFile> m = driver::load_model({opts.file, std::nullopt, *io});
+  if (!m) return fail(kExitBadInput, m.error().message);
+  for (const std::string& w : m->onnx.warnings)
+    std::fprintf(stderr, "%s: warning: %s\n", opts.file.c_str(), w.c_str());
+  return std::move(*m);
 }
 
 void print_opaque_nodes(std::ostream& out, const std::vector<OpaqueNodeInfo>& nodes) {

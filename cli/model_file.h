@@ -1,6 +1,5 @@
-// Loading the model a subcommand is given: an ONNX file (by its .onnx
-// extension) through the frontend, anything else as the canonical text
-// format. Shared by `tso inspect` and `tso run`.
+// The flags that say how to load a model, shared by every subcommand that
+// takes one; loading it is driver::load_model (driver/model_source.h).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -9,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/graph.h"
+#include "core/error.h"
+#include "driver/model_source.h"
 #include "frontend/onnx.h"
 
 namespace tso::cli {
@@ -25,11 +25,11 @@ struct ModelFileOptions {
 // Adds `--random-weights SEED`, `--batch N` and `--input-shape NAME:D0,D1,...`.
 void add_model_file_options(CLI::App* app, ModelFileOptions* opts);
 
-struct ModelFile {
-  Graph graph;
-  bool is_onnx = false;
-  ImportedModel onnx;  // set when is_onnx (its graph is moved into `graph`)
-};
+// The import options the flags give; errors for a malformed --input-shape or
+// one given twice.
+Expected<ImportOptions> import_options(const ModelFileOptions& opts);
+
+using ModelFile = driver::LoadedModel;
 
 // Loads the file; prints import warnings to stderr. On failure prints the
 // error and returns the exit code in `*exit_code`.

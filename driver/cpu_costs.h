@@ -10,7 +10,7 @@
 #include "core/error.h"
 #include "optimizer/cost_cache.h"
 
-namespace tso::cli {
+namespace tso::driver {
 
 // The device string CPU measurements here belong to: all cores, as `tso run
 // --device cpu` runs.
@@ -26,4 +26,4 @@ std::string cost_cache_path(const std::string& file, const std::string& device);
 Expected<std::unique_ptr<opt::CachedCost>> open_cpu_cost_cache(const std::string& file,
                                                                const opt::CostModel* fallback);
 
-}  // namespace tso::cli
+}  // namespace tso::driver

@@ -1,5 +1,6 @@
-// The machine `tso optimize` optimizes for: how the search costs graphs
-// there and how the result is timed end to end before it is written.
+// The machine `tso optimize` (and the Python module's tso.optimize) optimizes
+// for: how the search costs graphs there and how the result is timed end to
+// end before it is written.
 //
 //   --cost TABLE      a table measured elsewhere (tso profile, ONNX Runtime
 //                     through experiments/ort_costs.py); timed end to end
@@ -13,6 +14,7 @@
 // device file, or h100.json for a GPU) for signatures they cannot measure.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,7 +26,7 @@
 #include "optimizer/optimize.h"
 #include "optimizer/report.h"
 
-namespace tso::cli {
+namespace tso::driver {
 
 struct CostTargetFlags {
   std::string device;      // "cpu", "cuda", a device file, or empty
@@ -51,7 +53,9 @@ Expected<std::unique_ptr<CostTarget>> open_cost_target(const CostTargetFlags& fl
 // Times `input` and `r.graph` end to end on the target's runtime,
 // alternating, and says which to write (the faster); not run when nothing
 // changed, the target has no runtime here, or a graph cannot run there.
+// `progress`, when set, hears that the timing starts.
 opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,
-                            const opt::OptimizeResult& r, bool quiet);
+                            const opt::OptimizeResult& r,
+                            const std::function<void(const std::string&)>& progress);
 
-}  // namespace tso::cli
+}  // namespace tso::driver

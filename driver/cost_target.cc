@@ -1,9 +1,8 @@
-#include "cli/cost_target.h"
+#include "driver/cost_target.h"
 
 #include <algorithm>
-#include <cstdio>
 
-#include "cli/cpu_costs.h"
+#include "driver/cpu_costs.h"
 #include "optimizer/defaults.h"
 #include "runtime/cpu/run_model.h"
 #ifdef TSO_HAVE_CUDA_RUNTIME
@@ -12,7 +11,7 @@
 #include "runtime/cuda/run_model.h"
 #endif
 
-namespace tso::cli {
+namespace tso::driver {
 namespace {
 
 Expected<std::unique_ptr<opt::AnalyticCost>> analytic(const std::string& path) {
@@ -129,7 +128,8 @@ Expected<std::unique_ptr<CostTarget>> open_cost_target(const CostTargetFlags& f)
 }
 
 opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,
-                            const opt::OptimizeResult& r, bool quiet) {
+                            const opt::OptimizeResult& r,
+                            const std::function<void(const std::string&)>& progress) {
   opt::SpeedCheck s;
   if (r.search.applied.empty() && r.fold.folded == 0) {
     s.note = "the graph is unchanged";
@@ -140,7 +140,7 @@ opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,
     return s;
   }
   constexpr int kRounds = 3;
-  if (!quiet) std::fprintf(stderr, "speed: timing the input and the optimized graph\n");
+  if (progress) progress("speed: timing the input and the optimized graph");
   if (target.runtime == TargetRuntime::kCuda) {
 #ifdef TSO_HAVE_CUDA_RUNTIME
     Expected<std::pair<double, double>> c = compare_on_gpu(input, r.graph, kRounds);
@@ -172,4 +172,4 @@ opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,
   return s;
 }
 
-}  // namespace tso::cli
+}  // namespace tso::driver

@@ -1,11 +1,11 @@
-#include "cli/cpu_costs.h"
+#include "driver/cpu_costs.h"
 
 #include <cstdlib>
 #include <filesystem>
 
 #include "runtime/cpu/profiler.h"
 
-namespace tso::cli {
+namespace tso::driver {
 
 std::string cpu_cost_device() { return cpu::device_description(0); }
 
@@ -35,4 +35,4 @@ Expected<std::unique_ptr<opt::CachedCost>> open_cpu_cost_cache(const std::string
       fallback);
 }
 
-}  // namespace tso::cli
+}  // namespace tso::driver
