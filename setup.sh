@@ -3,7 +3,9 @@
 #   ./setup.sh            # then ./test.sh
 # Steps: Debian packages (apt-get, skipped when all are present), a Python
 # venv in .venv with the test oracles' packages and oneDNN for runtime/cpu
-# (requirements.txt), then CMake configure + build. CUDA is used when /usr/local/cuda exists.
+# (requirements.txt), then CMake configure + build, and the Python module `tso`
+# (built into build/python) on the venv's path through a .pth file. CUDA is
+# used when /usr/local/cuda exists.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -16,6 +18,8 @@ packages=(
   nlohmann-json3-dev libtbb-dev libopenmpi-dev openmpi-bin
   # Python, for the venv (onnx, onnxruntime, numpy and oneDNN go into .venv)
   python3 python3-pip python3-venv
+  # the Python module's bindings (python/)
+  pybind11-dev
 )
 
 missing=()
@@ -46,3 +50,7 @@ test -f .venv/include/dnnl.hpp && test -e .venv/lib/libdnnl.so ||
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build
+# The module stays where CMake builds it; the venv finds it through a .pth file.
+site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+echo "$PWD/build/python" > "$site/tso.pth"
+.venv/bin/python -c 'import tso; print("setup: python module:", tso.__file__)'
