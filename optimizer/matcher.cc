@@ -117,7 +117,7 @@ bool value_matches(AttrKey key, const AttrValue& pattern, const AttrValue& actua
 class RuleMatcher {
  public:
   RuleMatcher(const Graph& g, const GraphIndex& index, const MatchCallback& callback)
-      : g_(g), index_(index), callback_(callback) {}
+      : g_(g), index_(index), callback_(callback), seen_(g.size(), 0) {}
 
   // Every match of `c` rooted at graph node `root`. Buffers are reused
   // across rules and roots: a call allocates nothing once they are grown.
@@ -267,12 +267,40 @@ class RuleMatcher {
     std::sort(sorted_.begin(), sorted_.end());
     for (const TensorRef& v : m_.vars)
       if (std::binary_search(sorted_.begin(), sorted_.end(), v.node)) return;
+    // A variable computed from the match would make the target read its own
+    // result. Only a pattern with two or more outputs can bind one: a single
+    // output is computed from every variable.
+    if (src.outputs.size() > 1 && variable_reads_match()) return;
     for (size_t p = 0; p < src.nodes.size(); ++p)
       for (int j = 0; j < src.nodes[p].outputs; ++j)
         if (!c_->result_is_output[p][j] &&
             index_.used_outside(g_, TensorRef{m_.nodes[p], j}, sorted_))
           return;
     callback_(m_);
+  }
+
+  // Whether a variable's producer has a matched node among its ancestors.
+  // Nodes are in topological order, so the walk stops below the first
+  // matched node.
+  bool variable_reads_match() {
+    const int first = sorted_.front();
+    stack_.clear();
+    for (const TensorRef& v : m_.vars)
+      if (v.node > first) stack_.push_back(v.node);
+    bool found = false;
+    while (!stack_.empty() && !found) {
+      int i = stack_.back();
+      stack_.pop_back();
+      if (seen_[i]) continue;
+      seen_[i] = 1;
+      touched_.push_back(i);
+      found = std::binary_search(sorted_.begin(), sorted_.end(), i);
+      for (const TensorRef& a : g_.node(i).args)
+        if (a.node >= first) stack_.push_back(a.node);
+    }
+    for (int i : touched_) seen_[i] = 0;
+    touched_.clear();
+    return found;
   }
 
   const Graph& g_;
@@ -285,6 +313,8 @@ class RuleMatcher {
   std::vector<std::pair<Undo, int>> trail_;
   std::vector<TensorType> types_;
   std::vector<int> sorted_;
+  std::vector<char> seen_;  // per graph node; all 0 between calls
+  std::vector<int> stack_, touched_;
 };
 
 // Whether the root's arguments come from the operators the pattern needs

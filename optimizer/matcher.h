@@ -29,8 +29,9 @@ using MatchCallback = std::function<void(const Match&)>;
 // operators, arities and attributes (parameters bind consistently, shape
 // expressions and `where` conditions evaluate true), commutative operators
 // in either argument order; a result of the match that is not a source
-// output has no users outside the match, and no variable binds a result of
-// the match.
+// output has no users outside the match, no variable binds a result of the
+// match or a tensor computed from one (the rewrite would be a cycle), and a
+// pattern node read by several others is the same graph node for each.
 void for_each_match(const Graph& g, const GraphIndex& index, const RuleIndex& rules,
                     std::span<const int> roots, const MatchCallback& callback,
                     int min_reach = 0);

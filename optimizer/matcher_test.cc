@@ -196,6 +196,49 @@ rule shared {
   EXPECT_EQ(matches(g, index), (std::vector<std::string>{"shared: %k %p %q"}));
 }
 
+// Two pattern outputs and a variable computed from one of them outside the
+// match: the target would read its own result, a cycle (the differential
+// fuzzer's seed 436: g4_002946 (reverse) on add(s, w) and add(f(add(s, w)),
+// s) made the search build a cyclic graph and exhaust memory). The same
+// graph with the variable independent of the match matches.
+TEST(Matcher, AVariableComputedFromTheMatchIsNoMatch) {
+  RuleSet set = rules(R"(# tso rules v1
+rule two_adds {
+  origin handwritten
+  status verified specs=test
+  input x1: f32[2,4]
+  input x2: f32[2,4]
+  input x3: f32[2,4]
+  source {
+    %0 = add(x3, x1)
+    %1 = add(x1, x2)
+    output %0, %1
+  }
+  target {
+    %0 = add(x3, x1)
+    %1 = add(x1, x2)
+    output %0, %1
+  }
+}
+)");
+  RuleIndex index;
+  index.add(set, {.reverse_verified = false});
+  auto graph = [](const char* m) {
+    return parse(std::string(R"(graph g {
+  input s: f32[2,4]
+  weight w: f32[2,4]
+  %a = add(s, w)
+  %m = relu()") + m + R"()
+  %b = add(%m, s)
+  output a = %a
+  output b = %b
+})");
+  };
+  EXPECT_EQ(matches(graph("%a"), index), std::vector<std::string>{});
+  EXPECT_EQ(matches(graph("w"), index),
+            (std::vector<std::string>{"two_adds: %a %b", "two_adds: %b %a"}));
+}
+
 TEST_F(MatcherTest, OverlappingMatchesAreAllReported) {
   // concat(split(x)) and the conv merges overlap on the same nodes.
   Graph g = parse(R"(graph g {
