@@ -215,7 +215,8 @@ Status Importer::add_inputs(const onnx::GraphProto& g) {
     if (!inits.count(in.name())) inputs.push_back(&in);  // IR < 4 lists initializers as inputs too
   std::string names;
   for (const onnx::ValueInfoProto* in : inputs) names += (names.empty() ? "" : ", ") + in->name();
-  for (const auto& [name, shape] : options_.input_shapes) {
+  for (const auto& given : options_.input_shapes) {
+    const std::string& name = given.first;
     if (name.empty() && inputs.size() != 1)
       return error("a shape without an input name needs a model with one input; this one has " +
                    std::to_string(inputs.size()) + " (" + names + "): write NAME:D0,D1,...");
