@@ -36,7 +36,7 @@ ORT_TIME = os.path.join(HERE, "ort_time.py")
 # Smallest first; models not named here follow alphabetically.
 ORDER = ["squeezenet1_1", "resnet50", "resnext50_32x4d", "inception_v3", "bert_base_seq128",
          "nasnetalarge"]
-HEAVY = {"nasnetalarge", "bert_base_seq128"}  # fewer timed runs (--heavy-runs)
+HEAVY = {"nasnetalarge", "bert_base_seq128", "nasrnn"}  # fewer timed runs (--heavy-runs)
 TSO_LATENCY = re.compile(r"^latency\s+median\s+([0-9.]+)\s*ms\s*\(min\s+([0-9.]+)", re.M)
 ORT_LINE = re.compile(r"^ort min_ms=([0-9.]+) median_ms=([0-9.]+) runs=\d+\s*$", re.M)
 COST_CACHE = "cpu_costs.json"  # in --cache: one cache of measured costs for every optimization
@@ -468,8 +468,12 @@ def write_markdown(path, setting, results, summary, optimized_lines, last):
 
 
 # -------------------------------------------------------------------- main
-def main():
-    n_cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+def usable_cpus():
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
+def parser():
+    n_cpus = usable_cpus()
     ap = argparse.ArgumentParser(prog="cpu_bench.sh",
                                  description="ONNX Runtime vs tso's CPU runtime on the same ONNX "
                                              "files, alternating rounds (../shared/MEASURING.md).")
@@ -497,7 +501,14 @@ def main():
                     help=f"delete the cost cache ({COST_CACHE} in --cache; also deleted when older "
                          "than the tso binary) and optimize every model again: costs measured on "
                          "a busy machine stay in the cache otherwise")
-    a = ap.parse_args()
+    return ap
+
+
+def options(argv):
+    """The settings of cpu_bench.sh ARGV..., checked, paths absolute (also
+    for experiments/reproduce.py, which times its models with them)."""
+    ap = parser()
+    a = ap.parse_args(argv)
     if a.threads < 1 or a.rounds < 1 or a.runs < 1 or a.heavy_runs < 1 or a.warmup < 0:
         ap.error("--threads, --rounds, --runs, --heavy-runs >= 1; --warmup >= 0")
     a.tso = os.path.abspath(a.tso)
@@ -505,7 +516,26 @@ def main():
     a.models_dir = os.path.abspath(a.models_dir)
     if not os.path.isdir(a.models_dir):
         ap.error(f"no models directory {a.models_dir}")
+    return a, ap
 
+
+def fresh_cost_cache(a):
+    """Deletes the cost cache of --cache when --reoptimize asks or when it is
+    older than the tso binary: costs measured by an older runtime would
+    predict for a runtime that is gone."""
+    costs = os.path.join(a.cache, COST_CACHE)
+    if a.no_optimize or not os.path.exists(costs):
+        return
+    stale = os.path.isfile(a.tso) and os.path.getmtime(costs) < os.path.getmtime(a.tso)
+    if a.reoptimize or stale:
+        progress(f"removing {shown_path(costs)}: "
+                 + ("--reoptimize" if a.reoptimize else "older than the tso binary"))
+        os.remove(costs)
+
+
+def main():
+    n_cpus = usable_cpus()
+    a, ap = options(sys.argv[1:])
     models = find_models(a.models_dir)
     if a.models:
         want = [m.strip() for m in a.models.split(",") if m.strip()]
@@ -530,14 +560,7 @@ def main():
         files.append((stem, path, err))
     # Then optimize them all, so no optimization runs between timings either.
     opts = {}
-    costs = os.path.join(a.cache, COST_CACHE)
-    if not a.no_optimize and os.path.exists(costs):
-        # Costs measured by an older runtime would predict for a runtime that is gone.
-        stale = os.path.isfile(a.tso) and os.path.getmtime(costs) < os.path.getmtime(a.tso)
-        if a.reoptimize or stale:
-            progress(f"removing {shown_path(costs)}: "
-                     + ("--reoptimize" if a.reoptimize else "older than the tso binary"))
-            os.remove(costs)
+    fresh_cost_cache(a)
     for stem, path, err in files:
         if not a.no_optimize:
             opts[stem] = {"error": "not optimized: " + err} if err else optimized(stem, path, a)

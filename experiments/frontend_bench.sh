@@ -4,8 +4,9 @@
 # (target <= 3 s on 2 cores), each the best of three runs of `tso run`.
 #   experiments/frontend_bench.sh [TSO_BINARY] [MODELS_DIR]
 set -eu
-tso=${1:-build/tso}
-models=${2:-../shared/models}
+root=$(cd "$(dirname "$0")/.." && pwd)
+tso=${1:-$root/build/tso}
+models=${2:-$root/../shared/models}
 best() {  # best() PATTERN: the smallest "<PATTERN> ... in N ms" figure on stdin
   grep "$1" | sed 's/.* in \([0-9.]*\) ms.*/\1/' | sort -n | head -1
 }

@@ -13,7 +13,7 @@
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 tso=${TSO_BUILD:-$root/build}/tso
-models=${TSO_MODELS:-/work/shared/models}
+models=${TSO_MODELS:-$root/../shared/models}
 device=$root/optimizer/devices/h100.json
 [ -x "$tso" ] || { echo "lookahead_models.sh: no $tso; build the tso target" >&2; exit 1; }
 if [ $# -eq 0 ]; then

@@ -9,7 +9,7 @@ set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
 [ $# -gt 0 ] && shift
-models=${TSO_MODELS:-/work/shared/models}
+models=${TSO_MODELS:-$root/../shared/models}
 tso=$build/tso
 [ -x "$tso" ] || { echo "optimize_models.sh: no $tso; build the tso target" >&2; exit 1; }
 tmp=$(mktemp -d)

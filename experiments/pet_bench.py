@@ -29,7 +29,8 @@ import time
 import cpu_bench
 from cpu_bench import ROOT, first_line, progress, run_process, shown_path, time_tso
 
-ZOO = {"csrnet", "resnet18"}
+ZOO = {"csrnet", "resnet18"}  # this table's models from tso zoo
+BATCHED = {"csrnet", "resnet18"}  # tso zoo models that take --batch
 MODELS = ["csrnet", "resnet18", "inception_v3", "bert_base_seq128"]
 PET_RULES = "pet_mutants.rules"
 COST_CACHE = "pet_costs.json"
@@ -42,18 +43,27 @@ def rule_files(partial):
                   if f.endswith(".rules") and (partial or f != PET_RULES))
 
 
+def zoo_model(stem, batch, a):
+    """(path, None) or (None, error): `tso zoo STEM` at this batch in the
+    cache, written again when the tso binary is newer (nasrnn has batch 1
+    only, and no --batch flag)."""
+    os.makedirs(a.cache, exist_ok=True)
+    out = os.path.join(a.cache, f"{stem}.b{batch}.onnx")
+    if not (os.path.isfile(out) and os.path.getmtime(out) > os.path.getmtime(a.tso)):
+        progress(f"{stem} b{batch}: tso zoo {stem}" + (f" --batch {batch}" if stem in BATCHED else ""))
+        flags = ["--batch", str(batch)] if stem in BATCHED else []
+        _, err = run_process([a.tso, "zoo", stem, "--seed", str(a.seed), "-o", out] + flags,
+                             a.timeout)
+        if err:
+            return None, f"tso zoo: {err}"
+    return out, None
+
+
 def model_file(stem, batch, a):
     """(path, flags for tso on it) or (None, error): the model at this batch."""
-    os.makedirs(a.cache, exist_ok=True)
     if stem in ZOO:
-        out = os.path.join(a.cache, f"{stem}.b{batch}.onnx")
-        if not (os.path.isfile(out) and os.path.getmtime(out) > os.path.getmtime(a.tso)):
-            progress(f"{stem} b{batch}: tso zoo {stem} --batch {batch}")
-            _, err = run_process([a.tso, "zoo", stem, "--batch", str(batch), "--seed", str(a.seed),
-                                  "-o", out], a.timeout)
-            if err:
-                return None, f"tso zoo: {err}"
-        return out, []
+        out, err = zoo_model(stem, batch, a)
+        return (out, []) if out else (None, err)
     src = os.path.join(a.models_dir, f"{stem}.graph.onnx")
     if not os.path.isfile(src):
         return None, f"no {src}"
@@ -174,12 +184,11 @@ def families(rep):
     return out
 
 
-def main():
-    n_cpus = len(os.sched_getaffinity(0))
+def parser():
     ap = argparse.ArgumentParser(prog="pet_bench.sh", description=__doc__.split("\n\n")[0])
     ap.add_argument("--models", default=",".join(MODELS), help="default " + ",".join(MODELS))
     ap.add_argument("--batches", default="1,16", help="default 1,16")
-    ap.add_argument("--threads", type=int, default=n_cpus)
+    ap.add_argument("--threads", type=int, default=cpu_bench.usable_cpus())
     ap.add_argument("--rounds", type=int, default=3, help="alternating rounds (default 3)")
     ap.add_argument("--runs", type=int, default=10, help="timed runs per process (default 10)")
     ap.add_argument("--heavy-runs", type=int, default=3,
@@ -195,10 +204,42 @@ def main():
     ap.add_argument("--reoptimize", action="store_true",
                     help=f"optimize again and delete the cost cache ({COST_CACHE} in --cache)")
     ap.add_argument("--out", help="also write the tables as markdown")
-    a = ap.parse_args()
+    return ap
+
+
+def options(argv):
+    """The settings of pet_bench.sh ARGV..., paths absolute (also for
+    experiments/reproduce.py)."""
+    a = parser().parse_args(argv)
     a.tso, a.cache = os.path.abspath(a.tso), os.path.abspath(a.cache)
     a.models_dir = os.path.abspath(a.models_dir)
     a.tso_flags = ""
+    return a
+
+
+def bench_row(stem, batch, a):
+    """One row of the table: the model at this batch, optimized with the
+    fully equivalent rules and with the partial ones, the three files timed
+    in alternating rounds, the correction's time. {"error"} when the model
+    or an optimization failed."""
+    path, flags = model_file(stem, batch, a)
+    if path is None:
+        return {"error": flags}
+    full = optimize(stem, batch, path, flags, False, a)
+    part = optimize(stem, batch, path, flags, True, a)
+    if "error" in full or "error" in part:
+        return {"error": full.get("error") or part.get("error")}
+    times = bench(stem, batch, [("input", path, flags), ("full", full["path"], []),
+                                ("partial", part["path"], [])], a)
+    corr, err = correction_ms(part["path"], a)
+    row = {"times": times, "full": full, "partial": part, "correction": corr,
+           "correction_error": err}
+    print_row(stem, batch, row)
+    return row
+
+
+def main():
+    a = options(sys.argv[1:])
     if a.reoptimize and os.path.exists(os.path.join(a.cache, COST_CACHE)):
         os.remove(os.path.join(a.cache, COST_CACHE))
     setting = [
@@ -219,21 +260,7 @@ def main():
     rows = []
     for stem in [m.strip() for m in a.models.split(",") if m.strip()]:
         for batch in [int(b) for b in a.batches.split(",")]:
-            path, flags = model_file(stem, batch, a)
-            if path is None:
-                rows.append((stem, batch, {"error": flags}))
-                continue
-            full = optimize(stem, batch, path, flags, False, a)
-            part = optimize(stem, batch, path, flags, True, a)
-            if "error" in full or "error" in part:
-                rows.append((stem, batch, {"error": full.get("error") or part.get("error")}))
-                continue
-            times = bench(stem, batch, [("input", path, flags), ("full", full["path"], []),
-                                        ("partial", part["path"], [])], a)
-            corr, err = correction_ms(part["path"], a)
-            rows.append((stem, batch, {"times": times, "full": full, "partial": part,
-                                       "correction": corr, "correction_error": err}))
-            print_row(stem, batch, rows[-1][2])
+            rows.append((stem, batch, bench_row(stem, batch, a)))
             if a.out:  # after every row: a long run stopped early keeps what it measured
                 with open(a.out, "w") as f:
                     f.write(markdown(setting, rows))
@@ -257,8 +284,13 @@ def print_row(stem, batch, r):
 def markdown(setting, rows):
     out = ["# Partial equivalence on tso's CPU runtime", "", "```"]
     out += [f"{k:<9} {v}" for k, v in setting]
-    out += ["```", "",
-            "Latency, minimum over the rounds (median in parentheses), ms. `full`: optimized with "
+    out += ["```", ""]
+    return "\n".join(out + table_lines(rows)) + "\n"
+
+
+def table_lines(rows):
+    """The three tables of [(model, batch, bench_row(...))] as markdown lines."""
+    out = ["Latency, minimum over the rounds (median in parentheses), ms. `full`: optimized with "
             "the fully equivalent rules; `partial`: with the partial rules too. The speedup "
             "columns divide minimums.", "",
             "| model | batch | input | full | partial | partial vs full | partial vs input "
@@ -295,7 +327,7 @@ def markdown(setting, rows):
         corr = (f"{r['correction'][0]:.2f} | {r['correction'][1]:.1f}" if r["correction"]
                 else f"failed: {r['correction_error']} |")
         detail.append(f"| {stem} | {batch} | {text} | {boxes} | {elements} | {corr} |")
-    return "\n".join(out + detail + fams) + "\n"
+    return out + detail + fams
 
 
 if __name__ == "__main__":
