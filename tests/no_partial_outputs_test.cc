@@ -196,6 +196,7 @@ class NoPartialOutputs : public ::testing::Test {
                                          : "at " + d.interrupt_at));
     const std::map<std::string, std::string> before = files();
     const Outcome o = run(args, d);
+    if (refused_as_busy(o)) return;
     EXPECT_EQ(o.signal, d.signal) << "exit " << o.exit_code << ": " << o.err;
     EXPECT_EQ(listing(files()), listing(before));
   }
@@ -206,11 +207,21 @@ class NoPartialOutputs : public ::testing::Test {
     SCOPED_TRACE(args[0] + " with writes failing past 100 bytes");
     const std::map<std::string, std::string> before = files();
     const Outcome o = run(args, file_size_limit(100));
+    if (refused_as_busy(o)) return;
     EXPECT_EQ(o.exit_code, 1) << "signal " << o.signal << ": " << o.err;
     EXPECT_EQ(listing(files()), listing(before));
   }
 
+  // The CPU profiler refuses to time on a machine too busy to measure (exit
+  // code 2, before writing anything): such a run tests nothing here.
+  bool refused_as_busy(const Outcome& o) const {
+    const bool busy = o.exit_code == 2 && o.err.find("the machine is busy") != std::string::npos;
+    busy_ = busy_ || busy;
+    return busy;
+  }
+
   fs::path dir_, scratch_;
+  mutable bool busy_ = false;
 };
 
 TEST_F(NoPartialOutputs, OptimizeKeepsTheModelAndReportOrWritesEachWhole) {
@@ -332,6 +343,7 @@ TEST_F(NoPartialOutputs, Profile) {
   expect_interrupted_leaving_all(args, at("rename:1"));
   expect_interrupted_leaving_all(args, at("write:1"));
   expect_failed_leaving_all(args);
+  if (busy_) GTEST_SKIP() << "the machine was too busy to profile on";
 }
 
 TEST_F(NoPartialOutputs, Zoo) {
