@@ -88,6 +88,9 @@ TEST(InputShapeCli, EveryModelCommandTakesTheShape) {
   fs::path costs = fs::path(::testing::TempDir()) / "dyn2.costs.json";
   r = tso({"profile", model.string(), "--input-shape", "x:2,3,8", "--device", "cpu", "-o",
            costs.string()});
+  // The CPU profiler refuses to time on a machine too busy to measure.
+  if (r.exit_code == 2 && r.err.find("the machine is busy") != std::string::npos)
+    GTEST_SKIP() << "tso profile: the machine was too busy to time on";
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(testing::read_file(costs).find("relu(f32[2,3,8])"), std::string::npos);
 }
