@@ -79,7 +79,11 @@ std::optional<ModelFile> load_model_file(const ModelFileOptions& opts, const cha
   Expected<ImportOptions> io = import_options(opts);
   if (!io) return fail(kExitBadInput, io.error().message);
   Expected<ModelFile> m = driver::load_model({opts.file, std::nullopt, *io});
-  if (!m) return fail(kExitBadInput, m.error().message);
+  if (!m) {
+    std::fprintf(stderr, "%s\n", m.error().message.c_str());  // it carries its location
+    *exit_code = kExitBadInput;
+    return std::nullopt;
+  }
   for (const std::string& w : m->onnx.warnings)
     std::fprintf(stderr, "%s: warning: %s\n", opts.file.c_str(), w.c_str());
   return std::move(*m);

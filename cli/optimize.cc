@@ -77,6 +77,10 @@ int run_optimize(const OptimizeFlags& f) {
   if (!f.quiet) options.progress = options.info;
   driver::Failure failure;
   Expected<driver::OptimizedModel> m = driver::optimize_model(source, options, &failure);
+  if (!m && failure == driver::Failure::kBadModel) {
+    std::fprintf(stderr, "%s\n", m.error().message.c_str());  // it carries its location
+    return kExitBadInput;
+  }
   if (!m)
     return fail(failure == driver::Failure::kIo            ? kExitIoError
                 : failure == driver::Failure::kCheckFailed ? kExitCheckFailed

@@ -13,10 +13,10 @@
 
 #include "cli/commands.h"
 #include "cli/model_file.h"
+#include "driver/execute.h"
 #include "frontend/tensor_file.h"
 #include "runtime/common/memory.h"
 #include "runtime/cpu/run_model.h"
-#include "runtime/reference/executor.h"
 #ifdef TSO_HAVE_CUDA_RUNTIME
 #include "runtime/cuda/run_model.h"
 #endif
@@ -40,36 +40,11 @@ struct RunOptions {
 using DeviceRun = Expected<std::vector<WeightData>> (*)(const Graph&,
                                                         const std::vector<WeightData>&);
 
-Expected<std::vector<WeightData>> run_reference(const Graph& g,
-                                                const std::vector<WeightData>& inputs) {
-  std::map<std::string, ref::Tensor<float>> feeds;
-  size_t k = 0;
-  for (int i : g.input_nodes()) {
-    const Node& n = g.node(i);
-    if (n.op != Op::Input) continue;
-    Expected<ref::Tensor<float>> t = ref::weight_value<float>(inputs[k++]);
-    if (!t) return Error{"input '" + n.name + "': " + t.error().message};
-    feeds.emplace(n.name, std::move(*t));
-  }
-  Expected<std::vector<ref::Tensor<float>>> outs = ref::evaluate<float>(g, feeds);
-  if (!outs) return outs.error();
-  std::vector<WeightData> result;
-  for (size_t o = 0; o < outs->size(); ++o) {
-    WeightData w;
-    w.type = {DType::kF32, (*outs)[o].shape};
-    const auto& data = (*outs)[o].data;
-    w.bytes.resize(data.size() * sizeof(float));
-    std::memcpy(w.bytes.data(), data.data(), w.bytes.size());
-    result.push_back(std::move(w));
-  }
-  return result;
-}
-
 struct Device {
   const char* name;
   DeviceRun run;
 };
-const Device kDevices[] = {{"reference", run_reference}};
+const Device kDevices[] = {{"reference", driver::run_reference}};
 
 WeightData random_input(const TensorType& type, uint64_t seed) {
   WeightData w;

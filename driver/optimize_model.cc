@@ -139,7 +139,10 @@ Expected<OptimizedModel> optimize_model(const ModelSource& source, const Optimiz
     }
   }
   Expected<LoadedModel> input = load_model(source);
-  if (!input) return input.error();
+  if (!input) {
+    *failure = Failure::kBadModel;
+    return input.error();
+  }
   if (o.warning)
     for (const std::string& w : input->onnx.warnings) o.warning(source.path + ": warning: " + w);
 

@@ -38,8 +38,10 @@ struct OptimizeModelOptions {
   std::function<void(const std::string&)> progress;
 };
 
-// Why optimize_model failed, for the CLI's exit code.
-enum class Failure { kIo, kBadInput, kCheckFailed };
+// Why optimize_model failed, for the CLI's exit code. kBadModel: the model is
+// malformed or ill-typed, and the message starts with its location
+// ("model.onnx: node 'conv1' (Conv): ...", "graph.tso:5:15: ...").
+enum class Failure { kIo, kBadInput, kBadModel, kCheckFailed };
 
 struct OptimizedModel {
   LoadedModel input;

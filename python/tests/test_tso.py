@@ -99,14 +99,14 @@ def test_errors_carry_the_commands_messages(tmp_path, tso_binary):
         tso.optimize(dynamic, device=H100)
     assert "dynamic dimension 0 ('batch')" in str(e.value)
     assert "--input-shape input:" in str(e.value)
-    assert cli_error(tso_binary, "inspect", dynamic) == (2, f"tso inspect: {e.value}\n")
+    assert cli_error(tso_binary, "inspect", dynamic) == (2, f"{e.value}\n")  # it names the file
 
     malformed = tmp_path / "malformed.onnx"
     malformed.write_bytes(b"\x0a\xff\xff not a model")
     with pytest.raises(tso.Error) as e:
         tso.inspect(str(malformed))
     assert str(malformed) in str(e.value)
-    assert cli_error(tso_binary, "inspect", str(malformed)) == (2, f"tso inspect: {e.value}\n")
+    assert cli_error(tso_binary, "inspect", str(malformed)) == (2, f"{e.value}\n")
     with pytest.raises(tso.Error):
         tso.run(malformed.read_bytes(), [])
 
