@@ -37,9 +37,8 @@ def tensat(stem):
 TASO_PAPER = ("Jia et al., TASO: Optimizing Deep Learning Computation with Automatic Generation "
               "of Graph Substitutions, SOSP 2019")
 TASO_NOTES = [
-    f"{TASO_PAPER}, abstract: on five DNN architectures TASO outperforms existing DNN "
-    "frameworks by up to 2.8x. Its Figure 7 gives per-model bars (ResNet-50, NasNet-A, "
-    "ResNeXt-50, NasRNN, BERT; cuDNN/TensorRT on a GPU); their values were not read in a "
+    f"{TASO_PAPER}, abstract: on five real-world DNN architectures TASO outperforms existing "
+    "DNN frameworks by up to 2.8x. The per-model figures of its Figure 7 were not read in a "
     "source checked here and are left out.",
     "TASO's project page (catalyst.cs.cmu.edu/projects/taso.html): a ResNet module 1.3x "
     "faster on a V100 GPU after TASO's transformations.",
