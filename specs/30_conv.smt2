@@ -90,23 +90,6 @@
      :pattern ((conv2d s p d g a (concat 0 4 n0 n1 x1 x2) w))
      :pattern ((concat 0 4 n0 n1 (conv2d s p d g a x1 w) (conv2d s p d g a x2 w))))))
 
-; Grouped convolution with two groups: each half of the input channels is
-; convolved with its own weights; the two weights must have the same number
-; of output channels (groups split C_out evenly).
-; axiom conv-grouped
-; test s=[1,1] p=[1,0,0,0,0] d=[1,1] a=0 c=4 h=2 h2=2 n0=3 n1=3 x=f32[1,4,5,5] w1=f32[3,2,3,3] w2=f32[3,2,3,3]
-; test s=[2,2] p=[0,0,0,0,0] d=[1,1] a=1 c=2 h=1 h2=1 n0=1 n1=1 x=f32[2,2,5,6] w1=f32[1,1,3,2] w2=f32[1,1,3,2]
-(assert (forall ((s (Seq Int)) (p (Seq Int)) (d (Seq Int)) (a Int) (c Int) (h Int) (h2 Int)
-                 (n0 Int) (n1 Int) (x T) (w1 T) (w2 T))
-  (! (=> (and (rk x 4) (= (dim x 1) c) (= c (* 2 h)) (= h2 h) (= n0 n1) (ok_act a)
-              (ok_concat 0 4 n0 n1 w1 w2) (= (dim w1 1) h)
-              (conv_fits s p d (dim x 2) (dim x 3) (dim w1 2) (dim w1 3)))
-         (= (concat 1 4 n0 n1 (conv2d s p d 1 a (split 1 c 0 h x) w1)
-                              (conv2d s p d 1 a (split 1 c h h2 x) w2))
-            (conv2d s p d 2 a x (concat 0 4 n0 n1 w1 w2))))
-     :pattern ((concat 1 4 n0 n1 (conv2d s p d 1 a (split 1 c 0 h x) w1)
-                                 (conv2d s p d 1 a (split 1 c h h2 x) w2))))))
-
 ; A kernel zero-padded symmetrically computes the same with `same` padding
 ; at stride 1 (at stride 2 an even input would shift the windows).
 ; axiom conv-enlarge

@@ -10,6 +10,7 @@
 
 #include "core/text_format.h"
 #include "optimizer/analytic_cost.h"
+#include "optimizer/cost_model.h"
 #include "optimizer/optimize.h"
 #include "optimizer/rewrite_kind.h"
 #include "optimizer/test_graphs.h"
@@ -263,6 +264,56 @@ TEST_F(GeneratedRulesTest, BertProjectionsWithBiasMergeIntoOneMatmul) {
   EXPECT_EQ(count(r.graph, Op::Add), 1) << print(r.graph);
   EXPECT_EQ(kind(r, RewriteKind::kMergeMatmuls), 2) << applied_rules(r);
   EXPECT_TRUE(r.checked);
+}
+
+// Counts kernels: every node that runs costs the same (weight-only nodes
+// are folded and cost nothing), so a rewrite pays where it runs fewer
+// kernels, as launches dominate small grouped convolutions.
+class KernelCount : public CostModel {
+ public:
+  double node_us(const Node&, std::span<const TensorType>) const override { return 10; }
+  std::string describe() const override { return "kernel count"; }
+};
+
+// ResNeXt's branches: two convolutions of equal width on two inputs,
+// concatenated, are one grouped conv over the concatenated inputs (two
+// kernels, the weights' concat folded, instead of three). With unequal
+// widths the groups of the merged conv would cut the weights elsewhere, so
+// the rule (where dim(w2,0) == dim(w1,0)) does not apply.
+TEST_F(GeneratedRulesTest, ConvsOnTwoInputsMergeIntoAGroupedConvWhereWidthsAreEqual) {
+  const char* text = R"(graph branches {
+    input x1: f32[1,32,14,14]
+    input x2: f32[1,32,14,14]
+    weight w1: f32[32,32,3,3]
+    weight w2: f32[%d,32,3,3]
+    %%a = conv2d(x1, w1, pad=[1,1,1,1])
+    %%b = conv2d(x2, w2, pad=[1,1,1,1])
+    %%c = concat(%%a, %%b, axis=1)
+    output y = %%c
+  })";
+  auto grouped = [](const Graph& g) {
+    int n = 0;
+    for (const Node& node : g.nodes())
+      n += node.op == Op::Conv2d && node.attrs.i(AttrKey::groups) == 2;
+    return n;
+  };
+  KernelCount model;
+  for (int width : {32, 16}) {
+    char buf[512];
+    std::snprintf(buf, sizeof buf, text, width);
+    Expected<OptimizeResult> r = optimize(with_weights(buf), generated_, model);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    if (width == 32) {
+      EXPECT_TRUE(r->checked);  // the numerical check against the input graph
+      EXPECT_EQ(count(r->graph, Op::Conv2d), 1) << print(r->graph);
+      EXPECT_EQ(grouped(r->graph), 1) << print(r->graph);
+      EXPECT_EQ(kind(*r, RewriteKind::kMergeConvs), 1) << applied_rules(*r);
+    } else {
+      EXPECT_EQ(count(r->graph, Op::Conv2d), 2) << print(r->graph);
+      EXPECT_EQ(grouped(r->graph), 0) << print(r->graph);
+      EXPECT_EQ(kind(*r, RewriteKind::kMergeConvs), 0) << applied_rules(*r);
+    }
+  }
 }
 
 }  // namespace

@@ -110,6 +110,23 @@ TEST(VerifierRules, FalseRulesAreNeverProved) {
   EXPECT_GE(refuted, 6);
 }
 
+// Merges of convolutions into a grouped one (specs/32_conv_groups.smt2):
+// proved where both parts have the same output channels per group (two
+// inputs, grouped parts, depthwise), refuted for the close variants without
+// that condition or with unequal group widths.
+TEST(VerifierRules, GroupedMergesHoldExactlyForEqualGroupWidths) {
+  RuleSet set = load("verifier/testdata/grouped.rules");
+  ASSERT_EQ(set.rules.size(), 9u);
+  std::vector<verifier::RuleOutcome> out = verify(set.rules);
+  ASSERT_EQ(out.size(), set.rules.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    const std::string& name = set.rules[i].name;
+    RuleStatus::Kind want =
+        name.starts_with("merge_") ? RuleStatus::Kind::kVerified : RuleStatus::Kind::kRefuted;
+    EXPECT_EQ(out[i].status.kind, want) << name << ": " << out[i].status.detail;
+  }
+}
+
 // Re-verifies each committed generated rule file (all of it up to 2000 rules,
 // otherwise a fixed seeded sample of 2000; timeouts aside) and fails on any
 // status change.
