@@ -8,13 +8,16 @@
 
 #include "cli/commands.h"
 #include "cli/interrupt.h"
+#include "cli/version.h"
 
 namespace {
 
 int run(int argc, char** argv) {
   using namespace tso::cli;
   CLI::App app{"tso: a tensor graph superoptimizer", "tso"};
-  app.set_version_flag("--version", "tso " TSO_VERSION);
+  app.set_version_flag("--version", version_text,
+                       "print the version, the default rule files' and specs' hashes and the "
+                       "libraries' versions, and exit");
   app.require_subcommand(1);
 
   std::vector<Command> commands = {add_inspect(app),   add_generate(app), add_run(app),

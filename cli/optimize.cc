@@ -57,6 +57,8 @@ bool same_file(const std::string& a, const std::string& b) {
 
 int run_optimize(const OptimizeFlags& f) {
   namespace fs = std::filesystem;
+  if (f.output.empty())
+    return fail(kExitBadInput, "no output: give it as a second argument or with -o FILE");
   if (same_file(f.model.file, f.output))
     return fail(kExitBadInput, "the output " + f.output + " is the input file; choose another");
   std::string report_ext = fs::path(f.report).extension().string();
@@ -159,7 +161,11 @@ Command add_optimize(CLI::App& tso) {
       "optimize", "search for a cheaper equivalent graph with verified rules and write it");
   app->add_option("model", flags->model.file, "the model: .onnx, or the canonical text format")
       ->required();
-  app->add_option("-o,--output", flags->output, "where to write the optimized model")->required();
+  // The output as onnxsim takes it (`tso optimize IN OUT`) or as a flag.
+  CLI::Option* out =
+      app->add_option("output", flags->output, "where to write the optimized model (or -o)");
+  app->add_option("-o,--output", flags->output, "where to write the optimized model")
+      ->excludes(out);
   add_model_file_options(app, &flags->model);
   app->add_option("--rules", flags->options.rules,
                   "rule files (default: every *.rules in " + opt::default_rules_dir() + ")");
@@ -198,8 +204,8 @@ Command add_optimize(CLI::App& tso) {
   app->add_option("--report", flags->report, "write a report, markdown (.md) or JSON (.json)");
   app->add_flag("--allow-unverified", flags->options.allow_unverified,
                 "also use rules not proved (unverified, unknown, refuted): for tests only");
-  app->add_option("--check-runs", flags->options.check.runs,
-                  "random input sets for the numerical check")
+  app->add_option("--check,--check-runs", flags->options.check.runs,
+                  "random input sets for the numerical check (as onnxsim's check_n)")
       ->check(CLI::Range(2, 100));
   app->add_flag("-q,--quiet", flags->quiet, "no progress lines on stderr");
   app->add_flag("--no-verify-speed", flags->no_verify_speed,

@@ -16,6 +16,7 @@
 #include "frontend/onnx_util.h"
 #include "frontend/opaque.h"
 #include "frontend/random_weights.h"
+#include "onnx/common/version.h"
 
 namespace tso {
 
@@ -602,6 +603,13 @@ Expected<ImportedModel> import_onnx_bytes(std::string_view bytes, const std::str
     return Error{display_name + ": not a valid ONNX protobuf (truncated or corrupt file?)"};
   Importer importer(display_name, base_dir, options);
   return importer.run(model);
+}
+
+std::string onnx_library_versions() {
+  const int pb = GOOGLE_PROTOBUF_VERSION;  // e.g. 3021012
+  return std::string("ONNX ") + onnx::LAST_RELEASE_VERSION + ", protobuf " +
+         std::to_string(pb / 1000000) + "." + std::to_string(pb / 1000 % 1000) + "." +
+         std::to_string(pb % 1000);
 }
 
 Expected<ImportedModel> import_onnx(const std::string& path, const ImportOptions& options) {

@@ -84,6 +84,10 @@ struct ImportedModel {
   ImportStats stats;
 };
 
+// The ONNX and protobuf libraries the frontend is built with, e.g.
+// "ONNX 1.12.0, protobuf 3.21.12".
+std::string onnx_library_versions();
+
 // Reads `path`. Errors name the file and, where one is at fault, the node:
 // "model.onnx: node 'conv1' (Conv): ...".
 Expected<ImportedModel> import_onnx(const std::string& path, const ImportOptions& options = {});

@@ -8,6 +8,8 @@
 #include <regex>
 #include <sstream>
 
+#include "core/fnv.h"
+
 namespace tso::specs {
 
 namespace {
@@ -18,22 +20,12 @@ Error at(const std::string& file, int line, const std::string& msg) {
   return Error{file + ":" + std::to_string(line) + ": " + msg};
 }
 
-std::string hex64(uint64_t h) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
-}
-
-// FNV-1a over each file's base name and text.
+// FNV-1a over each file's base name and text, each followed by a 0xff byte.
 std::string hash_files(const std::vector<SpecFile>& files) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  auto feed = [&](std::string_view s) {
-    for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
-    h = (h ^ 0xff) * 0x100000001b3ull;
-  };
+  uint64_t h = kFnvOffset;
   for (const SpecFile& f : files) {
-    feed(fs::path(f.path).filename().string());
-    feed(f.text);
+    h = fnv1a("\xff", fnv1a(fs::path(f.path).filename().string(), h));
+    h = fnv1a("\xff", fnv1a(f.text, h));
   }
   return hex64(h);
 }
@@ -157,15 +149,14 @@ Error z3_error(const SpecSource& src, const std::vector<int>& first_line, std::s
       --i;
       std::string text = m[3];
       while (!text.empty() && (text.back() == '\n' || text.back() == ')')) text.pop_back();
-      return Error{src.files[i].path + ":" + std::to_string(line - first_line[i] + 1) +
-                   ":" + m[2].str() + ": SMT-LIB2: " + text};
+      return Error{src.files[i].path + ":" + std::to_string(line - first_line[i] + 1) + ":" +
+                   m[2].str() + ": SMT-LIB2: " + text};
     }
   }
   return Error{"specs: SMT-LIB2: " + msg};
 }
 
-void collect_functions(const z3::expr& e, std::set<std::string>* out,
-                       std::set<unsigned>* seen) {
+void collect_functions(const z3::expr& e, std::set<std::string>* out, std::set<unsigned>* seen) {
   if (!seen->insert(e.id()).second) return;
   if (e.is_app()) {
     if (e.decl().decl_kind() == Z3_OP_UNINTERPRETED) out->insert(e.decl().name().str());
@@ -197,8 +188,9 @@ Status check_patterns(const z3::expr& q, const std::string& file, int line,
     for (unsigned t = 0; t < Z3_get_pattern_num_terms(c, p); ++t)
       collect_vars(z3::expr(q.ctx(), Z3_get_pattern(c, p, t)), &seen);
     if (seen.size() != vars)
-      return at(file, line, "pattern " + std::to_string(i + 1) + " of axiom '" + name +
-                                "' does not mention every bound variable");
+      return at(file, line,
+                "pattern " + std::to_string(i + 1) + " of axiom '" + name +
+                    "' does not mention every bound variable");
   }
   return Status::Ok();
 }
@@ -235,7 +227,7 @@ Expected<SpecSource> read_specs(const std::string& dir) {
 
 Expected<std::vector<Axiom>> parse_axioms(const SpecSource& src, const OpFunctions& fns) {
   std::string joined;
-  std::vector<int> first_line;  // line of the joined text where each file starts
+  std::vector<int> first_line;                // line of the joined text where each file starts
   std::vector<std::pair<int, Block>> blocks;  // (file index, block)
   int line = 1;
   for (size_t i = 0; i < src.files.size(); ++i) {

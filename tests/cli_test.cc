@@ -88,10 +88,42 @@ TEST(Cli, HelpListsTheSubcommands) {
   EXPECT_NE(r.out.find("inspect"), std::string::npos) << r.out;
 }
 
-TEST(Cli, VersionPrintsTheProjectVersion) {
+TEST(Cli, VersionPrintsTheProjectVersionRuleHashesAndLibraries) {
   RunResult r = run_tso({"--version"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "tso " TSO_VERSION "\n");
+  EXPECT_EQ(r.out.rfind("tso " TSO_VERSION "\n", 0), 0u) << r.out;
+  // Every default rule file, with a 16-digit hash of its text.
+  for (const auto& e : std::filesystem::directory_iterator(TSO_SOURCE_DIR "/substitutions")) {
+    if (e.path().extension() != ".rules") continue;
+    EXPECT_TRUE(std::regex_search(
+        r.out, std::regex("\n  [0-9a-f]{16}  " + e.path().filename().string() + "\n")))
+        << e.path() << " in\n"
+        << r.out;
+  }
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\nspecs [0-9a-f]{16} "))) << r.out;
+  for (const char* lib : {"oneDNN ", "Z3 ", "ONNX ", "protobuf "})
+    EXPECT_NE(r.out.find(lib), std::string::npos) << lib << " in\n" << r.out;
+}
+
+TEST(Optimize, TakesTheOutputAsSecondArgumentAndCheckN) {
+  const std::string out =
+      (std::filesystem::path(::testing::TempDir()) / "conv.positional.tso").string();
+  const std::string device = TSO_SOURCE_DIR "/optimizer/devices/h100.json";
+  RunResult r =
+      run_tso({"optimize", "tests/data/conv.tso", out, "--device", device, "--check", "3", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(out));
+  r = run_tso({"optimize", "tests/data/conv.tso", "--device", device});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no output: give it as a second argument or with -o FILE"),
+            std::string::npos)
+      << r.err;
+  r = run_tso({"optimize", "tests/data/conv.tso", out, "-o", out, "--device", device});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("excludes"), std::string::npos) << r.err;
+  r = run_tso({"optimize", "tests/data/conv.tso", out, "--device", device, "--check", "1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--check"), std::string::npos) << r.err;
 }
 
 TEST(Cli, NoSubcommandIsAUsageError) {

@@ -181,4 +181,10 @@ Expected<std::vector<RuleOutcome>> verify_rules(
   return outcomes;
 }
 
+std::string z3_version() {
+  unsigned major = 0, minor = 0, build = 0, revision = 0;
+  Z3_get_version(&major, &minor, &build, &revision);
+  return "Z3 " + std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(build);
+}
+
 }  // namespace tso::verifier

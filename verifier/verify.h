@@ -41,4 +41,7 @@ Expected<std::vector<RuleOutcome>> verify_rules(
     const std::vector<Rule>& rules, const specs::SpecSource& specs, const VerifyOptions& options,
     const std::function<void(const VerifyProgress&)>& progress = {});
 
+// The Z3 library the verifier is linked with, e.g. "Z3 4.8.12".
+std::string z3_version();
+
 }  // namespace tso::verifier
