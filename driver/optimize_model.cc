@@ -100,6 +100,7 @@ opt::ReportContext report_context(const std::string& model, const Rules& rules,
   c.lookahead = o.search.lookahead;
   c.tolerance = o.check.tolerance;
   c.rewrite_kinds = opt::count_rewrite_kinds(r.search.applied, rules.index);
+  c.applied_kinds = opt::classify_applied(r.search.applied, rules.index);
   return c;
 }
 
@@ -174,6 +175,7 @@ Expected<OptimizedModel> optimize_model(const ModelSource& source, const Optimiz
     out.missing_not_exported = m->not_exported.size();
   }
   out.report = report_context(source.path, **rules, cost, o, *r);
+  out.report.measured_costs = (*target)->table || (*target)->cache;
   // Never slower: the optimized graph is kept only if it measures no slower
   // than the input on the runtime (verify_speed false: always).
   out.report.speed.note = "--no-verify-speed";

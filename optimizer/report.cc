@@ -22,6 +22,20 @@ std::vector<RuleCount> count_rules(const std::vector<AppliedRewrite>& applied) {
   return out;
 }
 
+RewriteKind applied_kind(const ReportContext& c, size_t i) {
+  return i < c.applied_kinds.size() ? c.applied_kinds[i] : RewriteKind::kOther;
+}
+
+std::array<KindGain, kNumRewriteKinds> kind_gains(const SearchResult& s, const ReportContext& c) {
+  std::array<KindGain, kNumRewriteKinds> g{};
+  for (size_t i = 0; i < s.applied.size(); ++i) {
+    KindGain& k = g[static_cast<int>(applied_kind(c, i))];
+    ++k.applications;
+    k.predicted_gain_us += site_cost(s.applied[i].before) - site_cost(s.applied[i].after);
+  }
+  return g;
+}
+
 namespace {
 
 std::string fmt(const char* f, double v) {
@@ -57,6 +71,32 @@ std::string progress_text(const SearchResult& s) {
          fmt("%.3f", last.seconds) + " s (expansion " + std::to_string(last.expansions) + ")";
 }
 
+std::string costs_text(const ReportContext& c) {
+  return c.measured_costs ? "measured per operator (" + c.cost_model + ")"
+                          : "analytic, predicted per operator (" + c.cost_model + ")";
+}
+
+// "conv2d conv1 12.30 us, relu r 1.20 us"
+std::string site_text(const std::vector<SiteNode>& site) {
+  std::vector<std::string> parts;
+  for (const SiteNode& n : site)
+    if (!n.boundary) parts.push_back(n.op + " " + n.name + " " + fmt("%.2f", n.cost_us) + " us");
+  return parts.empty() ? "(nothing)" : join(parts, ", ");
+}
+
+nlohmann::ordered_json site_json(const std::vector<SiteNode>& site) {
+  nlohmann::ordered_json a = nlohmann::ordered_json::array();
+  for (const SiteNode& n : site)
+    a.push_back({{"id", n.id},
+                 {"op", n.op},
+                 {"name", n.name},
+                 {"type", n.type},
+                 {"args", n.args},
+                 {"cost_us", n.cost_us},
+                 {"boundary", n.boundary}});
+  return a;
+}
+
 }  // namespace
 
 std::string report_markdown(const OptimizeResult& r, const ReportContext& c) {
@@ -66,7 +106,11 @@ std::string report_markdown(const OptimizeResult& r, const ReportContext& c) {
   m += "| operators | " + std::to_string(r.operators_before) + " | " +
        std::to_string(r.operators_after) + " |\n";
   m += "| predicted cost (us) | " + fmt("%.2f", r.cost_before) + " | " + fmt("%.2f", r.cost_after) +
-       " |\n\n";
+       " |\n";
+  if (c.speed.ran)
+    m += "| measured end to end (ms) | " + fmt("%.3f", c.speed.input_ms) + " | " +
+         fmt("%.3f", c.speed.optimized_ms) + " |\n";
+  m += "\n";
   m += "- cost model: " + c.cost_model + "\n";
   m += "- rules: " + std::to_string(c.rules_used) + " usable from " + join(c.rule_files, ", ") +
        " (" + std::to_string(c.skipped.size()) + " skipped; " + std::to_string(c.rules_reversed) +
@@ -90,10 +134,29 @@ std::string report_markdown(const OptimizeResult& r, const ReportContext& c) {
   m += "- weight folding: " + std::to_string(r.fold.folded) + " new weights\n";
   m += "- numerical check: " + check_text(r, c.tolerance) + "\n";
   m += "- " + speed_text(c.speed) + "\n\n";
-  m += "## Classic rewrites\n\n| kind | applications |\n| --- | --- |\n";
+  m += "## Classic rewrites\n\nPredicted gain: over the kind's sites, the cost of the nodes "
+       "removed less that of the nodes added, by the cost model (" +
+       costs_text(c) + "). Only the whole model is measured: " +
+       (c.speed.ran ? fmt("%.3f", c.speed.input_ms) + " ms -> " +
+                          fmt("%.3f", c.speed.optimized_ms) + " ms end to end."
+                    : std::string("not run.")) +
+       "\n\n| kind | applications | predicted gain (us) |\n| --- | --- | --- |\n";
+  const std::array<KindGain, kNumRewriteKinds> gains = kind_gains(s, c);
   for (int k = 0; k < kNumRewriteKinds; ++k)
     m += "| " + std::string(rewrite_kind_name(static_cast<RewriteKind>(k))) + " | " +
-         std::to_string(c.rewrite_kinds[k]) + " |\n";
+         std::to_string(c.rewrite_kinds[k]) + " | " + fmt("%.2f", gains[k].predicted_gain_us) +
+         " |\n";
+  if (!s.applied.empty())
+    m += "\n## Rewrite sites (" + std::to_string(s.applied.size()) +
+         ")\n\nIn the order applied; node costs " + costs_text(c) +
+         ".\n\n| # | kind | rule | before | after | predicted gain (us) |\n"
+         "| --- | --- | --- | --- | --- | --- |\n";
+  for (size_t i = 0; i < s.applied.size(); ++i) {
+    const AppliedRewrite& a = s.applied[i];
+    m += "| " + std::to_string(i + 1) + " | " + std::string(rewrite_kind_name(applied_kind(c, i))) +
+         " | " + a.rule + " | " + site_text(a.before) + " | " + site_text(a.after) + " | " +
+         fmt("%.2f", site_cost(a.before) - site_cost(a.after)) + " |\n";
+  }
   m += "\n## Rules applied (" + std::to_string(s.applied.size()) + ")\n\n";
   if (s.applied.empty())
     m += "none\n";
@@ -184,6 +247,23 @@ std::string report_json(const OptimizeResult& r, const ReportContext& c) {
   for (int k = 0; k < kNumRewriteKinds; ++k)
     kinds[std::string(rewrite_kind_key(static_cast<RewriteKind>(k)))] = c.rewrite_kinds[k];
   j["classic_rewrites"] = kinds;
+  const std::array<KindGain, kNumRewriteKinds> gains = kind_gains(s, c);
+  nlohmann::ordered_json gain = nlohmann::ordered_json::object();
+  for (int k = 0; k < kNumRewriteKinds; ++k)
+    gain[std::string(rewrite_kind_key(static_cast<RewriteKind>(k)))] = {
+        {"applications", gains[k].applications}, {"predicted_gain_us", gains[k].predicted_gain_us}};
+  j["rewrite_gains"] = gain;
+  j["node_costs"] = c.measured_costs ? "measured" : "analytic";
+  nlohmann::ordered_json sites = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < s.applied.size(); ++i) {
+    const AppliedRewrite& a = s.applied[i];
+    sites.push_back({{"rule", a.rule},
+                     {"kind", rewrite_kind_key(applied_kind(c, i))},
+                     {"predicted_gain_us", site_cost(a.before) - site_cost(a.after)},
+                     {"before", site_json(a.before)},
+                     {"after", site_json(a.after)}});
+  }
+  j["rewrite_sites"] = sites;
   nlohmann::ordered_json applied = nlohmann::ordered_json::array();
   for (const RuleCount& rc : count_rules(s.applied))
     applied.push_back({{"rule", rc.rule}, {"count", rc.count}, {"nodes", rc.nodes}});

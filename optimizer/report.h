@@ -1,7 +1,9 @@
 // The optimization report, in markdown or JSON: rules applied (name, how
 // many times, on which nodes), operator count and predicted cost before and
-// after, the classic rewrites among them, search time, expansions and why the search stopped,
-// weight folding and the numerical check.
+// after, the measured end-to-end times, the classic rewrites among them with
+// their predicted gains, each rewrite site's nodes before and after with
+// their costs, search time, expansions and why the search stopped, weight
+// folding and the numerical check. The HTML page is report_html.h.
 #pragma once
 
 #include <string>
@@ -37,8 +39,24 @@ struct ReportContext {
   double tolerance = 1e-4;
   // Applications per RewriteKind (count_rewrite_kinds).
   std::array<int, kNumRewriteKinds> rewrite_kinds{};
+  // Per applied rewrite, its kind (classify_applied).
+  std::vector<RewriteKind> applied_kinds;
+  // Whether the cost model's node costs were measured (--device cpu|cuda,
+  // --cost TABLE) rather than the analytic model's.
+  bool measured_costs = false;
   SpeedCheck speed;
 };
+
+// Per kind, its applications and predicted gain: over its sites, the cost
+// of the nodes removed less that of the nodes added (microseconds; the cost
+// model's, never measured).
+struct KindGain {
+  int applications = 0;
+  double predicted_gain_us = 0;
+};
+std::array<KindGain, kNumRewriteKinds> kind_gains(const SearchResult& s, const ReportContext& c);
+// The kind of applied rewrite `i` (other where the context lacks it).
+RewriteKind applied_kind(const ReportContext& c, size_t i);
 
 struct RuleCount {
   std::string rule;

@@ -25,26 +25,37 @@ OpCounts count(const RuleSide& side) {
     computed[i] = n.op == Op::Conv2d || n.op == Op::Matmul || n.op == Op::Gemm ||
                   std::any_of(n.args.begin(), n.args.end(), from_computed);
     switch (n.op) {
-      case Op::BatchNorm: c.batchnorm += !n.args.empty() && from_computed(n.args[0]); break;
-      case Op::Conv2d: ++c.conv; break;
+      case Op::BatchNorm:
+        c.batchnorm += !n.args.empty() && from_computed(n.args[0]);
+        break;
+      case Op::Conv2d:
+        ++c.conv;
+        break;
       case Op::Matmul:
-      case Op::Gemm: ++c.matmul; break;
+      case Op::Gemm:
+        ++c.matmul;
+        break;
       case Op::Relu:
       case Op::Sigmoid:
-      case Op::Tanh: ++c.activation; break;
-      case Op::Enlarge: ++c.enlarge; break;
-      default: break;
+      case Op::Tanh:
+        ++c.activation;
+        break;
+      case Op::Enlarge:
+        ++c.enlarge;
+        break;
+      default:
+        break;
     }
   }
   return c;
 }
 
 constexpr std::array<std::string_view, kNumRewriteKinds> kNames = {
-    "fold batchnorm", "merge convolutions", "merge matmuls",
-    "fuse activation", "enlarge kernel",    "other"};
+    "fold batchnorm",  "merge convolutions", "merge matmuls",
+    "fuse activation", "enlarge kernel",     "other"};
 constexpr std::array<std::string_view, kNumRewriteKinds> kKeys = {
-    "fold_batchnorm", "merge_convolutions", "merge_matmuls",
-    "fuse_activation", "enlarge_kernel",    "other"};
+    "fold_batchnorm",  "merge_convolutions", "merge_matmuls",
+    "fuse_activation", "enlarge_kernel",     "other"};
 
 }  // namespace
 
@@ -58,15 +69,22 @@ RewriteKind classify_rewrite(const Rule& rule) {
   return RewriteKind::kOther;
 }
 
-std::array<int, kNumRewriteKinds> count_rewrite_kinds(const std::vector<AppliedRewrite>& applied,
-                                                      const RuleIndex& rules) {
+std::vector<RewriteKind> classify_applied(const std::vector<AppliedRewrite>& applied,
+                                          const RuleIndex& rules) {
   std::unordered_map<std::string_view, RewriteKind> kind;
   for (const CompiledRule& c : rules.rules()) kind.emplace(c.rule->name, classify_rewrite(*c.rule));
-  std::array<int, kNumRewriteKinds> n{};
+  std::vector<RewriteKind> out;
   for (const AppliedRewrite& a : applied) {
     auto it = kind.find(a.rule);
-    ++n[static_cast<int>(it == kind.end() ? RewriteKind::kOther : it->second)];
+    out.push_back(it == kind.end() ? RewriteKind::kOther : it->second);
   }
+  return out;
+}
+
+std::array<int, kNumRewriteKinds> count_rewrite_kinds(const std::vector<AppliedRewrite>& applied,
+                                                      const RuleIndex& rules) {
+  std::array<int, kNumRewriteKinds> n{};
+  for (RewriteKind k : classify_applied(applied, rules)) ++n[static_cast<int>(k)];
   return n;
 }
 

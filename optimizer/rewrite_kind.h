@@ -24,8 +24,10 @@ enum class RewriteKind : uint8_t {
 constexpr int kNumRewriteKinds = static_cast<int>(RewriteKind::kOther) + 1;
 
 RewriteKind classify_rewrite(const Rule& rule);
-// Applications per kind (indexed by RewriteKind); a rule `rules` does not
-// hold counts as other.
+// Per application, its kind; a rule `rules` does not hold is other.
+std::vector<RewriteKind> classify_applied(const std::vector<AppliedRewrite>& applied,
+                                          const RuleIndex& rules);
+// Applications per kind (indexed by RewriteKind), as classify_applied counts them.
 std::array<int, kNumRewriteKinds> count_rewrite_kinds(const std::vector<AppliedRewrite>& applied,
                                                       const RuleIndex& rules);
 // "fold batchnorm", "merge convolutions", ...

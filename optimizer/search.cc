@@ -210,10 +210,7 @@ class Search {
     }
     r.best_cost = states_[best].cost;
     r.best = build(best)->graph;
-    for (int s = best; s > 0; s = states_[s].parent)
-      r.applied.push_back({states_[s].match.rule->rule->name, states_[s].replaced_names,
-                           states_[s].match.rule->regions != nullptr, states_[s].correction_boxes,
-                           states_[s].correction_elements});
+    for (int s = best; s > 0; s = states_[s].parent) r.applied.push_back(applied(s));
     std::reverse(r.applied.begin(), r.applied.end());
     r.seconds = elapsed();
     r.measuring_seconds = measuring();
@@ -373,6 +370,24 @@ class Search {
     *out = carry_matches(ancestor->context(model_), *from, b.context(model_), index, rules_);
     matches_.put(s, out);
     return out;
+  }
+
+  // The rewrite that made state `s` from its parent, with its site.
+  AppliedRewrite applied(int s) {
+    const State& st = states_[s];
+    AppliedRewrite a{st.match.rule->rule->name, st.replaced_names,
+                     st.match.rule->regions != nullptr, st.correction_boxes,
+                     st.correction_elements};
+    std::shared_ptr<Built> parent = build(st.parent), here = build(s);
+    std::vector<char> gone(parent->graph.size(), 0), added(here->graph.size(), 1);
+    for (size_t i = 0; i < st.from_parent.size(); ++i)
+      if (st.from_parent[i] < 0)
+        gone[i] = 1;
+      else
+        added[st.from_parent[i]] = 0;
+    a.before = site_nodes(parent->graph, parent->index, model_, gone);
+    a.after = site_nodes(here->graph, here->index, model_, added);
+    return a;
   }
 
   std::shared_ptr<Built> build(int s) {

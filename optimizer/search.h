@@ -20,6 +20,7 @@
 #include "core/graph.h"
 #include "optimizer/cost_model.h"
 #include "optimizer/pattern.h"
+#include "optimizer/rewrite_site.h"
 
 namespace tso::opt {
 
@@ -89,6 +90,9 @@ struct AppliedRewrite {
   bool region_rule = false;         // decided by the region check (exact or partial)
   int correction_boxes = 0;         // a partial rule's corrected boxes
   int64_t correction_elements = 0;  // and the output elements they recompute
+  // The site: the nodes it removed from the graph before it and those it
+  // added to the graph after it, with their costs (optimizer/rewrite_site.h).
+  std::vector<SiteNode> before{}, after{};
 };
 
 // The best graph's cost at a moment of the search (SearchResult::best_over_time).
