@@ -16,10 +16,12 @@
 #include "cli/model_file.h"
 #include "core/atomic_file.h"
 #include "core/text_format.h"
+#include "driver/graphviz.h"
 #include "driver/optimize_model.h"
 #include "frontend/onnx.h"
 #include "optimizer/defaults.h"
 #include "optimizer/report.h"
+#include "optimizer/report_html.h"
 
 namespace tso::cli {
 namespace {
@@ -62,8 +64,9 @@ int run_optimize(const OptimizeFlags& f) {
   if (same_file(f.model.file, f.output))
     return fail(kExitBadInput, "the output " + f.output + " is the input file; choose another");
   std::string report_ext = fs::path(f.report).extension().string();
-  if (!f.report.empty() && report_ext != ".md" && report_ext != ".json")
-    return fail(kExitBadInput, "--report " + f.report + ": the name must end in .md or .json");
+  if (!f.report.empty() && report_ext != ".md" && report_ext != ".json" && report_ext != ".html")
+    return fail(kExitBadInput,
+                "--report " + f.report + ": the name must end in .md, .json or .html");
   if (same_file(f.model.file, f.report) && !f.report.empty())
     return fail(kExitBadInput, "the report " + f.report + " is the input file");
 
@@ -113,9 +116,12 @@ int run_optimize(const OptimizeFlags& f) {
     return fail(kExitIoError, s.error().message);
   }
   if (!f.report.empty()) {
-    std::string text =
-        report_ext == ".json" ? opt::report_json(r, ctx) : opt::report_markdown(r, ctx);
-    if (Status s = write_file_atomically(f.report, text); !s.ok())
+    Expected<std::string> text = report_ext == ".html"
+                                     ? opt::report_html(r, ctx, driver::render_svg)
+                                 : report_ext == ".json" ? opt::report_json(r, ctx)
+                                                         : opt::report_markdown(r, ctx);
+    if (!text) return fail(kExitIoError, "--report " + f.report + ": " + text.error().message);
+    if (Status s = write_file_atomically(f.report, *text); !s.ok())
       return fail(kExitIoError, s.error().message);
   }
   const opt::SearchResult& sr = r.search;
@@ -201,7 +207,9 @@ Command add_optimize(CLI::App& tso) {
   app->add_option("--missing-costs", flags->options.missing_costs,
                   "with --cost TABLE: write each signature the search asked for and the table "
                   "lacks as a one-operator ONNX model DIR/<n>.onnx, listed in DIR/index.json");
-  app->add_option("--report", flags->report, "write a report, markdown (.md) or JSON (.json)");
+  app->add_option("--report", flags->report,
+                  "write a report: markdown (.md), JSON (.json), or one self-contained HTML page "
+                  "(.html) with each rewrite site drawn by Graphviz");
   app->add_flag("--allow-unverified", flags->options.allow_unverified,
                 "also use rules not proved (unverified, unknown, refuted): for tests only");
   app->add_option("--check,--check-runs", flags->options.check.runs,
