@@ -20,6 +20,9 @@ packages=(
   python3 python3-pip python3-venv
   # the Python module's bindings (python/)
   pybind11-dev
+  # the HTML report (tso optimize --report OUT.html): Graphviz draws its
+  # rewrite sites; its test opens the page in headless Chromium
+  graphviz chromium
 )
 
 missing=()
