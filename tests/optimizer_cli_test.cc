@@ -100,7 +100,7 @@ TEST_F(OptimizeCli, BadReportExtensionIsRefused) {
   RunResult r = run({model_, "-o", path("out.tso"), "--report", path("report.txt"), "-q"});
   EXPECT_EQ(r.exit_code, 2);
   expect_in(r.err, "report.txt");
-  expect_in(r.err, ".md or .json");
+  expect_in(r.err, ".md, .json or .html");
   EXPECT_TRUE(written().empty());
 }
 
