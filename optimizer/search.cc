@@ -210,8 +210,10 @@ class Search {
     }
     r.best_cost = states_[best].cost;
     r.best = build(best)->graph;
-    for (int s = best; s > 0; s = states_[s].parent) r.applied.push_back(applied(s));
-    std::reverse(r.applied.begin(), r.applied.end());
+    std::vector<int> path;
+    for (int s = best; s > 0; s = states_[s].parent) path.push_back(s);
+    // From the root down, so that each parent is the graph just built.
+    for (auto s = path.rbegin(); s != path.rend(); ++s) r.applied.push_back(applied(*s));
     r.seconds = elapsed();
     r.measuring_seconds = measuring();
     if (options_.progress)
