@@ -24,19 +24,41 @@ constexpr struct {
 template <class Field>
 Status copy_typed(const Field& field, DType t, int64_t numel, std::vector<std::byte>* out) {
   if (static_cast<int64_t>(field.size()) != numel)
-    return Error{"holds " + std::to_string(field.size()) + " values for " +
-                 std::to_string(numel) + " elements"};
+    return Error{"holds " + std::to_string(field.size()) + " values for " + std::to_string(numel) +
+                 " elements"};
   out->resize(numel * dtype_bytes(t));
   std::byte* p = out->data();
   for (int64_t k = 0; k < numel; ++k) {
     auto v = field.Get(static_cast<int>(k));
     switch (t) {
-      case DType::kF32: { float x = static_cast<float>(v); std::memcpy(p + 4 * k, &x, 4); break; }
-      case DType::kF64: { double x = static_cast<double>(v); std::memcpy(p + 8 * k, &x, 8); break; }
-      case DType::kI64: { int64_t x = static_cast<int64_t>(v); std::memcpy(p + 8 * k, &x, 8); break; }
-      case DType::kI32: { int32_t x = static_cast<int32_t>(v); std::memcpy(p + 4 * k, &x, 4); break; }
-      case DType::kF16: { uint16_t x = static_cast<uint16_t>(v); std::memcpy(p + 2 * k, &x, 2); break; }
-      case DType::kBool: p[k] = std::byte(v != 0); break;
+      case DType::kF32: {
+        float x = static_cast<float>(v);
+        std::memcpy(p + 4 * k, &x, 4);
+        break;
+      }
+      case DType::kF64: {
+        double x = static_cast<double>(v);
+        std::memcpy(p + 8 * k, &x, 8);
+        break;
+      }
+      case DType::kI64: {
+        int64_t x = static_cast<int64_t>(v);
+        std::memcpy(p + 8 * k, &x, 8);
+        break;
+      }
+      case DType::kI32: {
+        int32_t x = static_cast<int32_t>(v);
+        std::memcpy(p + 4 * k, &x, 4);
+        break;
+      }
+      case DType::kF16: {
+        uint16_t x = static_cast<uint16_t>(v);
+        std::memcpy(p + 2 * k, &x, 2);
+        break;
+      }
+      case DType::kBool:
+        p[k] = std::byte(v != 0);
+        break;
     }
   }
   return Status::Ok();
@@ -48,9 +70,12 @@ Status read_external(const TensorProto& t, const std::string& base_dir, int64_t 
   int64_t offset = 0, length = -1;
   for (const auto& e : t.external_data()) {
     try {
-      if (e.key() == "location") location = e.value();
-      else if (e.key() == "offset") offset = std::stoll(e.value());
-      else if (e.key() == "length") length = std::stoll(e.value());
+      if (e.key() == "location")
+        location = e.value();
+      else if (e.key() == "offset")
+        offset = std::stoll(e.value());
+      else if (e.key() == "length")
+        length = std::stoll(e.value());
     } catch (const std::exception&) {
       return Error{"has a malformed external data entry '" + e.key() + "'"};
     }
@@ -168,8 +193,9 @@ void set_attr(onnx::NodeProto* n, const std::string& name, const std::string& v)
 Expected<LoadedTensor> load_tensor(const TensorProto& t, const std::string& base_dir) {
   LoadedTensor out;
   std::optional<DType> dt = dtype_from_onnx(t.data_type());
-  if (!dt) return Error{"has element type " + onnx_type_name(t.data_type()) +
-                        ", which the IR does not support"};
+  if (!dt)
+    return Error{"has element type " + onnx_type_name(t.data_type()) +
+                 ", which the IR does not support"};
   Expected<Shape> shape = shape_from_dims(t.dims().data(), t.dims_size());
   if (!shape) return shape.error();
   out.type = {*dt, *shape};
@@ -188,16 +214,24 @@ Expected<LoadedTensor> load_tensor(const TensorProto& t, const std::string& base
       return Error{"holds " + std::to_string(t.raw_data().size()) + " raw bytes for " +
                    to_string(out.type) + " (" + std::to_string(nbytes) + " expected)"};
     w->bytes.resize(nbytes);
-    std::memcpy(w->bytes.data(), t.raw_data().data(), nbytes);
+    if (nbytes > 0) std::memcpy(w->bytes.data(), t.raw_data().data(), nbytes);
   } else {
     Status s;
     switch (*dt) {
-      case DType::kF32: s = copy_typed(t.float_data(), *dt, numel, &w->bytes); break;
-      case DType::kF64: s = copy_typed(t.double_data(), *dt, numel, &w->bytes); break;
-      case DType::kI64: s = copy_typed(t.int64_data(), *dt, numel, &w->bytes); break;
+      case DType::kF32:
+        s = copy_typed(t.float_data(), *dt, numel, &w->bytes);
+        break;
+      case DType::kF64:
+        s = copy_typed(t.double_data(), *dt, numel, &w->bytes);
+        break;
+      case DType::kI64:
+        s = copy_typed(t.int64_data(), *dt, numel, &w->bytes);
+        break;
       case DType::kF16:
       case DType::kI32:
-      case DType::kBool: s = copy_typed(t.int32_data(), *dt, numel, &w->bytes); break;
+      case DType::kBool:
+        s = copy_typed(t.int32_data(), *dt, numel, &w->bytes);
+        break;
     }
     if (!s.ok()) return s.error();
   }
@@ -221,7 +255,7 @@ void set_value_info(const std::string& name, const TensorType& type, onnx::Value
 }
 
 std::string describe(const onnx::NodeProto& n) {
-  std::string name = !n.name().empty()       ? n.name()
+  std::string name = !n.name().empty()     ? n.name()
                      : n.output_size() > 0 ? n.output(0)
                                            : std::string();
   std::string type = n.domain().empty() ? n.op_type() : n.domain() + "." + n.op_type();

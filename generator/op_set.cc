@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -26,7 +27,8 @@ int generator_arity(Op op) {
     case Op::ConstOnes:
     case Op::ConstEye:
     case Op::ConstEyeConv:
-    case Op::ConstPool: return 0;
+    case Op::ConstPool:
+      return 0;
     case Op::Relu:
     case Op::Sigmoid:
     case Op::Tanh:
@@ -34,14 +36,17 @@ int generator_arity(Op op) {
     case Op::Transpose:
     case Op::AvgPool:
     case Op::MaxPool:
-    case Op::Enlarge: return 1;
+    case Op::Enlarge:
+      return 1;
     case Op::Conv2d:
     case Op::Matmul:
     case Op::Add:
     case Op::Mul:
     case Op::ScalarMul:
-    case Op::Concat: return 2;
-    default: return -1;
+    case Op::Concat:
+      return 2;
+    default:
+      return -1;
   }
 }
 
@@ -63,8 +68,10 @@ bool parse_type(std::string_view s, TensorType* out) {
     std::string d(dims.substr(0, comma));
     if (d.empty() || d.find_first_not_of("0123456789") != std::string::npos) return false;
     if (shape.rank() == 4) return false;
-    shape.push_back(std::stoll(d));
-    if (shape[shape.rank() - 1] < 1) return false;
+    int64_t extent = 0;
+    auto [end, ec] = std::from_chars(d.data(), d.data() + d.size(), extent);
+    if (ec != std::errc() || end != d.data() + d.size() || extent < 1) return false;
+    shape.push_back(extent);
     dims = comma == std::string_view::npos ? std::string_view{} : dims.substr(comma + 1);
   }
   out->shape = shape;
@@ -102,7 +109,8 @@ class Parser {
     OpTemplate t;
     if (!find_op(w[1], &t.op)) return error(line, "unknown operator '" + w[1] + "'");
     t.arity = generator_arity(t.op);
-    if (t.arity < 0) return error(line, "operator '" + w[1] + "' is not supported by the generator");
+    if (t.arity < 0)
+      return error(line, "operator '" + w[1] + "' is not supported by the generator");
     t.text = w[1];
     for (size_t i = 2; i < w.size(); ++i) {
       if (w[i] == "bias") {
@@ -130,7 +138,8 @@ class Parser {
       }
       if (!op_info(t.op).takes(k))
         return error(line, "operator '" + w[1] + "' takes no attribute '" + key + "'");
-      if ((t.op == Op::Split && k == AttrKey::sizes) || (t.op == Op::Conv2d && k == AttrKey::groups))
+      if ((t.op == Op::Split && k == AttrKey::sizes) ||
+          (t.op == Op::Conv2d && k == AttrKey::groups))
         return error(line, "'" + key + "' is derived from the arguments; do not set it");
       t.attrs.set(k, std::move(*v));
     }
@@ -148,12 +157,13 @@ class Parser {
     if (w.size() < 3 || w[1] != "conv2d")
       return error(line, "expected `lift conv2d ATTR...` (stride, pad, dilation, groups)");
     if (lift_line_ != 0)
-      return error(line, "`lift conv2d` given twice (first on line " + std::to_string(lift_line_) + ")");
+      return error(line,
+                   "`lift conv2d` given twice (first on line " + std::to_string(lift_line_) + ")");
     lift_line_ = line;
     for (size_t i = 2; i < w.size(); ++i) {
       AttrKey k;
-      if (!find_attr_key(w[i], &k) ||
-          (k != AttrKey::stride && k != AttrKey::pad && k != AttrKey::dilation && k != AttrKey::groups))
+      if (!find_attr_key(w[i], &k) || (k != AttrKey::stride && k != AttrKey::pad &&
+                                       k != AttrKey::dilation && k != AttrKey::groups))
         return error(line, "cannot lift '" + w[i] + "' (stride, pad, dilation or groups)");
       if (std::find(set_.lift_conv2d.begin(), set_.lift_conv2d.end(), k) != set_.lift_conv2d.end())
         return error(line, "'" + w[i] + "' lifted twice");

@@ -146,6 +146,10 @@ class Parser : text::TokenParser {
       if (l[lead] != '#') break;
       std::string_view c = l.substr(lead + 1);
       if (!c.empty() && c[0] == ' ') c.remove_prefix(1);
+      // Trailing blanks (and the carriage returns of CRLF files) are not
+      // kept: print_rules could not give them back.
+      while (!c.empty() && (c.back() == ' ' || c.back() == '\t' || c.back() == '\r'))
+        c.remove_suffix(1);
       if (first && c.starts_with("tso rules v")) {
         if (c != "tso rules v1") {
           Token t;
