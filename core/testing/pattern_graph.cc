@@ -8,34 +8,10 @@
 #include <utility>
 #include <vector>
 
+#include "core/testing/rng.h"
+
 namespace tso::testing {
 namespace {
-
-// splitmix64, as random_graph.cc: the same everywhere, unlike std::
-// distributions.
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : s_(seed) {}
-  uint64_t next() {
-    uint64_t z = (s_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  int below(size_t n) { return static_cast<int>(next() % n); }
-  int64_t range(int64_t lo, int64_t hi) { return lo + below(static_cast<size_t>(hi - lo + 1)); }
-  bool chance(int percent) { return below(100) < percent; }
-  double uniform(double lo, double hi) {
-    return lo + (hi - lo) * static_cast<double>(next() >> 11) * 0x1.0p-53;
-  }
-  template <class T>
-  const T& pick(const std::vector<T>& v) {
-    return v[below(v.size())];
-  }
-
- private:
-  uint64_t s_;
-};
 
 using Ints = std::vector<int64_t>;
 

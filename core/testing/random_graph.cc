@@ -5,36 +5,22 @@
 #include <string>
 #include <vector>
 
+#include "core/testing/rng.h"
+
 namespace tso::testing {
 namespace {
-
-// splitmix64: tiny and the same everywhere, unlike std:: distributions.
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : s_(seed) {}
-  uint64_t next() {
-    uint64_t z = (s_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  int below(size_t n) { return static_cast<int>(next() % n); }
-  int64_t range(int64_t lo, int64_t hi) { return lo + below(static_cast<size_t>(hi - lo + 1)); }
-  bool chance(int percent) { return below(100) < percent; }
-  template <class T>
-  const T& pick(const std::vector<T>& v) { return v[below(v.size())]; }
-
- private:
-  uint64_t s_;
-};
 
 using Ints = std::vector<int64_t>;
 
 // Ops whose first argument wants a particular rank; others take any.
 int preferred_rank(Op op) {
   switch (op) {
-    case Op::Conv2d: case Op::AvgPool: case Op::MaxPool: case Op::GlobalAvgPool:
-    case Op::BatchNorm: case Op::Enlarge:
+    case Op::Conv2d:
+    case Op::AvgPool:
+    case Op::MaxPool:
+    case Op::GlobalAvgPool:
+    case Op::BatchNorm:
+    case Op::Enlarge:
       return 4;
     case Op::Gemm:
       return 2;
@@ -56,8 +42,7 @@ class Generator {
     for (const OpInfo& info : all_ops())
       if (info.op != Op::Input && info.op != Op::Weight && (o_.opaque || info.op != Op::Opaque))
         ops.push_back(info.op);
-    for (int attempt = 0, added = 0; attempt < o_.max_attempts && added < o_.operators;
-         ++attempt) {
+    for (int attempt = 0, added = 0; attempt < o_.max_attempts && added < o_.operators; ++attempt) {
       // Try on a copy so that a rejected candidate leaves no stray weights.
       GraphBuilder trial = b;
       std::vector<TensorRef> fresh;
@@ -76,18 +61,19 @@ class Generator {
 
  private:
   std::string fresh_name() {
-    static const std::vector<std::string> kPlain = {"x", "w", "input.1", "conv1.weight",
-                                                    "layer/0/fc-2", "_t"};
-    static const std::vector<std::string> kOdd = {
-        "onnx::Conv_", "a b", "tab\t", "q\"", "back\\", "\x01", "caf\xc3\xa9", "%", "1st", "#c",
-        "new\nline"};
+    static const std::vector<std::string> kPlain = {
+        "x", "w", "input.1", "conv1.weight", "layer/0/fc-2", "_t"};
+    static const std::vector<std::string> kOdd = {"onnx::Conv_", "a b",  "tab\t",       "q\"",
+                                                  "back\\",      "\x01", "caf\xc3\xa9", "%",
+                                                  "1st",         "#c",   "new\nline"};
     const std::string& base = o_.odd_names && rng_.chance(40) ? rng_.pick(kOdd) : rng_.pick(kPlain);
     return base + std::to_string(names_++);
   }
 
   Shape random_shape(int rank) {
     Shape s;
-    for (int i = 0; i < rank; ++i) s.push_back(rng_.range(rank == 4 && i >= 2 ? 2 : 1, rank == 4 && i >= 2 ? 6 : 4));
+    for (int i = 0; i < rank; ++i)
+      s.push_back(rng_.range(rank == 4 && i >= 2 ? 2 : 1, rank == 4 && i >= 2 ? 6 : 4));
     return s;
   }
 
@@ -107,7 +93,8 @@ class Generator {
         if (b.type(r).shape.rank() == rank) fit.push_back(r);
       if (!fit.empty()) return rng_.pick(fit);
     }
-    if (rng_.chance(60)) return tensors_[tensors_.size() - 1 - rng_.below(std::min<size_t>(3, tensors_.size()))];
+    if (rng_.chance(60))
+      return tensors_[tensors_.size() - 1 - rng_.below(std::min<size_t>(3, tensors_.size()))];
     return rng_.pick(tensors_);
   }
 
@@ -127,7 +114,8 @@ class Generator {
       return axes;
     }
     for (int a = 0; a < r; ++a)
-      if (op == Op::Squeeze ? s[a] == 1 : rng_.chance(50)) axes.push_back(rng_.chance(20) ? a - r : a);
+      if (op == Op::Squeeze ? s[a] == 1 : rng_.chance(50))
+        axes.push_back(rng_.chance(20) ? a - r : a);
     if (axes.empty()) axes.push_back(0);
     return axes;
   }
@@ -142,10 +130,16 @@ class Generator {
   Ints const_shape(Op op) {
     int64_t c = rng_.range(1, 4), k = rng_.range(0, 1) * 2 + 1;
     switch (op) {
-      case Op::ConstEye: return {c, c};
-      case Op::ConstEyeConv: return {c, c, k, k};
-      case Op::ConstPool: return {c, 1, k, k};
-      default: { Shape s = random_shape(static_cast<int>(rng_.range(1, 3))); return Ints(s.begin(), s.end()); }
+      case Op::ConstEye:
+        return {c, c};
+      case Op::ConstEyeConv:
+        return {c, c, k, k};
+      case Op::ConstPool:
+        return {c, 1, k, k};
+      default: {
+        Shape s = random_shape(static_cast<int>(rng_.range(1, 3)));
+        return Ints(s.begin(), s.end());
+      }
     }
   }
 
@@ -171,7 +165,9 @@ class Generator {
       if (!op_info(op).takes(key)) continue;
       if (!attr_info(key).default_text.empty() && rng_.chance(25)) continue;
       switch (key) {
-        case AttrKey::stride: a.set(key, Ints{rng_.range(1, 2), rng_.range(1, 2)}); break;
+        case AttrKey::stride:
+          a.set(key, Ints{rng_.range(1, 2), rng_.range(1, 2)});
+          break;
         case AttrKey::pad: {
           Padding p;
           p.mode = static_cast<Padding::Mode>(rng_.below(3));
@@ -191,21 +187,28 @@ class Generator {
           a.set(key, divisors.empty() ? int64_t{1} : rng_.pick(divisors));
           break;
         }
-        case AttrKey::act: a.set(key, static_cast<Act>(rng_.below(4))); break;
+        case AttrKey::act:
+          a.set(key, static_cast<Act>(rng_.below(4)));
+          break;
         case AttrKey::kernel:
           if (op == Op::Enlarge && r == 4)
             a.set(key, Ints{s[2] + 2 * rng_.range(0, 1), s[3] + 2 * rng_.range(0, 1)});
           else
             a.set(key, Ints{rng_.range(1, 3), rng_.range(1, 3)});
           break;
-        case AttrKey::ceil_mode: case AttrKey::count_include_pad: case AttrKey::keepdims:
-        case AttrKey::trans_a: case AttrKey::trans_b:
+        case AttrKey::ceil_mode:
+        case AttrKey::count_include_pad:
+        case AttrKey::keepdims:
+        case AttrKey::trans_a:
+        case AttrKey::trans_b:
           a.set(key, int64_t{rng_.below(2)});
           break;
         case AttrKey::axis:
           a.set(key, op == Op::Flatten ? rng_.range(0, r) : r == 0 ? 0 : rng_.range(-r, r - 1));
           break;
-        case AttrKey::axes: a.set(key, random_axes(s, op)); break;
+        case AttrKey::axes:
+          a.set(key, random_axes(s, op));
+          break;
         case AttrKey::sizes: {
           int64_t axis = a.has(AttrKey::axis) ? normalized(a.i(AttrKey::axis), r) : 0;
           int64_t left = axis < r ? s[axis] : 1;
@@ -218,7 +221,9 @@ class Generator {
           a.set(key, sizes);
           break;
         }
-        case AttrKey::perm: a.set(key, random_perm(r)); break;
+        case AttrKey::perm:
+          a.set(key, random_perm(r));
+          break;
         case AttrKey::shape:
           a.set(key, op == Op::Reshape ? reshape_target(s) : const_shape(op));
           break;
@@ -238,7 +243,8 @@ class Generator {
             int64_t axis = normalized(a.ints(AttrKey::axes)[i], r);
             int64_t extent = axis >= 0 && axis < r ? s[axis] : 1;
             if (key == AttrKey::starts) v.push_back(rng_.range(0, extent - 1));
-            if (key == AttrKey::ends) v.push_back(rng_.range(starts ? (*starts)[i] + 1 : 1, extent));
+            if (key == AttrKey::ends)
+              v.push_back(rng_.range(starts ? (*starts)[i] + 1 : 1, extent));
             if (key == AttrKey::steps) v.push_back(rng_.range(1, 2));
           }
           a.set(key, v);
@@ -256,7 +262,10 @@ class Generator {
         case AttrKey::max:
           a.set(key, rng_.chance(30) ? std::numeric_limits<double>::infinity() : 6.0);
           break;
-        case AttrKey::value: case AttrKey::epsilon: case AttrKey::alpha: case AttrKey::beta:
+        case AttrKey::value:
+        case AttrKey::epsilon:
+        case AttrKey::alpha:
+        case AttrKey::beta:
           a.set(key, nice_double());
           break;
         default:  // strings: opaque nodes only, set in try_opaque
@@ -305,10 +314,17 @@ class Generator {
           if (axis >= 0 && axis <= r) types[i] = shaped(Shape(s.dims().subspan(axis)));
           break;
         }
-        case Op::ScalarMul: types[i] = shaped({}); break;
-        case Op::Add: case Op::Mul: case Op::Sub: case Op::Div: case Op::Pow: {
+        case Op::ScalarMul:
+          types[i] = shaped({});
+          break;
+        case Op::Add:
+        case Op::Mul:
+        case Op::Sub:
+        case Op::Div:
+        case Op::Pow: {
           Shape b = s;
-          if (rng_.chance(25) && r > 0) b = Shape(s.dims().subspan(rng_.range(1, r)));
+          if (rng_.chance(25) && r > 0)
+            b = Shape(s.dims().subspan(rng_.range(1, r)));
           else if (rng_.chance(33))
             for (int d = 0; d < b.rank(); ++d)
               if (rng_.chance(50)) b[d] = 1;
@@ -337,7 +353,8 @@ class Generator {
           types[i] = shaped(b);
           break;
         }
-        default: break;
+        default:
+          break;
       }
     }
     return types;

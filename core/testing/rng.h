@@ -21,6 +21,10 @@ class Rng {
   int below(size_t n) { return static_cast<int>(next() % n); }
   int64_t range(int64_t lo, int64_t hi) { return lo + below(static_cast<size_t>(hi - lo + 1)); }
   bool chance(int percent) { return below(100) < percent; }
+  // Uniform in [lo, hi), from the top 53 bits.
+  double uniform(double lo, double hi) {
+    return lo + (hi - lo) * static_cast<double>(next() >> 11) * 0x1.0p-53;
+  }
   template <class T>
   const T& pick(const std::vector<T>& v) {
     return v[below(v.size())];
