@@ -1,8 +1,10 @@
 #include "runtime/common/cost_table.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -51,9 +53,20 @@ Expected<CostTable> parse_cost_table(const std::string& text, const std::string&
       c.op = e.at("op").get<std::string>();
       c.kernel = e.at("kernel").get<std::string>();
       c.median_ms = e.at("median_ms").get<double>();
-      if (!(c.median_ms >= 0))
-        return Error{source + ": entry " + c.signature + " has a negative time"};
       c.min_ms = e.at("min_ms").get<double>();
+      if (c.median_ms < 0 || c.min_ms < 0)
+        return Error{source + ": entry " + c.signature + " has a negative time"};
+      if (!std::isfinite(c.median_ms) || !std::isfinite(c.min_ms))
+        return Error{source + ": entry " + c.signature + " has a time that is not finite"};
+      // Counts are integers that fit an int (a float such as 5e121 does not
+      // convert: undefined behaviour, found by tests/fuzz/cost_table_fuzz).
+      for (const char* key : {"samples", "occurrences"}) {
+        const nlohmann::json& v = e.at(key);
+        if (!v.is_number_integer() || v.get<int64_t>() < 0 ||
+            v.get<int64_t>() > std::numeric_limits<int>::max())
+          return Error{source + ": entry " + c.signature + ": " + key + " is " + v.dump() +
+                       ", not a count"};
+      }
       c.samples = e.at("samples").get<int>();
       c.occurrences = e.at("occurrences").get<int>();
       t.entries.push_back(std::move(c));
