@@ -15,6 +15,7 @@
 #include "core/signature.h"
 #include "runtime/common/cost_table.h"
 #include "tests/binary_run.h"
+#include "tests/cli_graphs.h"
 
 namespace {
 
@@ -23,15 +24,7 @@ namespace fs = std::filesystem;
 using tso::testing::read_file;
 using tso::testing::RunResult;
 
-const char* kModel = R"(graph conv_relu {
-  input x: f32[1,3,8,8]
-  weight w: f32[4,3,3,3]
-  weight b: f32[4]
-  %c = conv2d(x, w, b, pad=same)
-  %r = relu(%c)
-  output y = %r
-}
-)";
+using tso::testing::kConvRelu;
 
 class CostCacheCli : public ::testing::Test {
  protected:
@@ -40,7 +33,7 @@ class CostCacheCli : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     model_ = (dir_ / "conv_relu.tso").string();
-    std::ofstream(model_) << kModel;
+    std::ofstream(model_) << kConvRelu;
   }
   void TearDown() override { fs::remove_all(dir_); }
 

@@ -27,6 +27,7 @@
 
 #include "runtime/common/cost_table.h"
 #include "tests/binary_run.h"
+#include "tests/cli_graphs.h"
 
 namespace {
 
@@ -39,15 +40,7 @@ const std::string kSource = TSO_SOURCE_DIR;
 // a fraction of the time all of them take.
 const std::string kRules = kSource + "/substitutions/bias_n4.rules";
 
-const char* kConvRelu = R"(graph conv_relu {
-  input x: f32[1,3,8,8]
-  weight w: f32[4,3,3,3]
-  weight b: f32[4]
-  %c = conv2d(x, w, b, pad=same)
-  %r = relu(%c)
-  output y = %r
-}
-)";
+using tso::testing::kConvRelu;
 
 const char* kTwoOutputs = R"(graph two_outputs {
   input x: f32[4,64]

@@ -17,6 +17,7 @@
 #include "optimizer/test_rules.h"
 #include "runtime/common/cost_table.h"
 #include "tests/binary_run.h"
+#include "tests/cli_graphs.h"
 
 namespace {
 
@@ -29,15 +30,7 @@ void write_file(const fs::path& p, const std::string& text) { std::ofstream(p) <
 
 const std::string kH100 = TSO_SOURCE_DIR "/optimizer/devices/h100.json";
 
-const char* kConvRelu = R"(graph conv_relu {
-  input x: f32[1,3,8,8]
-  weight w: f32[4,3,3,3]
-  weight b: f32[4]
-  %c = conv2d(x, w, b, pad=same)
-  %r = relu(%c)
-  output y = %r
-}
-)";
+using tso::testing::kConvRelu;
 
 class OptimizeCli : public ::testing::Test {
  protected:
