@@ -49,6 +49,14 @@
 // starts[a] + patch[a] <= base[a]). PET's corrections write recomputed boxes
 // of a mutant's output this way.
 //
+// Indexing. `gather(data, indices; axis)` is ONNX Gather: with data of shape
+// D = [d0..d(r-1)] and indices of shape I (i64 or i32, any rank), the result
+// has shape D[:axis] + I + D[axis+1:], element type data's, and
+// result[a, j, b] = data[a, k, b] where k = indices[j], plus d(axis) when
+// negative (a, j and b multi-indices). An index outside [-d(axis), d(axis))
+// is an error when the graph runs (at import when the indices are constant).
+// The axis is normalized like concat's.
+//
 // Float assumptions. Rewrites may reassociate and redistribute sums and
 // products (as every fast kernel does); results are then equal up to rounding.
 // Tolerance policy: float comparisons between two computations of one function

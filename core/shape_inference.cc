@@ -656,6 +656,27 @@ Result infer_update_slice(const Attrs& a, Inputs in) {
   return Types{base};
 }
 
+// ONNX Gather: data's axis replaced by the indices' shape. Index values are
+// checked where they are known (the runtimes; the importer for constants).
+Result infer_gather(Attrs* a, Inputs in) {
+  const Op op = Op::Gather;
+  const TensorType &x = in[0], &idx = in[1];
+  if (x.shape.rank() == 0) return err(op, "cannot index a scalar ", x);
+  if (idx.dtype != DType::kI64 && idx.dtype != DType::kI32)
+    return err(op, "indices ", idx, " must be i64 or i32");
+  TSO_RETURN_IF_ERROR(normalize_axis_attr(op, a, x));
+  const int axis = static_cast<int>(a->i(AttrKey::axis));
+  if (x.shape.rank() - 1 + idx.shape.rank() > Shape::kMaxRank)
+    return err(op, "indices ", idx, " into ", x, " exceed rank ", Shape::kMaxRank);
+  if (x.shape[axis] == 0 && idx.shape.checked_numel().value_or(1) != 0)
+    return err(op, "indices ", idx, " into the empty axis ", axis, " of ", x);
+  Shape out;
+  for (int i = 0; i < axis; ++i) out.push_back(x.shape[i]);
+  for (int64_t d : idx.shape) out.push_back(d);
+  for (int i = axis + 1; i < x.shape.rank(); ++i) out.push_back(x.shape[i]);
+  return one(x.dtype, out);
+}
+
 // Per-element FLOP estimates of the normalizations (inference form).
 constexpr int64_t kBatchNormFlops = 2;  // folded into one multiply-add
 constexpr int64_t kLayerNormFlops = 8;  // mean, centre, square, sum, scale, shift
@@ -738,6 +759,7 @@ Result infer_unchecked(Op op, Attrs* attrs, Inputs in) {
     case Op::Where: return infer_where(in);
     case Op::UpdateSlice:
       return infer_update_slice(a, in);
+    case Op::Gather: return infer_gather(&a, in);
     case Op::Opaque: return err(op, "output types are recorded at import, not inferred");
   }
   TSO_CHECK(false, "operator out of range");
@@ -770,6 +792,7 @@ Count flop_count(Op op, const Attrs& a, Inputs in, Inputs out) {
     case Op::Slice:
     case Op::Pad:
     case Op::UpdateSlice:
+    case Op::Gather:
     case Op::Opaque: return 0;  // data movement, or unknown work
     case Op::Conv2d: {
       const Shape& w = in[1].shape;

@@ -349,6 +349,37 @@ TEST(ReduceMean, AxesAndKeepdims) {
 
 // -------------------------------------------------------------- data movement
 
+TEST(Gather, ReplacesTheAxisWithTheIndicesShape) {
+  const TensorType ids{DType::kI64, Shape{1, 128}}, scalar{DType::kI64, Shape{}};
+  Attrs out;
+  EXPECT_EQ(infer(Op::Gather, {f32({30522, 768}), ids}, attrs({{AttrKey::axis, I(0)}})),
+            "f32[1,128,768]");
+  EXPECT_EQ(infer(Op::Gather, {f32({1, 197, 768}), scalar}, attrs({{AttrKey::axis, I(-2)}}), &out),
+            "f32[1,768]");
+  EXPECT_EQ(out.i(AttrKey::axis), 1);
+  EXPECT_EQ(infer(Op::Gather, {{DType::kI64, Shape{4}}, {DType::kI32, Shape{2, 3}}},
+                  attrs({{AttrKey::axis, I(0)}})),
+            "i64[2,3]");
+  EXPECT_EQ(infer(Op::Gather, {f32({5, 0}), {DType::kI64, Shape{0}}}, attrs({{AttrKey::axis, I(1)}})),
+            "f32[5,0]");
+}
+
+TEST(Gather, Errors) {
+  const TensorType ids{DType::kI64, Shape{3}};
+  EXPECT_EQ(infer(Op::Gather, {f32({4, 2}), f32({3})}, attrs({{AttrKey::axis, I(0)}})),
+            "error: gather: indices f32[3] must be i64 or i32");
+  EXPECT_EQ(infer(Op::Gather, {f32({4, 2}), ids}, attrs({{AttrKey::axis, I(2)}})),
+            "error: gather: axis 2 is out of range for f32[4,2]");
+  expect_error(infer(Op::Gather, {f32({}), ids}, attrs({{AttrKey::axis, I(0)}})),
+               {"cannot index a scalar f32[]"});
+  expect_error(infer(Op::Gather, {f32({2, 0}), ids}, attrs({{AttrKey::axis, I(1)}})),
+               {"i64[3]", "empty axis 1", "f32[2,0]"});
+  expect_error(infer(Op::Gather, {f32({2, 2, 2, 2, 2, 2}), {DType::kI64, Shape{1, 1, 1, 1}}},
+                     attrs({{AttrKey::axis, I(0)}})),
+               {"exceed rank 8"});
+  expect_error(infer(Op::Gather, {f32({4, 2}), ids}), {"missing required attribute 'axis'"});
+}
+
 TEST(Concat, StacksAlongAxis) {
   Attrs out;
   EXPECT_EQ(infer(Op::Concat, {f32({2, 3}), f32({2, 5}), f32({2, 1})},
@@ -577,6 +608,9 @@ TEST(Flops, CountsMultiplyAccumulatesTwice) {
 }
 
 TEST(Flops, OtherFamilies) {
+  EXPECT_EQ(flops_of(Op::Gather, {f32({10, 4}), {DType::kI64, Shape{3}}},
+                     attrs({{AttrKey::axis, I(0)}})),
+            0);
   EXPECT_EQ(flops_of(Op::Add, {f32({2, 3}), f32({3})}), 6);
   EXPECT_EQ(flops_of(Op::Relu, {f32({2, 3})}), 6);
   EXPECT_EQ(flops_of(Op::MaxPool, {f32({1, 2, 7, 7})},

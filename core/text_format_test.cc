@@ -124,6 +124,15 @@ const char* const kCanonical[] = {
   output fixed = %0
 }
 )",
+    R"(graph embed {
+  input ids: i64[1,8]
+  weight table: f32[100,16]
+  weight first: i32[]
+  %0: f32[1,8,16] = gather(table, ids, axis=0)
+  %1: f32[1,16] = gather(%0, first, axis=1)
+  output y = %1
+}
+)",
 };
 
 Graph parse_ok(std::string_view text) {

@@ -173,6 +173,7 @@ Status export_data(ExportContext& ctx, int i) {
   auto add = [&](const std::string& op_type) { return ctx.add_node(op_type, in, out, name); };
   switch (n.op) {
     case Op::Concat: set_attr(add("Concat"), "axis", a.i(AttrKey::axis)); break;
+    case Op::Gather: set_attr(add("Gather"), "axis", a.i(AttrKey::axis)); break;
     case Op::Split: {
       onnx::NodeProto* p = add("Split");
       set_attr(p, "axis", a.i(AttrKey::axis));

@@ -260,6 +260,29 @@ Expected<Mapped> map_cast(NodeContext& ctx) {
   return Mapped{{*x}, {}};
 }
 
+// Gather. Constant indices (ViT's class token, a position table's rows) are
+// checked here, so a model whose lookup cannot succeed is refused at import;
+// indices computed at run time (token ids) are checked by the runtimes.
+Expected<Mapped> map_gather(NodeContext& ctx) {
+  const Shape data = ctx.type(0).shape;
+  int64_t axis = attr_int(ctx.node(), "axis", 0);
+  if (axis < -data.rank() || axis >= data.rank())
+    return Error{"has axis " + std::to_string(axis) + " out of range for " + to_string(data)};
+  if (axis < 0) axis += data.rank();
+  if (const HostTensor* c = ctx.constant(1); c && !c->is_float()) {
+    const int64_t extent = data[static_cast<int>(axis)];
+    for (int64_t k = 0; k < c->numel(); ++k)
+      if (c->get_i(k) < -extent || c->get_i(k) >= extent)
+        return Error{"has index " + std::to_string(c->get_i(k)) + " out of range for axis " +
+                     std::to_string(axis) + " of " + to_string(data)};
+  }
+  Expected<std::vector<TensorRef>> args = tensors(ctx, 2);
+  if (!args) return args.error();
+  Attrs a;
+  a.set(AttrKey::axis, axis);
+  return add_one(ctx, Op::Gather, std::move(*args), std::move(a));
+}
+
 // Reciprocal(x) = 1 / x, with the 1 held by a scalar weight.
 Expected<Mapped> map_reciprocal(NodeContext& ctx) {
   Expected<TensorRef> x = ctx.tensor(0);
@@ -278,7 +301,7 @@ MapFn find_data_mapping(std::string_view t) {
       {"Slice", map_slice},       {"Pad", map_pad},
       {"Concat", map_concat},     {"Split", map_split},
       {"Transpose", map_transpose}, {"Cast", map_cast},
-      {"Reciprocal", map_reciprocal},
+      {"Reciprocal", map_reciprocal}, {"Gather", map_gather},
   };
   for (const auto& [name, fn] : kMaps)
     if (name == t) return fn;

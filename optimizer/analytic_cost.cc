@@ -98,6 +98,11 @@ KernelWork kernel_work(const Node& n, std::span<const TensorType> inputs) {
   // not moved.
   if (n.op == Op::UpdateSlice)
     w.bytes = 2 * double(inputs[1].shape.numel()) * dtype_bytes(inputs[1].dtype);
+  // gather reads only the rows it copies (an embedding lookup touches 128 of
+  // 30522 rows): the indices, and the output's bytes read and written.
+  if (n.op == Op::Gather)
+    w.bytes = double(inputs[1].shape.numel()) * dtype_bytes(inputs[1].dtype) +
+              2 * double(n.outs[0].shape.numel()) * dtype_bytes(n.outs[0].dtype);
   w.flops = n.op == Op::Opaque ? 0 : double(flops(n.op, n.attrs, inputs, n.outs));
   w.matmul = n.op == Op::Conv2d || n.op == Op::Matmul || n.op == Op::Gemm;
   return w;

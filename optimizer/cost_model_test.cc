@@ -64,6 +64,20 @@ TEST(AnalyticCost, UpdateSliceMovesItsPatchTwice) {
   EXPECT_DOUBLE_EQ(node_cost(g, gi, m, 3), 5 + 2 * 256 * 4);
 }
 
+// An embedding lookup reads the rows it copies, not the whole table: its
+// indices (8 bytes each) and its output's bytes twice, plus the launch.
+TEST(AnalyticCost, GatherMovesItsRowsNotItsTable) {
+  Graph g = parse(R"(graph g {
+  input ids: i64[1,4]
+  weight table: f32[1000,16]
+  %e = gather(table, ids, axis=0)
+  output y = %e
+})");
+  GraphIndex gi(g);
+  AnalyticCost m(test_device());
+  EXPECT_DOUBLE_EQ(node_cost(g, gi, m, 2), 5 + 4 * 8 + 2 * 64 * 4);
+}
+
 TEST(AnalyticCost, ShippedH100DescriptionLoads) {
   Expected<Device> d = load_device("optimizer/devices/h100.json");
   ASSERT_TRUE(d.ok()) << d.error().message;

@@ -34,7 +34,7 @@ const char* kPrefixes[] = {
     "test_layer_normalization_", "test_reshape_", "test_flatten_",  "test_squeeze",
     "test_unsqueeze",    "test_slice",         "test_constant_pad", "test_clip",
     "test_reduce_mean_", "test_identity",      "test_dropout_default", "test_isnan",
-    "test_where_",
+    "test_where_",       "test_gather_",
 };
 
 std::string read_bytes(const std::filesystem::path& p) {
@@ -155,7 +155,7 @@ TEST(OnnxConformance, NodeTestsOfIrOperators) {
   for (const char* op : {"conv", "gemm", "matmul", "add", "mul", "relu", "sigmoid", "tanh",
                          "concat", "split", "transpose", "averagepool", "maxpool", "batchnorm",
                          "softmax", "layer", "reshape", "flatten", "squeeze", "unsqueeze", "slice",
-                         "constant", "clip", "erf", "isnan", "where"})
+                         "constant", "clip", "erf", "isnan", "where", "gather"})
     EXPECT_TRUE(families_ran.count(op)) << "no conformance test of " << op << " ran";
 }
 

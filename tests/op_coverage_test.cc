@@ -18,8 +18,8 @@ namespace tso {
 namespace {
 
 // One small graph per operator: name -> statements between the inputs and
-// the output. `x` is f32[2,4,5,5], `m` f32[2,4], `s` a scalar; bool inputs
-// are fed 0 and 1.
+// the output. `x` is f32[2,4,5,5], `m` f32[2,4], `s` a scalar; bool and
+// integer inputs (gather's indices) are fed 0 and 1.
 const std::map<std::string, std::string> kExamples = {
     {"input", "output y = x"},
     {"weight", "weight w: f32[2,4,5,5]\n%0 = add(x, w)\noutput y = %0"},
@@ -65,6 +65,7 @@ const std::map<std::string, std::string> kExamples = {
     {"isnan", "%0 = isnan(x)\noutput y = %0"},
     {"where", "input c: bool[4,1,5]\n%0 = where(c, x, s)\noutput y = %0"},
     {"update_slice", "%0 = slice(x, starts=[0,1], ends=[1,3], axes=[0,2], steps=[1,1])\n%1 = relu(%0)\n%2 = update_slice(x, %1, starts=[1,0,2,0])\noutput y = %2"},
+    {"gather", "input i: i64[3,2]\n%0 = gather(x, i, axis=-3)\noutput y = %0"},
     {"opaque", "%0: f32[2,4,5,5] = opaque(x, op_type=\"Foo\", domain=\"ai.example\", payload=\"\\x01\")\noutput y = %0"},
 };
 
@@ -102,7 +103,7 @@ TEST(OpCoverage, ParsesInfersChecksAndRoundTrips) {
 
 template <class S>
 S random_scalar(std::mt19937_64& rng, DType dtype) {
-  if (dtype == DType::kBool) {
+  if (dtype == DType::kBool || dtype == DType::kI64 || dtype == DType::kI32) {
     if constexpr (std::is_same_v<S, ref::Mod>)
       return ref::Mod(rng() % 2);
     else

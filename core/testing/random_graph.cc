@@ -346,6 +346,9 @@ class Generator {
           types[i] = shaped(b);
           break;
         }
+        case Op::Gather:  // indices: i64 of rank 0 to 2 (their values are the feeds')
+          types[i] = TensorType{DType::kI64, random_shape(static_cast<int>(rng_.range(0, 2)))};
+          break;
         case Op::Concat: {
           int64_t axis = a.has(AttrKey::axis) ? normalized(a.i(AttrKey::axis), r) : 0;
           Shape b = s;

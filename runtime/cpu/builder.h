@@ -99,6 +99,7 @@ bool lower_pointwise(Builder& b, const FusionGroup& group,
 Status lower_compute(Builder& b, int node);   // oneDNN primitives
 Status lower_movement(Builder& b, int node);  // views and own kernels
 Status lower_update_slice(Builder& b, int node);  // in place where the base is dead
+Status lower_gather(Builder& b, int node);        // rows picked by indices, checked each run
 bool is_movement(const Graph& g, int node);
 // `t` (row-major) stretched to `shape` by a copy, numpy broadcasting.
 int broadcast_to(Builder& b, int node, int t, const Shape& shape);

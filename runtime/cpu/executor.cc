@@ -164,6 +164,8 @@ struct Executor::Impl : Bindings {
     } catch (const dnnl::error& e) {
       return Error{s.nodes + ": " + s.what + ": oneDNN " + e.what() + " (status " +
                    std::to_string(int(e.status)) + ")"};
+    } catch (const StepError& e) {
+      return Error{s.nodes + ": " + e.what()};
     }
   }
 
@@ -175,6 +177,8 @@ struct Executor::Impl : Bindings {
       } catch (const dnnl::error& e) {
         const PlanStep& s = plan.steps[run_steps[i]];
         return Error{s.nodes + ": " + s.what + ": oneDNN " + e.what()};
+      } catch (const StepError& e) {
+        return Error{plan.steps[run_steps[i]].nodes + ": " + e.what()};
       }
     }
     strm.wait();
@@ -265,6 +269,8 @@ Expected<std::vector<StepTime>> Executor::profile_steps(int iters) {
         impl_->runs[k]();
       } catch (const dnnl::error& e) {
         return Error{times[k].nodes + ": " + times[k].what + ": oneDNN " + e.what()};
+      } catch (const StepError& e) {
+        return Error{times[k].nodes + ": " + e.what()};
       }
       impl_->strm.wait();
       times[k].ms +=

@@ -95,14 +95,16 @@ TEST(CpuExecutor, MatchesTheReferenceWithEveryAlternativeForced) {
     expect_matches_reference(c, true, {}, ExecutorOptions::Choice::kAlways);
 }
 
-TEST(CpuExecutor, CasesCoverEveryOperatorButOpaque) {
+// gather, whose indices are integers the float cases cannot feed, has its
+// own tests (gather_test.cc).
+TEST(CpuExecutor, CasesCoverEveryOperatorButOpaqueAndGather) {
   std::set<Op> seen;
   for (const Case& c : ref::testing::kCases) {
     const Graph g = ref::testing::graph_with_weights(c.text, 3);
     for (const Node& n : g.nodes()) seen.insert(n.op);
   }
   for (const OpInfo& info : all_ops()) {
-    if (info.op == Op::Opaque) continue;
+    if (info.op == Op::Opaque || info.op == Op::Gather) continue;
     EXPECT_TRUE(seen.count(info.op)) << info.name << " has no case";
   }
 }

@@ -94,6 +94,30 @@ void fill(std::byte* dst, int64_t n, int elem_bytes, const void* value) {
   for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * elem_bytes, value, elem_bytes);
 }
 
+namespace {
+
+int64_t index_at(const void* indices, bool wide, int64_t j) {
+  return wide ? static_cast<const int64_t*>(indices)[j] : static_cast<const int32_t*>(indices)[j];
+}
+
+}  // namespace
+
+int64_t gather(const GatherRows& g, const std::byte* data, const void* indices, std::byte* y) {
+  for (int64_t j = 0; j < g.count; ++j) {
+    const int64_t k = index_at(indices, g.wide, j);
+    if (k < -g.extent || k >= g.extent) return j;
+  }
+  const int64_t rows = g.outer * g.count;
+#pragma omp parallel for schedule(static) if (rows * g.row_bytes > 65536)
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t o = r / g.count, j = r % g.count;
+    int64_t k = index_at(indices, g.wide, j);
+    if (k < 0) k += g.extent;
+    std::memcpy(y + r * g.row_bytes, data + (o * g.extent + k) * g.row_bytes, g.row_bytes);
+  }
+  return -1;
+}
+
 void erf(const float* x, float* y, int64_t n) {
 #pragma omp parallel for simd schedule(static) if (n > 16384)
   for (int64_t i = 0; i < n; ++i) y[i] = std::erf(x[i]);

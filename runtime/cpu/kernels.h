@@ -1,6 +1,6 @@
 // tso's own CPU kernels, for what no library on the machine has: strided
 // copies (transpose, slice, pad, enlarge, split and concat of any dtype),
-// erf, and binaries whose broadcasting oneDNN cannot express (both operands
+// gather, erf, and binaries whose broadcasting oneDNN cannot express (both operands
 // stretched, or the left one; pow). Plain row-major buffers; parallel over
 // the calling OpenMP team. Internal to runtime/cpu.
 #pragma once
@@ -29,6 +29,18 @@ void strided_copy(const StridedCopy& c, const std::byte* src, std::byte* dst);
 
 // Sets `n` elements of `elem_bytes` each to the element at `value`.
 void fill(std::byte* dst, int64_t n, int elem_bytes, const void* value);
+
+// ONNX Gather on row-major bytes: data viewed as [outer, extent] rows of
+// `row_bytes` and the output as [outer, count] rows, output row (o, j) is
+// data row (o, indices[j]), a negative index counting from the end. Indices
+// are i64 or i32 (`wide`). Checks every index first: returns the position of
+// the first one outside [-extent, extent) and writes nothing, or -1 once the
+// rows are copied (memcpy each, parallel when large).
+struct GatherRows {
+  int64_t outer = 1, extent = 0, count = 0, row_bytes = 0;
+  bool wide = true;
+};
+int64_t gather(const GatherRows& g, const std::byte* data, const void* indices, std::byte* y);
 
 void erf(const float* x, float* y, int64_t n);
 // y[i] = 1 where x[i] is NaN, else 0 (bool tensors hold one byte per element).

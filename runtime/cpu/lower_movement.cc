@@ -2,7 +2,7 @@
 // flatten, squeeze, unsqueeze; split pieces when every dimension before the
 // axis is 1) and strided copies (transpose, slice, pad, enlarge, other
 // splits, concat of non-f32 tensors), any dtype; update_slice in
-// lower_update_slice.cc.
+// lower_update_slice.cc, gather in lower_gather.cc.
 #include <algorithm>
 #include <cstring>
 
@@ -315,6 +315,7 @@ bool is_movement(const Graph& g, int node) {
     case Op::Pad:
     case Op::Enlarge:
     case Op::UpdateSlice:
+    case Op::Gather:
       return true;
     case Op::Concat:
       return n.outs[0].dtype != DType::kF32;
@@ -330,6 +331,7 @@ Status lower_movement(Builder& b, int node) {
     return {};
   }
   if (n.op == Op::UpdateSlice) return lower_update_slice(b, node);
+  if (n.op == Op::Gather) return lower_gather(b, node);
   if (n.op == Op::Pad && lower_pad_in_layout(b, node)) return {};
   if (n.op == Op::Slice && lower_slice_in_layout(b, node)) return {};
   if (n.op == Op::Split && lower_split_in_layout(b, node)) return {};

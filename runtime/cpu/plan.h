@@ -21,6 +21,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,13 @@ class Bindings {
   virtual memory mem(int tensor, const memory::desc& md) const = 0;
   virtual memory scratchpad() const = 0;
   virtual dnnl::stream& stream() const = 0;
+};
+
+// Thrown by an own kernel's run when the values it reads rule the step out
+// (a gather index out of range), never from inside a parallel region; the
+// executor returns it as an Error naming the step's nodes.
+struct StepError : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 using Run = std::function<void()>;

@@ -55,6 +55,7 @@ constexpr Kernel family(Op op) {
     case Op::Flatten:
     case Op::Squeeze:
     case Op::Unsqueeze: return Kernel::kView;
+    case Op::Gather:
     case Op::Opaque: return Kernel::kUnsupported;
   }
   return kNoKernel;
@@ -98,6 +99,10 @@ Kernel kernel_for(Op op) { return family(op); }
 Expected<Kernel> kernel_for_node(const Graph& g, int index) {
   const Node& n = g.node(index);
   Kernel k = family(n.op);
+  if (k == Kernel::kUnsupported && n.op != Op::Opaque)
+    return Error{describe_node(g, index) + ": the CUDA runtime has no " +
+                 std::string(op_name(n.op)) +
+                 " kernel (the CPU runtime and the reference executor run it)"};
   if (k == Kernel::kUnsupported) {
     const AttrValue* t = n.attrs.find(AttrKey::op_type);
     std::string op_type = t ? std::get<std::string>(*t) : "?";

@@ -7,11 +7,12 @@
 namespace tso::cuda {
 namespace {
 
-TEST(Dispatch, EveryOperatorHasAFamilyAndOnlyOpaqueIsUnsupported) {
+TEST(Dispatch, EveryOperatorHasAFamilyAndOnlyOpaqueAndGatherAreUnsupported) {
   for (const OpInfo& info : all_ops()) {
     Kernel k = kernel_for(info.op);
     EXPECT_NE(kernel_name(k), "?") << info.name;
-    EXPECT_EQ(k == Kernel::kUnsupported, info.op == Op::Opaque) << info.name;
+    EXPECT_EQ(k == Kernel::kUnsupported, info.op == Op::Opaque || info.op == Op::Gather)
+        << info.name;
     EXPECT_EQ(k == Kernel::kSource, is_source(info.op)) << info.name;
   }
 }
@@ -38,6 +39,20 @@ TEST(Dispatch, OpaqueNodeIsAnErrorNamingOpTypeAndNode) {
   EXPECT_EQ(k.error().message,
             "node '%y' (opaque): the CUDA runtime cannot run opaque operator 'NonMaxSuppression' "
             "(not in the tso IR)");
+}
+
+TEST(Dispatch, GatherIsRefusedNamingTheNode) {
+  Graph g = testing::parse(R"(graph g {
+  input ids: i64[4]
+  input table: f32[10,3]
+  %e: f32[4,3] = gather(table, ids, axis=0)
+  output y = %e
+})");
+  Expected<Kernel> k = kernel_for_node(g, testing::node_named(g, "%e"));
+  ASSERT_FALSE(k.ok());
+  EXPECT_EQ(k.error().message,
+            "node '%e' (gather): the CUDA runtime has no gather kernel (the CPU runtime and the "
+            "reference executor run it)");
 }
 
 }  // namespace

@@ -107,6 +107,7 @@ Outputs<S> run(const Node& n, Args<S> in) {
     case Op::Where: return one(E::where(x, *in[1], *in[2]));
     case Op::UpdateSlice:
       return one(ShapeOps<S>::update_slice(x, *in[1], a));
+    case Op::Gather: return one(ShapeOps<S>::gather(x, *in[1], a));
     case Op::Opaque: {
       const AttrValue* type = a.find(AttrKey::op_type);
       const std::string* name = type ? std::get_if<std::string>(type) : nullptr;

@@ -247,6 +247,43 @@ TEST(Errors, UpdateSliceOutsideTheBase) {
       "given starts");
 }
 
+TYPED_TEST(Exact, GatherPicksRowsAlongTheAxis) {
+  using S = TypeParam;
+  Tensor<S> table = T<S>({4, 2}, {10, 11, 20, 21, 30, 31, 40, 41});
+  // An embedding lookup: [2,3] ids into a [4,2] table, -1 the last row.
+  Node rows = node(Op::Gather, attrs({{AttrKey::axis, int64_t{0}}}));
+  EXPECT_TRUE(close(eval1<S>(rows, {table, T<S>({2, 3}, {3, 0, -1, 1, 1, -4})}),
+                    T<S>({2, 3, 2}, {40, 41, 10, 11, 40, 41, 20, 21, 20, 21, 10, 11})));
+  // ViT's class token: a scalar index along axis 1 drops that axis.
+  Tensor<S> x = T<S>({2, 3, 2}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+  Node token = node(Op::Gather, attrs({{AttrKey::axis, int64_t{-2}}}));
+  EXPECT_TRUE(close(eval1<S>(token, {x, T<S>({}, {0})}), T<S>({2, 2}, {1, 2, 7, 8})));
+  // The last axis, indices repeated; no indices give an empty result.
+  Node cols = node(Op::Gather, attrs({{AttrKey::axis, int64_t{2}}}));
+  EXPECT_TRUE(close(eval1<S>(cols, {x, T<S>({3}, {1, 1, 0})}),
+                    T<S>({2, 3, 3}, {2, 2, 1, 4, 4, 3, 6, 6, 5, 8, 8, 7, 10, 10, 9, 12, 12, 11})));
+  EXPECT_EQ(eval1<S>(rows, {table, T<S>({0}, {})}).shape, Shape({0, 2}));
+}
+
+TEST(Errors, GatherIndexOutOfRange) {
+  std::vector<Tensor<float>> args = {T<float>({4, 2}, {0, 1, 2, 3, 4, 5, 6, 7}),
+                                     T<float>({3}, {0, 4, 1})};
+  const Tensor<float>* ptrs[] = {&args[0], &args[1]};
+  auto r = eval_node<float>(node(Op::Gather, attrs({{AttrKey::axis, int64_t{0}}}), "emb"), ptrs);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message,
+            "node 'emb' (gather): gather: index 4 at position 1 is out of range for axis 0 of "
+            "[4,2]");
+  args[1] = T<float>({2}, {-5, 0});
+  r = eval_node<float>(node(Op::Gather, attrs({{AttrKey::axis, int64_t{0}}}), "emb"), ptrs);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("index -5 at position 0"), std::string::npos);
+  args[1] = T<float>({1}, {0.5});  // a feed that is no integer
+  r = eval_node<float>(node(Op::Gather, attrs({{AttrKey::axis, int64_t{0}}}), "emb"), ptrs);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("index 0.5"), std::string::npos) << r.error().message;
+}
+
 TYPED_TEST(Exact, ReduceMean) {
   using S = TypeParam;
   Tensor<S> x = T<S>({2, 3}, {1, 2, 3, 4, 5, 6});

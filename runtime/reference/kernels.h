@@ -86,6 +86,9 @@ struct ShapeOps {
   // base with the box at `starts` replaced by patch.
   static Expected<Tensor<S>> update_slice(const Tensor<S>& base, const Tensor<S>& patch,
                                           const Attrs& a);
+  // ONNX Gather along `axis`; indices hold integers (negative ones count from
+  // the end), any other value or one out of range is an error naming it.
+  static Expected<Tensor<S>> gather(const Tensor<S>& x, const Tensor<S>& indices, const Attrs& a);
 };
 
 template <class S>

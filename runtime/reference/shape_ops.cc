@@ -1,8 +1,11 @@
 // Data movement: constants, concat, split, transpose, reshape and its kin,
-// slice, pad, enlarge and update_slice. All copies go through one strided-copy loop, so
-// each operator only says which strides and offsets it reads and writes.
+// slice, pad, enlarge and update_slice, whose copies all go through one
+// strided-copy loop, so each operator only says which strides and offsets it
+// reads and writes; and gather, which copies whole rows picked by its indices.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
+#include <optional>
 
 #include "runtime/reference/kernels.h"
 #include "runtime/reference/scalar.h"
@@ -317,6 +320,69 @@ Expected<Tensor<S>> ShapeOps<S>::update_slice(const Tensor<S>& base, const Tenso
   int64_t at = 0;
   for (int i = 0; i < r; ++i) at += starts[i] * ys[i];
   copy_into(patch, &y, at);
+  return y;
+}
+
+namespace {
+
+// The integer an index element stands for: float and double hold it by value
+// (an integral value in int64's range, else nullopt), Mod as its signed
+// representative.
+template <class S>
+std::optional<int64_t> index_value(S v) {
+  if constexpr (fn::Real<S>) {
+    if (!(v == std::trunc(v)) || !(std::fabs(v) < 0x1p63)) return std::nullopt;
+    return static_cast<int64_t>(v);
+  } else {
+    return v.to_signed();
+  }
+}
+
+template <class S>
+std::string index_text(S v) {
+  if constexpr (fn::Real<S>) {
+    std::optional<int64_t> k = index_value(v);
+    return k ? std::to_string(*k) : std::to_string(v);
+  } else {
+    return std::to_string(v.to_signed());
+  }
+}
+
+}  // namespace
+
+// data viewed as [outer, extent, inner] and the result as [outer, n, inner]:
+// row j of each outer block is data's row indices[j].
+template <class S>
+Expected<Tensor<S>> ShapeOps<S>::gather(const Tensor<S>& x, const Tensor<S>& indices,
+                                        const Attrs& a) {
+  int64_t axis = a.i(AttrKey::axis);
+  const int r = x.shape.rank();
+  if (r == 0 || !normalize_axis(&axis, r))
+    return shape_error("gather", "axis " + std::to_string(a.i(AttrKey::axis)) +
+                                     " is out of range for " + shape_text(x.shape));
+  const int64_t extent = x.shape[static_cast<int>(axis)], n = indices.numel();
+  std::vector<int64_t> rows(n);
+  for (int64_t j = 0; j < n; ++j) {
+    std::optional<int64_t> k = index_value(indices.data[j]);
+    if (k && *k < 0) *k += extent;
+    if (!k || *k < 0 || *k >= extent)
+      return shape_error("gather", "index " + index_text(indices.data[j]) + " at position " +
+                                       std::to_string(j) + " is out of range for axis " +
+                                       std::to_string(axis) + " of " + shape_text(x.shape));
+    rows[j] = *k;
+  }
+  Shape out;
+  for (int i = 0; i < axis; ++i) out.push_back(x.shape[i]);
+  for (int64_t d : indices.shape) out.push_back(d);
+  for (int i = static_cast<int>(axis) + 1; i < r; ++i) out.push_back(x.shape[i]);
+  Tensor<S> y(out);
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < axis; ++i) outer *= x.shape[i];
+  for (int i = static_cast<int>(axis) + 1; i < r; ++i) inner *= x.shape[i];
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < n; ++j)
+      std::copy_n(x.data.begin() + (o * extent + rows[j]) * inner, inner,
+                  y.data.begin() + (o * n + j) * inner);
   return y;
 }
 

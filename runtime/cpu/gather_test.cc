@@ -1,0 +1,233 @@
+// gather on the CPU runtime against the reference executor: embedding
+// lookups on i64 token ids fed at run time, ViT's class token by a stored
+// i32 scalar, lookups large enough to run in parallel, constant lookups in
+// the prologue, and indices out of range as errors naming the node. Exact:
+// gather copies values.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <random>
+
+#include "core/text_format.h"
+#include "runtime/cpu/executor.h"
+#include "runtime/reference/executor.h"
+
+namespace tso::cpu {
+namespace {
+
+template <class T>
+std::vector<std::byte> bytes_of(const std::vector<T>& v) {
+  std::vector<std::byte> b(v.size() * sizeof(T));
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+// `text` with stored values in every weight: those named in `ints` hold
+// them (in the weight's integer type), the others seeded floats in [-1, 1).
+Graph with_values(std::string_view text, const std::map<std::string, std::vector<int64_t>>& ints) {
+  Expected<Graph> p = parse_graph(text, "<test>");
+  EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().message);
+  if (!p) return Graph{};
+  GraphBuilder b(p->name());
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (const Node& n : p->nodes()) {
+    Node copy = n;
+    if (n.op == Op::Weight) {
+      auto w = std::make_shared<WeightData>();
+      w->type = n.outs[0];
+      if (auto it = ints.find(n.name); it != ints.end()) {
+        std::vector<int32_t> narrow(it->second.begin(), it->second.end());
+        w->bytes = n.outs[0].dtype == DType::kI32 ? bytes_of(narrow) : bytes_of(it->second);
+      } else {
+        std::vector<float> v(n.outs[0].shape.numel());
+        for (float& x : v) x = u(rng);
+        w->bytes = bytes_of(v);
+      }
+      copy.data = std::move(w);
+    }
+    b.add_node(std::move(copy));
+  }
+  for (const GraphOutput& o : p->outputs()) b.output(o.name, o.ref);
+  Expected<Graph> g = b.finish();
+  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
+  return g.ok() ? std::move(*g) : Graph{};
+}
+
+// Feeds: `ids` to the i64 input "ids" (when the graph has one), seeded
+// floats to the f32 inputs.
+struct Feeds {
+  std::map<std::string, ref::Tensor<float>> reference;
+  std::map<std::string, std::vector<std::byte>> bytes;
+};
+
+Feeds feeds_for(const Graph& g, const std::vector<int64_t>& ids) {
+  Feeds f;
+  std::mt19937_64 rng(5);
+  std::normal_distribution<float> dist(0.f, 1.f);
+  for (int i : g.input_nodes()) {
+    const Node& n = g.node(i);
+    if (n.op != Op::Input) continue;
+    std::vector<float> v;
+    if (n.outs[0].dtype == DType::kI64) {
+      v.assign(ids.begin(), ids.end());
+      f.bytes[n.name] = bytes_of(ids);
+    } else {
+      v.resize(n.outs[0].shape.numel());
+      for (float& x : v) x = dist(rng);
+      f.bytes[n.name] = bytes_of(v);
+    }
+    f.reference[n.name] = ref::Tensor<float>(n.outs[0].shape, std::move(v));
+  }
+  return f;
+}
+
+// Runs `g` on `threads` threads; its outputs, after checking them against
+// the reference executor (equal, or within 1e-5 after a matrix product).
+std::vector<std::vector<float>> expect_matches_reference(const Graph& g,
+                                                         const std::vector<int64_t>& ids,
+                                                         int threads = 0) {
+  const Feeds f = feeds_for(g, ids);
+  Expected<std::vector<ref::Tensor<float>>> want = ref::evaluate<float>(g, f.reference);
+  EXPECT_TRUE(want.ok()) << want.error().message;
+  ExecutorOptions o;
+  o.threads = threads;
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, o);
+  EXPECT_TRUE(ex.ok()) << ex.error().message;
+  if (!want || !ex) return {};
+  for (const auto& [name, b] : f.bytes) EXPECT_TRUE((*ex)->set_input(name, b).ok()) << name;
+  Status s = (*ex)->run();
+  EXPECT_TRUE(s.ok()) << s.error().message;
+  std::vector<std::vector<float>> outs;
+  for (size_t k = 0; k < g.outputs().size(); ++k) {
+    Expected<std::vector<float>> got = (*ex)->output(static_cast<int>(k));
+    EXPECT_TRUE(got.ok()) << got.error().message;
+    if (!got) return {};
+    const std::vector<float>& w = (*want)[k].data;
+    EXPECT_EQ(got->size(), w.size());
+    for (size_t i = 0; i < w.size() && i < got->size(); ++i)
+      EXPECT_NEAR((*got)[i], w[i], 1e-5 * (1 + std::abs(w[i]))) << g.outputs()[k].name << " " << i;
+    outs.push_back(std::move(*got));
+  }
+  return outs;
+}
+
+std::vector<int64_t> ids_in(int64_t count, int64_t extent, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int64_t> d(-extent, extent - 1);
+  std::vector<int64_t> v(count);
+  for (int64_t& x : v) x = d(rng);
+  return v;
+}
+
+constexpr const char* kEmbedding = R"(graph embed {
+  input ids: i64[4,16]
+  weight table: f32[50,32]
+  weight w: f32[32,8]
+  %e = gather(table, ids, axis=0)
+  %p = matmul(%e, w, act=relu)
+  output emb = %e
+  output y = %p
+})";
+
+TEST(CpuGather, EmbeddingLookupOnTokenIdsThenAProjection) {
+  const Graph g = with_values(kEmbedding, {});
+  expect_matches_reference(g, ids_in(64, 50, 1));
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
+  ASSERT_TRUE(ex.ok()) << ex.error().message;
+  Expected<std::vector<StepTime>> steps = (*ex)->profile_steps(1);
+  ASSERT_TRUE(steps.ok()) << steps.error().message;
+  bool own = false;
+  for (const StepTime& s : *steps) own = own || s.what == "gather (own)";
+  EXPECT_TRUE(own);
+}
+
+// 1024 rows of 256 bytes: the copy runs on the OpenMP team, with the same
+// result on one thread and two.
+TEST(CpuGather, LargeLookupsGiveTheSameRowsOnAnyThreadCount) {
+  const Graph g = with_values(R"(graph big {
+  input ids: i64[1024]
+  weight table: f32[1000,64]
+  %e = gather(table, ids, axis=0)
+  output y = %e
+})",
+                              {});
+  const std::vector<int64_t> ids = ids_in(1024, 1000, 2);
+  std::vector<std::vector<float>> one = expect_matches_reference(g, ids, 1);
+  std::vector<std::vector<float>> two = expect_matches_reference(g, ids, 2);
+  EXPECT_EQ(one, two);
+}
+
+// ViT's class token (x[:, 0]) by a stored i32 scalar, and a lookup along
+// the last axis (rows of one element) by stored i64 indices.
+TEST(CpuGather, ClassTokenAndInnerAxesByStoredIndices) {
+  const Graph g = with_values(R"(graph vit {
+  input x: f32[2,5,8]
+  weight first: i32[]
+  weight cols: i64[3]
+  %r = relu(x)
+  %c = gather(%r, first, axis=1)
+  %l = gather(%r, cols, axis=-1)
+  output cls = %c
+  output last = %l
+})",
+                              {{"first", {0}}, {"cols", {7, -1, 0}}});
+  std::vector<std::vector<float>> out = expect_matches_reference(g, {});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].size(), 16u);
+  EXPECT_EQ(out[1].size(), 30u);
+}
+
+// A lookup of stored rows by stored indices runs once, in the prologue; its
+// indices are checked there.
+TEST(CpuGather, ConstantLookupsRunInThePrologue) {
+  const char* text = R"(graph rows {
+  input x: f32[3,4]
+  weight table: f32[10,4]
+  weight pick: i64[3]
+  %e = gather(table, pick, axis=0)
+  %s = add(x, %e)
+  output y = %s
+})";
+  const Graph g = with_values(text, {{"pick", {9, -10, 2}}});
+  expect_matches_reference(g, {});
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
+  ASSERT_TRUE(ex.ok()) << ex.error().message;
+  EXPECT_EQ((*ex)->stats().steps, 1);  // the add
+  Expected<std::unique_ptr<Executor>> bad =
+      Executor::create(with_values(text, {{"pick", {9, 10, 2}}}), {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message,
+            "node '%e' (gather): gather: index 10 at position 1 is out of range for axis 0 of "
+            "f32[10,4]");
+}
+
+// Token ids come at run time: one out of range stops the run with an error
+// naming the node, the index and its position; the next run with valid ids
+// succeeds.
+TEST(CpuGather, AnIndexOutOfRangeAtRunTimeIsAnErrorNamingTheNode) {
+  const Graph g = with_values(kEmbedding, {});
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
+  ASSERT_TRUE(ex.ok()) << ex.error().message;
+  std::vector<int64_t> ids = ids_in(64, 50, 3);
+  ids[37] = 50;
+  ASSERT_TRUE((*ex)->set_input("ids", bytes_of(ids)).ok());
+  Status s = (*ex)->run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message,
+            "node '%e' (gather): gather: index 50 at position 37 is out of range for axis 0 of "
+            "f32[50,32]");
+  ids[37] = -51;
+  ASSERT_TRUE((*ex)->set_input("ids", bytes_of(ids)).ok());
+  s = (*ex)->run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("index -51 at position 37"), std::string::npos)
+      << s.error().message;
+  ids[37] = -50;
+  ASSERT_TRUE((*ex)->set_input("ids", bytes_of(ids)).ok());
+  EXPECT_TRUE((*ex)->run().ok());
+}
+
+}  // namespace
+}  // namespace tso::cpu

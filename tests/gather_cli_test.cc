@@ -1,0 +1,195 @@
+// Gather end to end through the binary (issue 16 points 4 and 7): a small
+// model built here, an embedding lookup on i64 token ids fed at run time, a
+// projection with a relu, ViT's class token (a constant index along the
+// sequence axis) and a classifier. `tso optimize` imports it with no opaque
+// node, fuses the relu into its product, checks the whole graph numerically
+// (nothing cut) and writes a model whose outputs ONNX Runtime computes as it
+// does the input's; `tso run` computes them on the CPU runtime. The close
+// but wrong variants are refused: a class-token index one past the sequence
+// at import, a token id one past the table when the CPU runtime runs it.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "frontend/tensor_file.h"
+#include "onnx/onnx_pb.h"
+#include "tests/binary_run.h"
+#include "tests/frontend_test_util.h"
+
+namespace tso {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kBatch = 2, kSeq = 8, kVocab = 30, kHidden = 16, kClasses = 4;
+
+void declare(onnx::ValueInfoProto* v, const std::string& name, int32_t elem,
+             std::initializer_list<int64_t> dims) {
+  v->set_name(name);
+  auto* t = v->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(elem);
+  for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& type,
+                          std::initializer_list<const char*> in, const std::string& out) {
+  auto* n = g->add_node();
+  n->set_name(out);
+  n->set_op_type(type);
+  for (const char* i : in) n->add_input(i);
+  n->add_output(out);
+  return n;
+}
+
+void floats(onnx::GraphProto* g, const std::string& name, std::initializer_list<int64_t> dims,
+            std::mt19937_64& rng) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  int64_t n = 1;
+  for (int64_t d : dims) t->add_dims(d), n *= d;
+  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+  for (int64_t k = 0; k < n; ++k) t->add_float_data(u(rng));
+}
+
+// ids: i64[2,8] -> Gather(table) -> MatMul(w1) -> Relu -> Gather(index
+// `first`, axis 1) -> MatMul(w2) -> y: f32[2,4].
+fs::path write_model(const fs::path& dir, int64_t first) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("tokens");
+  declare(g->add_input(), "ids", onnx::TensorProto::INT64, {kBatch, kSeq});
+  declare(g->add_output(), "y", onnx::TensorProto::FLOAT, {kBatch, kClasses});
+  std::mt19937_64 rng(11);
+  floats(g, "table", {kVocab, kHidden}, rng);
+  floats(g, "w1", {kHidden, kHidden}, rng);
+  floats(g, "w2", {kHidden, kClasses}, rng);
+  auto* index = g->add_initializer();
+  index->set_name("first");
+  index->set_data_type(onnx::TensorProto::INT64);
+  index->add_int64_data(first);
+  add_node(g, "Gather", {"table", "ids"}, "embed");
+  add_node(g, "MatMul", {"embed", "w1"}, "proj");
+  add_node(g, "Relu", {"proj"}, "act");
+  onnx::NodeProto* cls = add_node(g, "Gather", {"act", "first"}, "cls");
+  onnx::AttributeProto* axis = cls->add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(1);
+  add_node(g, "MatMul", {"cls", "w2"}, "y");
+  const fs::path p = dir / ("tokens_" + std::to_string(first) + ".onnx");
+  std::ofstream(p, std::ios::binary) << m.SerializeAsString();
+  return p;
+}
+
+// input_0.pb: the token ids, negative ones (counted from the end) included.
+void write_ids(const fs::path& dir, std::vector<int64_t> ids) {
+  WeightData w;
+  w.type = {DType::kI64, Shape{kBatch, kSeq}};
+  w.bytes.resize(ids.size() * sizeof(int64_t));
+  std::memcpy(w.bytes.data(), ids.data(), w.bytes.size());
+  fs::create_directories(dir);
+  ASSERT_TRUE(write_tensor_file((dir / "input_0.pb").string(), {"ids", w}).ok());
+}
+
+std::vector<float> output_of(const fs::path& dir) {
+  Expected<NamedTensor> t = read_tensor_file((dir / "output_0.pb").string());
+  EXPECT_TRUE(t.ok()) << t.error().message;
+  if (!t) return {};
+  EXPECT_EQ(t->value.type, (TensorType{DType::kF32, Shape{kBatch, kClasses}}));
+  return testing::floats_of(t->value);
+}
+
+testing::RunResult tso(const std::vector<std::string>& args, const fs::path& scratch) {
+  return testing::run_binary(TSO_BINARY, args, scratch);
+}
+
+const std::vector<int64_t> kIds = {1, 29, -1, 0, 7, 7, 12, -30, 3, 4, 5, 28, -2, 9, 0, 16};
+
+TEST(GatherCli, OptimizedEndToEndAndMatchesOnnxRuntime) {
+  if (!testing::have_python_oracle()) GTEST_SKIP() << testing::kNoVenv;
+  const fs::path dir = testing::temp_dir("gather_cli");
+  const fs::path model = write_model(dir, 0), out = dir / "optimized.onnx";
+  const fs::path report = dir / "report.json";
+
+  testing::RunResult inspect = tso({"inspect", model.string()}, dir);
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  EXPECT_NE(inspect.out.find("gather"), std::string::npos) << inspect.out;
+  EXPECT_EQ(inspect.out.find("opaque"), std::string::npos) << inspect.out;
+
+  testing::RunResult r = tso({"optimize", model.string(), out.string(), "--report", report.string(),
+                              "-q", "--no-verify-speed", "--device",
+                              std::string(TSO_SOURCE_DIR) + "/optimizer/devices/h100.json"},
+                             dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream rin(report);
+  const nlohmann::json j = nlohmann::json::parse(rin);
+  EXPECT_EQ(j["check"]["performed"], true);
+  EXPECT_LE(j["check"]["max_relative_error"].get<double>(), 1e-4);
+  EXPECT_GE(j["classic_rewrites"]["fuse_activation"].get<int>(), 1);
+  EXPECT_LT(j["operators"]["after"].get<int>(), j["operators"]["before"].get<int>());
+
+  write_ids(dir / "in", kIds);
+  std::string err;
+  ASSERT_EQ(testing::run_oracle(
+                {"ort", model.string(), (dir / "in").string(), (dir / "ort_input").string()}, &err),
+            0)
+      << err;
+  ASSERT_EQ(
+      testing::run_oracle(
+          {"ort", out.string(), (dir / "in").string(), (dir / "ort_optimized").string()}, &err),
+      0)
+      << err;
+  const std::vector<float> want = output_of(dir / "ort_input");
+  EXPECT_LE(testing::relative_error(output_of(dir / "ort_optimized"), want), 1e-5);
+
+  for (const char* device : {"cpu", "reference"}) {
+    const fs::path got = dir / (std::string("tso_") + device);
+    testing::RunResult run = tso({"run", out.string(), "--device", device, "--iters", "1",
+                                  "--inputs", (dir / "in").string(), "--outputs", got.string()},
+                                 dir);
+    ASSERT_EQ(run.exit_code, 0) << device << ": " << run.err;
+    EXPECT_LE(testing::relative_error(output_of(got), want), 1e-5) << device;
+  }
+  fs::remove_all(dir);
+}
+
+TEST(GatherCli, AClassTokenPastTheSequenceIsRefusedAtImport) {
+  const fs::path dir = testing::temp_dir("gather_cli_index");
+  const fs::path model = write_model(dir, kSeq), out = dir / "optimized.onnx";
+  testing::RunResult r =
+      tso({"optimize", model.string(), out.string(), "-q", "--no-verify-speed", "--device",
+           std::string(TSO_SOURCE_DIR) + "/optimizer/devices/h100.json"},
+          dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(model.string() + ": node 'cls' (Gather): has index 8 out of range for "
+                                        "axis 1 of [2,8,16]"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  fs::remove_all(dir);
+}
+
+TEST(GatherCli, ATokenIdPastTheTableIsAnErrorNamingTheNode) {
+  const fs::path dir = testing::temp_dir("gather_cli_ids");
+  const fs::path model = write_model(dir, 0);
+  std::vector<int64_t> ids = kIds;
+  ids[5] = kVocab;
+  write_ids(dir / "in", ids);
+  testing::RunResult r =
+      tso({"run", model.string(), "--iters", "1", "--inputs", (dir / "in").string()}, dir);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("node 'embed' (gather): gather: index 30 at position 5 is out of range "
+                       "for axis 0 of f32[30,16]"),
+            std::string::npos)
+      << r.err;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tso
