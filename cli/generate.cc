@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/generate_job.h"
 #include "cli/table.h"
 #include "core/atomic_file.h"
 #include "generator/generator.h"
@@ -35,6 +36,9 @@ struct GenerateFlags {
   std::string shard;               // "i/n": write part i of n instead of rules
   std::vector<std::string> merge;  // part files to combine into rules
   bool mutants = false;            // PET's mutants of the op set's multilinear programs
+  std::string memory_budget;       // these three (or mpirun) make the run a job: generate_job.h
+  int shards = 0;
+  std::string work_dir;
 };
 
 double peak_rss_mib() {
@@ -102,29 +106,6 @@ bool parse_shard(const std::string& text, int* shard, int* num_shards) {
   return *shard < *num_shards;
 }
 
-void print_counts(const std::string& ops, const gen::GenerateCounts& n, size_t written) {
-  auto row = [](const char* what, uint64_t v) {
-    std::printf("%-20s%llu\n", what, static_cast<unsigned long long>(v));
-  };
-  std::printf("ops %s\n", ops.c_str());
-  row("not first-use order", n.not_first_use);
-  std::printf("graphs enumerated   %llu (", static_cast<unsigned long long>(n.graphs));
-  for (size_t d = 0; d < n.graphs_by_ops.size(); ++d)
-    std::printf("%s%zu ops: %llu", d ? ", " : "", d,
-                static_cast<unsigned long long>(n.graphs_by_ops[d]));
-  std::printf(")\n");
-  row("fingerprints", n.fingerprints);
-  row("candidate pairs", n.candidates);
-  row("common subgraph", n.common);
-  row("values agree", n.values);
-  row("renaming", n.renaming);
-  row("bindable", n.bindable);
-  row("independent parts", n.independent);
-  row("double re-test", n.float_ok);
-  row("implied", n.implied);
-  row("rules written", written);
-}
-
 // The exit code of writing the output (whole or not at all: core/atomic_file.h).
 int written(const Status& s) {
   if (s.ok()) return kExitOk;
@@ -171,6 +152,10 @@ int run_mutants(const GenerateFlags& f) {
 int run_generate(const GenerateFlags& f) {
   if (f.mutants) return run_mutants(f);
   const bool merging = !f.merge.empty();
+  if (!merging && f.shard.empty() &&
+      (launched_by_mpirun() || !f.memory_budget.empty() || f.shards > 0 || !f.work_dir.empty()))
+    return run_generate_job(
+        {f.max_ops, f.ops, f.seed, f.threads, f.out, f.memory_budget, f.shards, f.work_dir});
   if (!merging && (f.max_ops < 1 || f.max_ops > gen::kMaxOps)) {
     std::fprintf(stderr, "tso generate: --max-ops must be in 1..%d, got %d\n", gen::kMaxOps,
                  f.max_ops);
@@ -258,6 +243,29 @@ int run_generate(const GenerateFlags& f) {
 
 }  // namespace
 
+void print_counts(const std::string& ops, const gen::GenerateCounts& n, size_t written) {
+  auto row = [](const char* what, uint64_t v) {
+    std::printf("%-20s%llu\n", what, static_cast<unsigned long long>(v));
+  };
+  std::printf("ops %s\n", ops.c_str());
+  row("not first-use order", n.not_first_use);
+  std::printf("graphs enumerated   %llu (", static_cast<unsigned long long>(n.graphs));
+  for (size_t d = 0; d < n.graphs_by_ops.size(); ++d)
+    std::printf("%s%zu ops: %llu", d ? ", " : "", d,
+                static_cast<unsigned long long>(n.graphs_by_ops[d]));
+  std::printf(")\n");
+  row("fingerprints", n.fingerprints);
+  row("candidate pairs", n.candidates);
+  row("common subgraph", n.common);
+  row("values agree", n.values);
+  row("renaming", n.renaming);
+  row("bindable", n.bindable);
+  row("independent parts", n.independent);
+  row("double re-test", n.float_ok);
+  row("implied", n.implied);
+  row("rules written", written);
+}
+
 Command add_generate(CLI::App& tso) {
   auto flags = std::make_shared<GenerateFlags>();
   CLI::App* app = tso.add_subcommand(
@@ -279,6 +287,17 @@ Command add_generate(CLI::App& tso) {
       "--mutants", flags->mutants,
       "Write PET's partially equivalent mutants of the op set's conv2d/matmul programs instead");
   mutants->excludes(shard)->excludes(merge);
+  CLI::Option* budget = app->add_option(
+      "--memory-budget", flags->memory_budget,
+      "Bytes of records per process (e.g. 2G): beyond it they go to sorted runs on disk");
+  CLI::Option* shards = app->add_option(
+      "--shards", flags->shards,
+      "Split the job into S shards of first operators, each checkpointed (default: one per rank)");
+  CLI::Option* work_dir = app->add_option(
+      "--work-dir", flags->work_dir,
+      "Where a job keeps its checkpoints and runs (default: OUTPUT.work); a rerun reuses them");
+  for (CLI::Option* o : {budget, shards, work_dir})
+    o->excludes(shard)->excludes(merge)->excludes(mutants);
   for (CLI::Option* o : app->get_options())
     if (o->get_name() == "--max-ops" || o->get_name() == "--seed") merge->excludes(o);
   app->add_option("-o,--output", flags->out, "Rule file (or part file with --shard) to write")

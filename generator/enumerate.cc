@@ -69,9 +69,7 @@ class FirstUse {
   void use(int var) { masks_[cls_[var]] |= bit_[var]; }
   void unuse(int var) { masks_[cls_[var]] &= ~bit_[var]; }
   // Unused variables of var's class before it.
-  int unused_before(int var) const {
-    return std::popcount(~masks_[cls_[var]] & (bit_[var] - 1));
-  }
+  int unused_before(int var) const { return std::popcount(~masks_[cls_[var]] & (bit_[var] - 1)); }
   // Variables a graph would still have to read for its used variables to be
   // the first ones of their classes.
   int gaps() const {
@@ -102,6 +100,12 @@ struct Branch {
   Args args;
 };
 
+void hand_over(const EnumerateOptions& opt, std::vector<Record>& records) {
+  std::sort(records.begin(), records.end());
+  opt.sink(records);
+  TSO_CHECK(records.empty(), "a record sink must take every record");
+}
+
 class Dfs {
   // Per depth: the argument slots grouped by kind (start[i]..start[i+1]).
   struct Groups {
@@ -114,6 +118,7 @@ class Dfs {
       const EnumerateOptions& opt, EnumProgress* progress)
       : set_(set), ts_(ts), opt_(opt), progress_(progress), first_use_(set) {
     num_vars_ = static_cast<int>(inputs.size());
+    if (opt.sink) ts.records.reserve(opt.sink_records);
     max_arity_ = std::max(max_arity(set), 2);
     for (size_t v = 0; v < inputs.size(); ++v) {
       slots_.push_back({ts.table.var_kind(static_cast<int>(v)), inputs[v],
@@ -165,16 +170,14 @@ class Dfs {
       const OpTemplate& t = set_.ops[ti];
       const uint8_t tmpl = static_cast<uint8_t>(ti);
       if (t.arity == 0) {
-        if (const Applied* app = ts_.table.apply2(tmpl, 0, 0, 0))
-          f(tmpl, Args{}, app);
+        if (const Applied* app = ts_.table.apply2(tmpl, 0, 0, 0)) f(tmpl, Args{}, app);
         continue;
       }
       for (int a = 0; a < ng; ++a) {
         if (t.arity == 1) {
           const Applied* app = ts_.table.apply2(tmpl, 1, g.kinds[a], 0);
           if (app == nullptr) continue;
-          for (int x = g.start[a]; x < g.start[a + 1]; ++x)
-            f(tmpl, Args{g.slots[x], 0}, app);
+          for (int x = g.start[a]; x < g.start[a + 1]; ++x) f(tmpl, Args{g.slots[x], 0}, app);
           continue;
         }
         if (t.arity == 3) {
@@ -299,8 +302,7 @@ class Dfs {
     else
       ++ts_.not_first_use;
     if (!repeated && left > 0)
-      for_each_application(
-          [&](uint8_t tm, Args a, const Applied* ap) { try_apply(tm, a, ap); });
+      for_each_application([&](uint8_t tm, Args a, const Applied* ap) { try_apply(tm, a, ap); });
 
     // Pop.
     program_.ops.pop_back();
@@ -316,6 +318,7 @@ class Dfs {
     ++ts_.graphs[program_.ops.size()];
     if (repeated) ++ts_.repeated;
     if ((ts_.records.size() & 4095) == 0) flush_progress();
+    if (opt_.sink && ts_.records.size() >= opt_.sink_records) hand_over(opt_, ts_.records);
   }
 
  public:
@@ -363,24 +366,31 @@ EnumerateResult enumerate(const OpSet& set, const EnumerateOptions& opt, EnumPro
     if (static_cast<int>(b % opt.num_shards) == opt.shard) mine.push_back(all[b]);
   if (progress != nullptr) progress->branches_total = mine.size();
 
-  tbb::parallel_for(size_t{0}, mine.size(), [&](size_t b) {
-    ThreadState& ts = states.local();
-    Dfs dfs(set, ts, inputs, opt, progress);
-    dfs.run_branch(mine[b]);
-    dfs.flush_progress();
-    if (progress != nullptr) ++progress->branches_done;
-  }, tbb::simple_partitioner());
+  tbb::parallel_for(
+      size_t{0}, mine.size(),
+      [&](size_t b) {
+        ThreadState& ts = states.local();
+        Dfs dfs(set, ts, inputs, opt, progress);
+        dfs.run_branch(mine[b]);
+        dfs.flush_progress();
+        if (progress != nullptr) ++progress->branches_done;
+      },
+      tbb::simple_partitioner());
 
   EnumerateResult result;
+  for (ThreadState& ts : states) {
+    for (int d = 0; d <= kMaxOps; ++d) result.graphs_by_ops[d] += ts.graphs[d];
+    result.repeated_tensor += ts.repeated;
+    result.not_first_use += ts.not_first_use;
+    if (opt.sink && !ts.records.empty()) hand_over(opt, ts.records);
+  }
+  if (opt.sink) return result;
   size_t total = 0;
   for (ThreadState& ts : states) total += ts.records.size();
   result.records.reserve(total);
   for (ThreadState& ts : states) {
     result.records.insert(result.records.end(), ts.records.begin(), ts.records.end());
     std::vector<Record>().swap(ts.records);
-    for (int d = 0; d <= kMaxOps; ++d) result.graphs_by_ops[d] += ts.graphs[d];
-    result.repeated_tensor += ts.repeated;
-    result.not_first_use += ts.not_first_use;
   }
   tbb::parallel_sort(result.records.begin(), result.records.end());
   return result;

@@ -19,6 +19,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "generator/program.h"
@@ -42,19 +43,27 @@ struct EnumProgress {
   std::atomic<uint64_t> branches_total{0};
 };
 
+// Takes a thread's records, sorted, and empties the vector; called from any
+// thread (a job writes each call's records as a run file: job.h).
+using RecordSink = std::function<void(std::vector<Record>&)>;
+
 struct EnumerateOptions {
   int max_ops = 3;
   int sets = 2;
   uint64_t seed = 1;
   int shard = 0;  // enumerate the first-operator branches b with b % num_shards == shard
   int num_shards = 1;
+  // With a sink, a thread hands its records to it whenever it holds
+  // `sink_records` of them, and at the end; the result's records stay empty.
+  RecordSink sink;
+  size_t sink_records = 0;
 };
 
 struct EnumerateResult {
   std::vector<Record> records;  // sorted
   std::array<uint64_t, kMaxOps + 1> graphs_by_ops{};
   uint64_t repeated_tensor = 0;  // graphs recorded but not extended
-  uint64_t not_first_use = 0;    // graphs visited but not recorded (variables not in first-use order)
+  uint64_t not_first_use = 0;  // graphs visited but not recorded (variables not in first-use order)
 };
 
 EnumerateResult enumerate(const OpSet& set, const EnumerateOptions& opt, EnumProgress* progress);
