@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 
 namespace tso {
 
@@ -14,7 +15,8 @@ constexpr AttrInfo kAttrs[] = {
 #include "core/ops.def"
 };
 
-constexpr const char* kActNames[] = {"none", "relu", "sigmoid", "tanh"};
+constexpr const char* kActNames[] = {"none", "relu", "sigmoid", "tanh", "gelu", "clip"};
+static_assert(std::size(kActNames) == kNumActs);
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -171,9 +173,9 @@ Expected<AttrValue> parse_attr_value(AttrType type, std::string_view text) {
       return AttrValue{v};
     }
     case AttrType::Act: {
-      for (int i = 0; i < 4; ++i)
+      for (int i = 0; i < kNumActs; ++i)
         if (trim(text) == kActNames[i]) return AttrValue{static_cast<Act>(i)};
-      return bad("an activation (none, relu, sigmoid, tanh)");
+      return bad("an activation (none, relu, sigmoid, tanh, gelu, clip)");
     }
     case AttrType::Pad: {
       std::string_view t = trim(text);

@@ -29,7 +29,9 @@ constexpr int kNumAttrKeys = 0
 enum class AttrType : uint8_t { Int, Ints, Float, Act, Pad, Str };
 
 // Activation fused into conv2d, matmul and gemm (applied to the whole result).
-enum class Act : uint8_t { kNone, kRelu, kSigmoid, kTanh };
+// gelu is the erf form; clip takes its bounds from the node's min and max.
+enum class Act : uint8_t { kNone, kRelu, kSigmoid, kTanh, kGelu, kClip };
+constexpr int kNumActs = 6;
 const char* act_name(Act a);
 
 // Spatial padding of conv2d and pooling. `kSame` pads so that the output has

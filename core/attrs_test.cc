@@ -45,7 +45,7 @@ TEST(Attrs, FloatsPrintShortestExactly) {
 TEST(Attrs, BadTextIsAnError) {
   const Case cases[] = {
       {AttrType::Int, "3.5"},      {AttrType::Int, ""},         {AttrType::Ints, "[1,2"},
-      {AttrType::Ints, "1,2"},     {AttrType::Float, "x"},      {AttrType::Act, "gelu"},
+      {AttrType::Ints, "1,2"},     {AttrType::Float, "x"},      {AttrType::Act, "swish"},
       {AttrType::Pad, "[1,2,3]"},  {AttrType::Pad, "full"},     {AttrType::Str, "\"open"},
       {AttrType::Str, "bare"},
   };

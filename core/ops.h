@@ -23,7 +23,13 @@
 // to every output position before the activation.
 //
 // Fused activation. `act` on conv2d, matmul and gemm applies the named
-// elementwise function to the operator's full result, after any bias.
+// elementwise function to the operator's full result, after any bias: relu,
+// sigmoid, tanh, gelu (the erf form, as the standalone gelu) or clip, whose
+// bounds are the node's `min` and `max` (relu6 is act=clip, min=0, max=6),
+// computed as the standalone clip computes them. min and max keep their
+// defaults (-inf, inf) under every other activation, and a fused clip has a
+// finite bound, so one meaning has one spelling; shape inference refuses
+// anything else.
 //
 // Constants. const_ones(shape) is all ones; const_eye(shape=[n,n]) the
 // identity matrix; const_eye_conv(shape=[c,c,kh,kw]) the conv kernel that maps

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -216,6 +217,23 @@ Result infer_clip(const Attrs& a, Inputs in) {
   if (!(a.f(AttrKey::min) <= a.f(AttrKey::max)))
     return err(Op::Clip, "min ", a.f(AttrKey::min), " exceeds max ", a.f(AttrKey::max));
   return Types{in[0]};
+}
+
+// The fused activation of conv2d, matmul and gemm: min and max are clip's
+// bounds and keep their defaults under any other activation, and a clip
+// bounds on at least one side (both infinite is act=none), so that one
+// meaning has one spelling (core/attrs.h).
+Status check_fused_act(Op op, const Attrs& a) {
+  const double lo = a.f(AttrKey::min), hi = a.f(AttrKey::max);
+  const double inf = std::numeric_limits<double>::infinity();
+  if (a.act(AttrKey::act) != Act::kClip) {
+    if (lo != -inf || hi != inf)
+      return err(op, "min and max bound act=clip only, not act=", act_name(a.act(AttrKey::act)));
+    return Status::Ok();
+  }
+  if (!(lo <= hi)) return err(op, "act=clip: min ", lo, " exceeds max ", hi);
+  if (lo == -inf && hi == inf) return err(op, "act=clip without a finite min or max is act=none");
+  return Status::Ok();
 }
 
 // ---------------------------------------------------------------------------
@@ -713,6 +731,7 @@ Result infer_unchecked(Op op, Attrs* attrs, Inputs in) {
                info.max_inputs > info.min_inputs ? " to " + std::to_string(info.max_inputs) : "",
                " inputs, got ", n);
   Attrs& a = *attrs;
+  if (info.takes(AttrKey::act)) TSO_RETURN_IF_ERROR(check_fused_act(op, a));
   switch (op) {
     case Op::Input:
     case Op::Weight: return err(op, "types are recorded when declared, not inferred");

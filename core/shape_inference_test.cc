@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <climits>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -52,7 +53,7 @@ TEST(CompleteAttrs, FillsDefaults) {
   EXPECT_EQ(a.pad(AttrKey::pad).mode, Padding::kValid);
   EXPECT_EQ(a.i(AttrKey::groups), 1);
   EXPECT_EQ(a.act(AttrKey::act), Act::kNone);
-  EXPECT_EQ(a.entries().size(), 5u);
+  EXPECT_EQ(a.entries().size(), 7u);  // stride pad dilation groups act min max
   Attrs c = attrs({{AttrKey::max, 6.0}});
   ASSERT_TRUE(complete_attrs(Op::Clip, &c).ok());
   EXPECT_EQ(c.f(AttrKey::max), 6.0);
@@ -187,6 +188,32 @@ TEST(Conv2d, OutputShapes) {
   EXPECT_EQ(infer(Op::Conv2d, {x, w}, attrs({{AttrKey::dilation, V({2, 1})}})), "f32[1,4,4,6]");
   EXPECT_EQ(infer(Op::Conv2d, {x, w, f32({4})}, attrs({{AttrKey::act, Act::kRelu}})),
             "f32[1,4,6,6]");
+}
+
+// A fused activation's bounds belong to act=clip, which needs a finite one.
+TEST(FusedActivation, ClipBoundsBelongToClip) {
+  const TensorType x = f32({1, 3, 8, 8}), w = f32({4, 3, 3, 3});
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(infer(Op::Conv2d, {x, w},
+                  attrs({{AttrKey::act, Act::kClip}, {AttrKey::min, 0.0}, {AttrKey::max, 6.0}})),
+            "f32[1,4,6,6]");
+  EXPECT_EQ(infer(Op::Matmul, {f32({2, 3}), f32({3, 4})}, attrs({{AttrKey::act, Act::kGelu}})),
+            "f32[2,4]");
+  EXPECT_EQ(infer(Op::Gemm, {f32({2, 3}), f32({3, 4})},
+                  attrs({{AttrKey::act, Act::kClip}, {AttrKey::max, 1.0}})),
+            "f32[2,4]");
+  EXPECT_EQ(infer(Op::Conv2d, {x, w}, attrs({{AttrKey::act, Act::kRelu}, {AttrKey::max, 6.0}})),
+            "error: conv2d: min and max bound act=clip only, not act=relu");
+  EXPECT_EQ(infer(Op::Matmul, {f32({2, 3}), f32({3, 4})}, attrs({{AttrKey::min, 0.0}})),
+            "error: matmul: min and max bound act=clip only, not act=none");
+  EXPECT_EQ(infer(Op::Conv2d, {x, w}, attrs({{AttrKey::act, Act::kClip}})),
+            "error: conv2d: act=clip without a finite min or max is act=none");
+  expect_error(infer(Op::Gemm, {f32({2, 3}), f32({3, 4})},
+                     attrs({{AttrKey::act, Act::kClip}, {AttrKey::min, 6.0}, {AttrKey::max, 0.0}})),
+               {"act=clip: min 6.0 exceeds max 0.0"});
+  EXPECT_EQ(infer(Op::Conv2d, {x, w},
+                  attrs({{AttrKey::act, Act::kClip}, {AttrKey::min, -inf}, {AttrKey::max, inf}})),
+            "error: conv2d: act=clip without a finite min or max is act=none");
 }
 
 TEST(Conv2d, Groups) {

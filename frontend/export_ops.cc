@@ -13,16 +13,6 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-const char* act_op(Act a) {
-  switch (a) {
-    case Act::kRelu: return "Relu";
-    case Act::kSigmoid: return "Sigmoid";
-    case Act::kTanh: return "Tanh";
-    case Act::kNone: return nullptr;
-  }
-  return nullptr;
-}
-
 std::string node_name(const Graph& g, int i) {
   const Node& n = g.node(i);
   return n.name.empty() ? std::string(op_name(n.op)) + "_" + std::to_string(i) : n.name;
@@ -32,20 +22,6 @@ std::vector<std::string> input_names(ExportContext& ctx, const Node& n) {
   std::vector<std::string> v;
   for (TensorRef r : n.args) v.push_back(ctx.name_of(r));
   return v;
-}
-
-// Writes `op_type` producing the node's output, followed by its fused
-// activation when it has one.
-onnx::NodeProto* with_act(ExportContext& ctx, int i, const std::string& op_type,
-                          std::vector<std::string> inputs) {
-  const Node& n = ctx.graph().node(i);
-  const std::string out = ctx.names()[i][0];
-  const char* act = n.attrs.has(AttrKey::act) ? act_op(n.attrs.act(AttrKey::act)) : nullptr;
-  if (!act) return ctx.add_node(op_type, std::move(inputs), {out}, node_name(ctx.graph(), i));
-  std::string mid = ctx.fresh(out + "/pre_act");
-  onnx::NodeProto* p = ctx.add_node(op_type, std::move(inputs), {mid}, node_name(ctx.graph(), i));
-  ctx.add_node(act, {mid}, {out}, node_name(ctx.graph(), i) + "/act");
-  return p;
 }
 
 // ONNX padding attributes of a 2-D window operator.
@@ -61,16 +37,14 @@ HostTensor scalar(DType t, double v) {
   return h;
 }
 
-Status export_gelu(ExportContext& ctx, int i) {
-  const Graph& g = ctx.graph();
-  const Node& n = g.node(i);
-  const std::string x = ctx.name_of(n.args[0]), out = ctx.names()[i][0], name = node_name(g, i);
+// gelu(x) as `out`: ONNX Gelu, or in opsets without it the exact erf form
+// x * 0.5 * (1 + erf(x / sqrt 2)).
+void write_gelu(ExportContext& ctx, const std::string& x, const std::string& out, DType t,
+                const std::string& name) {
   if (ctx.opset() >= 20) {
     ctx.add_node("Gelu", {x}, {out}, name);
-    return Status::Ok();
+    return;
   }
-  // x * 0.5 * (1 + erf(x / sqrt 2)), the exact Gelu in opsets without it.
-  const DType t = n.outs[0].dtype;
   std::string d = ctx.fresh(out + "/div"), e = ctx.fresh(out + "/erf"), a = ctx.fresh(out + "/add"),
               m = ctx.fresh(out + "/mul");
   ctx.add_node("Div", {x, ctx.constant(name + "/sqrt2", scalar(t, std::numbers::sqrt2))}, {d}, name + "/div");
@@ -78,7 +52,50 @@ Status export_gelu(ExportContext& ctx, int i) {
   ctx.add_node("Add", {e, ctx.constant(name + "/one", scalar(t, 1.0))}, {a}, name + "/add");
   ctx.add_node("Mul", {x, a}, {m}, name + "/mul");
   ctx.add_node("Mul", {m, ctx.constant(name + "/half", scalar(t, 0.5))}, {out}, name);
-  return Status::Ok();
+}
+
+// clip(x; lo, hi) as `out`: ONNX Clip with its bounds as inputs, an
+// infinite one left out.
+void write_clip(ExportContext& ctx, const std::string& x, const std::string& out, DType t,
+                double lo, double hi, const std::string& name) {
+  std::vector<std::string> in{x};
+  in.push_back(std::isinf(lo) && lo < 0 ? "" : ctx.constant(name + "/min", scalar(t, lo)));
+  if (!(std::isinf(hi) && hi > 0)) in.push_back(ctx.constant(name + "/max", scalar(t, hi)));
+  while (in.back().empty()) in.pop_back();
+  ctx.add_node("Clip", in, {out}, name);
+}
+
+// Writes `op_type` producing node i's output, followed by its fused
+// activation when it has one.
+onnx::NodeProto* with_act(ExportContext& ctx, int i, const std::string& op_type,
+                          std::vector<std::string> inputs) {
+  const Node& n = ctx.graph().node(i);
+  const std::string out = ctx.names()[i][0], name = node_name(ctx.graph(), i);
+  const Act act = n.attrs.act(AttrKey::act);
+  if (act == Act::kNone) return ctx.add_node(op_type, std::move(inputs), {out}, name);
+  const std::string mid = ctx.fresh(out + "/pre_act"), act_node = name + "/act";
+  onnx::NodeProto* p = ctx.add_node(op_type, std::move(inputs), {mid}, name);
+  const DType t = n.outs[0].dtype;
+  switch (act) {
+    case Act::kRelu:
+      ctx.add_node("Relu", {mid}, {out}, act_node);
+      break;
+    case Act::kSigmoid:
+      ctx.add_node("Sigmoid", {mid}, {out}, act_node);
+      break;
+    case Act::kTanh:
+      ctx.add_node("Tanh", {mid}, {out}, act_node);
+      break;
+    case Act::kGelu:
+      write_gelu(ctx, mid, out, t, act_node);
+      break;
+    case Act::kClip:
+      write_clip(ctx, mid, out, t, n.attrs.f(AttrKey::min), n.attrs.f(AttrKey::max), act_node);
+      break;
+    case Act::kNone:
+      break;
+  }
+  return p;
 }
 
 Status export_window(ExportContext& ctx, int i) {
@@ -215,16 +232,11 @@ Status export_data(ExportContext& ctx, int i) {
       add("Pad");
       break;
     }
-    case Op::Clip: {
-      const DType t = n.outs[0].dtype;
-      const double lo = a.f(AttrKey::min), hi = a.f(AttrKey::max);
-      in.push_back(std::isinf(lo) && lo < 0 ? "" : ctx.constant(name + "/min", scalar(t, lo)));
-      if (!(std::isinf(hi) && hi > 0)) in.push_back(ctx.constant(name + "/max", scalar(t, hi)));
-      while (!in.empty() && in.back().empty()) in.pop_back();
-      add("Clip");
+    case Op::Clip:
+      write_clip(ctx, in[0], out[0], n.outs[0].dtype, a.f(AttrKey::min), a.f(AttrKey::max), name);
       break;
-    }
-    default: TSO_CHECK(false, "not a data-movement operator");
+    default:
+      TSO_CHECK(false, "not a data-movement operator");
   }
   return Status::Ok();
 }
@@ -295,7 +307,9 @@ Status export_node(ExportContext& ctx, int i) {
     case Op::Where: return simple("Where");
     case Op::UpdateSlice:
       return export_update_slice(ctx, i);
-    case Op::Gelu: return export_gelu(ctx, i);
+    case Op::Gelu:
+      write_gelu(ctx, input_names(ctx, n)[0], out[0], n.outs[0].dtype, name);
+      return Status::Ok();
     case Op::BatchNorm: {
       onnx::NodeProto* p = ctx.add_node("BatchNormalization", input_names(ctx, n), out, name);
       set_attr(p, "epsilon", static_cast<float>(n.attrs.f(AttrKey::epsilon)));

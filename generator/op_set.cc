@@ -32,6 +32,8 @@ int generator_arity(Op op) {
     case Op::Relu:
     case Op::Sigmoid:
     case Op::Tanh:
+    case Op::Gelu:
+    case Op::Clip:
     case Op::Split:
     case Op::Transpose:
     case Op::AvgPool:

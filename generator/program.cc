@@ -104,7 +104,11 @@ std::vector<Kind> out_segs(const OpTemplate& t, std::span<const Kind* const> a,
     case Op::ScalarMul:
     case Op::Relu:
     case Op::Sigmoid:
-    case Op::Tanh: o.segs = a[0]->segs; break;
+    case Op::Tanh:
+    case Op::Gelu:
+    case Op::Clip:
+      o.segs = a[0]->segs;
+      break;
     case Op::AvgPool:
     case Op::MaxPool:
     case Op::Enlarge:

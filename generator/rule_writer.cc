@@ -194,6 +194,8 @@ class SideWriter {
       case Op::Relu:
       case Op::Sigmoid:
       case Op::Tanh:
+      case Op::Gelu:
+      case Op::Clip:
         o = *a[0];
         break;
       case Op::AvgPool:

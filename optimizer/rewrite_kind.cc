@@ -38,6 +38,8 @@ OpCounts count(const RuleSide& side) {
       case Op::Relu:
       case Op::Sigmoid:
       case Op::Tanh:
+      case Op::Gelu:
+      case Op::Clip:
         ++c.activation;
         break;
       case Op::Enlarge:

@@ -1,7 +1,9 @@
 ; Helpers shared by the axiom files (read in name order, parsed as one text).
 ; Vocabulary: specs/op_functions.h. Attribute encodings: Ints and Pad are
 ; (Seq Int); Pad is [mode, top, left, bottom, right] with valid 0, same 1,
-; explicit 2; Act is none 0, relu 1, sigmoid 2, tanh 3.
+; explicit 2; Act is none 0, relu 1, sigmoid 2, tanh 3, gelu 4. A fused clip is
+; not a code: conv2d_clip, matmul_clip and gemm_clip take its bounds instead
+; (specs/op_functions.h).
 
 (define-fun s2 ((a Int) (b Int)) (Seq Int) (seq.++ (seq.unit a) (seq.unit b)))
 (define-fun s4 ((a Int) (b Int) (c Int) (d Int)) (Seq Int)
@@ -117,7 +119,9 @@
   (and (ok_pair s) (ok_pair d) (ok_pad p)
        (fits xh (+ 1 (* (- kh 1) (seq.nth d 0))) p 0)
        (fits xw (+ 1 (* (- kw 1) (seq.nth d 1))) p 1)))
-(define-fun ok_act ((a Int)) Bool (<= 0 a 3))
+(define-fun ok_act ((a Int)) Bool (<= 0 a 4))
+; Bounds of a clip, standalone or fused (clip's shape inference).
+(define-fun ok_clip ((lo Real) (hi Real)) Bool (<= lo hi))
 ; (conv2d s p d g a x w) is valid (for any act a with ok_act).
 (define-fun ok_conv ((s (Seq Int)) (p (Seq Int)) (d (Seq Int)) (g Int) (x T) (w T)) Bool
   (and (rk x 4) (rk w 4) (>= g 1) (= (dim x 1) (* (dim w 1) g)) (= (mod (dim w 0) g) 0)

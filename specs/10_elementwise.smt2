@@ -83,3 +83,32 @@
               (>= (seq.nth sh 2) 1) (>= (seq.nth sh 3) 1))
          (= (const_pool sh) (const_ones sh)))
      :pattern ((const_pool sh)))))
+
+; Scaling by a rank-0 tensor, however it is written: mul broadcasts it (either
+; side: mul-comm), and a division is the product with its reciprocal, equal
+; up to rounding (core/ops.h), also at 0 (x / 0 and x * (1 / 0) are the same
+; infinity or NaN). One trigger each, on the form models write, so that
+; every smul of a proof does not spawn a mul.
+; axiom mul-scalar
+; test x=f32[2,3] s=f32[]
+; test x=f32[1,2,3,3] s=f32[]
+(assert (forall ((x T) (s T))
+  (! (=> (and (dims_ok x) (>= (rank x) 1) (scalar s)) (= (mul x s) (smul x s)))
+     :pattern ((mul x s)))))
+
+; axiom div-scalar
+; test x=f32[2,3] s=f32[]
+; test x=f32[1,2,3,3] s=f32[]
+(assert (forall ((x T) (s T))
+  (! (=> (and (dims_ok x) (>= (rank x) 1) (scalar s))
+         (= (div x s) (smul x (div (const_ones (as seq.empty (Seq Int))) s))))
+     :pattern ((div x s)))))
+
+; A vector bias along the last axis (ok_vec_add) scales with its sum.
+; axiom smul-add-vector
+; test x=f32[2,3,4] b=f32[4] s=f32[]
+; test x=f32[3,2] b=f32[2] s=f32[]
+(assert (forall ((x T) (b T) (s T))
+  (! (=> (and (ok_vec_add x b) (scalar s))
+         (= (smul (add x b) s) (add (smul x s) (smul b s))))
+     :pattern ((smul (add x b) s)) :pattern ((add (smul x s) (smul b s))))))

@@ -1,5 +1,6 @@
 ; matmul (numpy matmul; here matrices) with its fused activation
-; (act: none 0, relu 1, sigmoid 2, tanh 3).
+; (act: none 0, relu 1, sigmoid 2, tanh 3, gelu 4; a fused clip is
+; (matmul_clip lo hi x y)).
 
 ; axiom matmul-relu
 ; test x=f32[2,3] y=f32[3,4]
@@ -18,6 +19,19 @@
 (assert (forall ((x T) (y T))
   (! (=> (ok_mm2 x y) (= (matmul 3 x y) (tanh (matmul 0 x y))))
      :pattern ((matmul 3 x y)) :pattern ((tanh (matmul 0 x y))))))
+
+; axiom matmul-gelu
+; test x=f32[2,3] y=f32[3,4]
+(assert (forall ((x T) (y T))
+  (! (=> (ok_mm2 x y) (= (matmul 4 x y) (gelu (matmul 0 x y))))
+     :pattern ((matmul 4 x y)) :pattern ((gelu (matmul 0 x y))))))
+
+; axiom matmul-clip
+; test lo=0 hi=6 x=f32[2,3] y=f32[3,4]
+; test lo=-1 hi=1 x=f32[3,2] y=f32[2,2]
+(assert (forall ((lo Real) (hi Real) (x T) (y T))
+  (! (=> (and (ok_mm2 x y) (ok_clip lo hi)) (= (matmul_clip lo hi x y) (clip lo hi (matmul 0 x y))))
+     :pattern ((matmul_clip lo hi x y)) :pattern ((clip lo hi (matmul 0 x y))))))
 
 ; axiom matmul-assoc
 ; test x=f32[2,3] y=f32[3,4] z=f32[4,5]
@@ -55,6 +69,13 @@
      :pattern ((matmul 0 (smul x s) y)))))
 
 ; (A B)^T = B^T A^T.
+; A batch of matrices by one matrix (a transformer's projection).
+; axiom matmul3-smul-right
+; test x=f32[2,3,4] y=f32[4,5] s=f32[]
+(assert (forall ((x T) (y T) (s T))
+  (! (=> (and (ok_mm3 x y) (scalar s)) (= (matmul 0 x (smul y s)) (smul (matmul 0 x y) s)))
+     :pattern ((matmul 0 x (smul y s))) :pattern ((smul (matmul 0 x y) s)))))
+
 ; axiom matmul-transpose
 ; test x=f32[2,3] y=f32[3,4]
 (assert (forall ((x T) (y T))

@@ -1,5 +1,6 @@
 ; conv2d: (conv2d stride pad dilation groups act x w), NCHW, weight
-; [C_out, C_in/groups, KH, KW]; act none 0, relu 1, sigmoid 2, tanh 3.
+; [C_out, C_in/groups, KH, KW]; act none 0, relu 1, sigmoid 2, tanh 3,
+; gelu 4; a fused clip is (conv2d_clip stride pad dilation groups lo hi x w).
 
 ; axiom conv-relu
 ; test s=[1,1] p=[1,0,0,0,0] d=[1,1] g=1 x=f32[1,2,5,5] w=f32[3,2,3,3]
@@ -19,6 +20,20 @@
 (assert (forall ((s (Seq Int)) (p (Seq Int)) (d (Seq Int)) (g Int) (x T) (w T))
   (! (=> (ok_conv s p d g x w) (= (conv2d s p d g 3 x w) (tanh (conv2d s p d g 0 x w))))
      :pattern ((conv2d s p d g 3 x w)) :pattern ((tanh (conv2d s p d g 0 x w))))))
+
+; axiom conv-gelu
+; test s=[1,1] p=[1,0,0,0,0] d=[1,1] g=1 x=f32[1,2,5,5] w=f32[3,2,3,3]
+(assert (forall ((s (Seq Int)) (p (Seq Int)) (d (Seq Int)) (g Int) (x T) (w T))
+  (! (=> (ok_conv s p d g x w) (= (conv2d s p d g 4 x w) (gelu (conv2d s p d g 0 x w))))
+     :pattern ((conv2d s p d g 4 x w)) :pattern ((gelu (conv2d s p d g 0 x w))))))
+
+; axiom conv-clip
+; test s=[1,1] p=[1,0,0,0,0] d=[1,1] g=1 lo=0 hi=6 x=f32[1,2,5,5] w=f32[3,2,3,3]
+; test s=[2,2] p=[0,0,0,0,0] d=[1,1] g=2 lo=-1 hi=1 x=f32[2,4,6,5] w=f32[2,2,3,1]
+(assert (forall ((s (Seq Int)) (p (Seq Int)) (d (Seq Int)) (g Int) (lo Real) (hi Real) (x T) (w T))
+  (! (=> (and (ok_conv s p d g x w) (ok_clip lo hi))
+         (= (conv2d_clip s p d g lo hi x w) (clip lo hi (conv2d s p d g 0 x w))))
+     :pattern ((conv2d_clip s p d g lo hi x w)) :pattern ((clip lo hi (conv2d s p d g 0 x w))))))
 
 ; Linear in the weight. Equal shapes only: a broadcast 1x1 kernel is not the
 ; same as a 1x1 convolution.

@@ -32,6 +32,33 @@
          (= (conv2d.3 s p d g 3 x w b) (tanh (conv2d.3 s p d g 0 x w b))))
      :pattern ((conv2d.3 s p d g 3 x w b)) :pattern ((tanh (conv2d.3 s p d g 0 x w b))))))
 
+; A scale of the result folds into the weight and the bias.
+; axiom conv-bias-smul
+; test s=[1,1] p=[1,0,0,0,0] d=[1,1] g=1 x=f32[1,2,5,5] w=f32[3,2,3,3] b=f32[3] c=f32[]
+; test s=[2,1] p=[2,1,0,0,1] d=[1,2] g=2 x=f32[2,4,6,6] w=f32[2,2,3,2] b=f32[2] c=f32[]
+(assert (forall ((s (Seq Int)) (p (Seq Int)) (d (Seq Int)) (g Int) (x T) (w T) (b T) (c T))
+  (! (=> (and (ok_conv_bias s p d g x w b) (scalar c))
+         (= (smul (conv2d.3 s p d g 0 x w b) c) (conv2d.3 s p d g 0 x (smul w c) (smul b c))))
+     :pattern ((smul (conv2d.3 s p d g 0 x w b) c))
+     :pattern ((conv2d.3 s p d g 0 x (smul w c) (smul b c))))))
+
+; axiom conv-bias-gelu
+; test s=[1,1] p=[1,0,0,0,0] d=[1,1] g=1 x=f32[1,2,5,5] w=f32[3,2,3,3] b=f32[3]
+(assert (forall ((s (Seq Int)) (p (Seq Int)) (d (Seq Int)) (g Int) (x T) (w T) (b T))
+  (! (=> (ok_conv_bias s p d g x w b)
+         (= (conv2d.3 s p d g 4 x w b) (gelu (conv2d.3 s p d g 0 x w b))))
+     :pattern ((conv2d.3 s p d g 4 x w b)) :pattern ((gelu (conv2d.3 s p d g 0 x w b))))))
+
+; axiom conv-bias-clip
+; test s=[1,1] p=[1,0,0,0,0] d=[1,1] g=1 lo=0 hi=6 x=f32[1,2,5,5] w=f32[3,2,3,3] b=f32[3]
+; test s=[2,2] p=[0,0,0,0,0] d=[1,1] g=2 lo=-1 hi=1 x=f32[2,4,6,5] w=f32[2,2,3,1] b=f32[2]
+(assert (forall ((s (Seq Int)) (p (Seq Int)) (d (Seq Int)) (g Int) (lo Real) (hi Real) (x T) (w T)
+                 (b T))
+  (! (=> (and (ok_conv_bias s p d g x w b) (ok_clip lo hi))
+         (= (conv2d_clip.3 s p d g lo hi x w b) (clip lo hi (conv2d.3 s p d g 0 x w b))))
+     :pattern ((conv2d_clip.3 s p d g lo hi x w b))
+     :pattern ((clip lo hi (conv2d.3 s p d g 0 x w b))))))
+
 ; Output channels with biases: weights and biases stacked along C_out give
 ; the stack of the two convolutions (groups = 1, as conv-concat-weight).
 ; axiom conv-bias-concat-weight

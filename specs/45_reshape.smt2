@@ -14,3 +14,10 @@
   (! (=> (and (ok_reshape sh1 x) (ok_reshape sh2 x))
          (= (reshape sh2 (reshape sh1 x)) (reshape sh2 x)))
      :pattern ((reshape sh2 (reshape sh1 x))))))
+
+; axiom reshape-smul
+; test sh=[3,2] x=f32[2,3] s=f32[]
+; test sh=[1,2,2,3] x=f32[1,4,3] s=f32[]
+(assert (forall ((sh (Seq Int)) (x T) (s T))
+  (! (=> (and (ok_reshape sh x) (scalar s)) (= (reshape sh (smul x s)) (smul (reshape sh x) s)))
+     :pattern ((reshape sh (smul x s))) :pattern ((smul (reshape sh x) s)))))

@@ -33,6 +33,16 @@
 (assert (forall ((x T))
   (! (=> (dims_ok x) (same_dims (tanh x) x)) :pattern ((tanh x)))))
 
+; axiom shape-gelu
+; test x=f32[2,3]
+(assert (forall ((x T))
+  (! (=> (dims_ok x) (same_dims (gelu x) x)) :pattern ((gelu x)))))
+
+; axiom shape-clip
+; test lo=0 hi=6 x=f32[2,3]
+(assert (forall ((lo Real) (hi Real) (x T))
+  (! (=> (and (dims_ok x) (ok_clip lo hi)) (same_dims (clip lo hi x) x)) :pattern ((clip lo hi x)))))
+
 ; axiom shape-smul
 ; test x=f32[2,3,4] s=f32[]
 (assert (forall ((x T) (s T))

@@ -104,30 +104,38 @@ OpFunctions::OpFunctions(z3::context& ctx)
                                                 : OpFunction::Shape::kPlain;
     int lo = info.min_inputs, hi = info.max_inputs;
     if (shape == OpFunction::Shape::kConcat) lo = hi = 2;
-    for (int n = lo; n <= hi; ++n) {
-      z3::sort_vector domain(ctx);
-      std::vector<AttrKey> attrs;
-      for (int k = 0; k < kNumAttrKeys; ++k) {
-        AttrKey key = AttrKey(k);
-        if (!info.takes(key) || (shape == OpFunction::Shape::kSplit && key == AttrKey::sizes))
-          continue;
-        attrs.push_back(key);
-        domain.push_back(attr_sort(attr_info(key).type));
+    const bool has_act = info.takes(AttrKey::act);
+    for (bool clip : {false, true}) {
+      if (clip && !has_act) continue;
+      for (int n = lo; n <= hi; ++n) {
+        z3::sort_vector domain(ctx);
+        std::vector<AttrKey> attrs;
+        for (int k = 0; k < kNumAttrKeys; ++k) {
+          AttrKey key = AttrKey(k);
+          if (!info.takes(key) || (shape == OpFunction::Shape::kSplit && key == AttrKey::sizes))
+            continue;
+          // The activation or its clip bounds, never both (see the header).
+          const bool bound = key == AttrKey::min || key == AttrKey::max;
+          if (has_act && (clip ? key == AttrKey::act : bound)) continue;
+          attrs.push_back(key);
+          domain.push_back(attr_sort(attr_info(key).type));
+        }
+        int extra = shape == OpFunction::Shape::kPlain ? 0 : 3;  // rank n0 n1 / total offset length
+        for (int e = 0; e < extra; ++e) domain.push_back(ctx.int_sort());
+        for (int t = 0; t < n; ++t) domain.push_back(tensor_);
+        std::string name(info.name);
+        if (clip) name += "_clip";
+        if (n != lo) name += "." + std::to_string(n);
+        fns_.push_back(OpFunction{op, n, shape, clip, name, std::move(attrs),
+                                  ctx.function(name.c_str(), domain, tensor_)});
       }
-      int extra = shape == OpFunction::Shape::kPlain ? 0 : 3;  // rank n0 n1 / total offset length
-      for (int e = 0; e < extra; ++e) domain.push_back(ctx.int_sort());
-      for (int t = 0; t < n; ++t) domain.push_back(tensor_);
-      std::string name(info.name);
-      if (n != lo) name += "." + std::to_string(n);
-      fns_.push_back(OpFunction{op, n, shape, name, std::move(attrs),
-                                ctx.function(name.c_str(), domain, tensor_)});
     }
   }
 }
 
-const OpFunction* OpFunctions::find(Op op, int inputs) const {
+const OpFunction* OpFunctions::find(Op op, int inputs, bool fused_clip) const {
   for (const OpFunction& f : fns_)
-    if (f.op == op && f.inputs == inputs) return &f;
+    if (f.op == op && f.inputs == inputs && f.fused_clip == fused_clip) return &f;
   return nullptr;
 }
 

@@ -6,7 +6,7 @@
 // Signature of an operator's function: its attributes in AttrKey order (the
 // order of the TSO_ATTR lines of ops.def),
 // each encoded by type, then its tensor arguments.
-//   Int, Act        -> Int  (Act: none 0, relu 1, sigmoid 2, tanh 3)
+//   Int, Act        -> Int  (Act: none 0, relu 1, sigmoid 2, tanh 3, gelu 4)
 //   Float           -> Real
 //   Ints            -> (Seq Int)
 //   Pad             -> (Seq Int) [mode, top, left, bottom, right], mode valid 0,
@@ -20,6 +20,12 @@
 //           `total`.
 // An operator with optional inputs gets one function per input count: the
 // name for the fewest inputs, `name.N` for N inputs (conv2d.3 has a bias).
+// Fused clip. conv2d, matmul and gemm take an activation and, for act =
+// clip only, its bounds min and max. Their function `name` takes the
+// activation and not the bounds, which are the defaults for every other
+// activation; a second function `name_clip` (`conv2d_clip.3`, ...) takes the
+// bounds (Real, in place of the activation) and means the result clipped to
+// them: one parameterized symbol for every pair of bounds.
 // Graph inputs and weights are tensor variables, not functions; operators with
 // string attributes (opaque) have no function.
 //
@@ -45,6 +51,7 @@ struct OpFunction {
   Op op;
   int inputs = 0;
   Shape shape = Shape::kPlain;
+  bool fused_clip = false;  // `name_clip`: the bounds in place of the activation
   std::string name;
   // Attributes encoded as leading parameters, in order (split: axis only; its
   // total, offset and length follow; concat: axis, then rank, n0, n1).
@@ -61,8 +68,9 @@ class OpFunctions {
   const z3::sort& tensor() const { return tensor_; }
   const z3::sort& ints() const { return ints_; }  // (Seq Int)
   const std::vector<OpFunction>& all() const { return fns_; }
-  // The function of `op` applied to `inputs` tensors (concat: 2); null if none.
-  const OpFunction* find(Op op, int inputs) const;
+  // The function of `op` applied to `inputs` tensors (concat: 2), its
+  // `name_clip` form when `fused_clip`; null if none.
+  const OpFunction* find(Op op, int inputs, bool fused_clip = false) const;
   const OpFunction* find(std::string_view name) const;
   const z3::func_decl& rank() const { return rank_; }
   const z3::func_decl& dim() const { return dim_; }

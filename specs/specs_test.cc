@@ -24,6 +24,15 @@ TEST(OpFunctions, OneFunctionPerOperatorAndInputCount) {
   EXPECT_EQ(conv->name, "conv2d.3");
   // stride pad dilation groups act, then x w b.
   EXPECT_EQ(conv->decl.arity(), 8u);
+  // The fused clip: stride pad dilation groups min max, then x w b.
+  const OpFunction* conv_clip = fns.find(Op::Conv2d, 3, true);
+  ASSERT_NE(conv_clip, nullptr);
+  EXPECT_EQ(conv_clip->name, "conv2d_clip.3");
+  EXPECT_EQ(conv_clip->decl.arity(), 9u);
+  EXPECT_EQ(conv_clip->decl.domain(4).sort_kind(), Z3_REAL_SORT);
+  EXPECT_EQ(fns.find("matmul_clip")->decl.arity(), 4u);  // min max x y
+  EXPECT_EQ(fns.find("gemm_clip.3")->decl.arity(), 9u);  // alpha beta ta tb min max a b c
+  EXPECT_EQ(fns.find(Op::Relu, 1, true), nullptr);
   const OpFunction* split = fns.find("split");
   ASSERT_NE(split, nullptr);
   EXPECT_EQ(split->decl.arity(), 5u);  // axis total offset length x
@@ -44,9 +53,12 @@ TEST(Specs, ShippedAxiomsParse) {
     EXPECT_TRUE(a.formula.is_quantifier()) << a.name;
   }
   std::set<std::string> specified = specified_functions(*axioms);
-  for (const char* op : {"conv2d", "matmul", "add", "mul", "smul", "relu", "sigmoid", "tanh",
-                         "concat", "split", "transpose", "avgpool", "maxpool", "enlarge",
-                         "const_ones", "const_eye", "const_eye_conv"})
+  for (const char* op :
+       {"conv2d",      "matmul",      "add",           "mul",         "smul",
+        "relu",        "sigmoid",     "tanh",          "gelu",        "clip",
+        "div",         "conv2d_clip", "conv2d_clip.3", "matmul_clip", "gemm_clip",
+        "gemm_clip.3", "concat",      "split",         "transpose",   "avgpool",
+        "maxpool",     "enlarge",     "const_ones",    "const_eye",   "const_eye_conv"})
     EXPECT_TRUE(specified.count(op)) << op;
   for (const char* op : {"softmax", "isnan", "where", "update_slice"})
     EXPECT_FALSE(specified.count(op)) << op;

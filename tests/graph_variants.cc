@@ -125,7 +125,9 @@ AttrValue changed_value(const AttrValue& v, Rng& rng) {
       return v;
     }
     AttrValue operator()(double d) const { return std::isfinite(d) ? d + 0.25 : 0.5; }
-    AttrValue operator()(Act a) const { return static_cast<Act>((static_cast<int>(a) + 1) % 4); }
+    AttrValue operator()(Act a) const {
+      return static_cast<Act>((static_cast<int>(a) + 1) % kNumActs);
+    }
     AttrValue operator()(Padding p) const {
       if (p.mode == Padding::kExplicit && rng.chance(50)) {
         p.pads[rng.below(4)] ^= 1;

@@ -127,6 +127,25 @@ TEST(VerifierRules, GroupedMergesHoldExactlyForEqualGroupWidths) {
   }
 }
 
+// Fused activations and folded scales (issue 16 point 3): clip with
+// parameter bounds, gelu and a scaled gemm's clip fused, a division and a
+// multiplication by a scalar folded into a biased convolution and a
+// projection through a reshape; refuted for their close false variants
+// (other clip bounds, another activation, a scale not inverted, the bias
+// left unscaled).
+TEST(VerifierRules, ActivationsFuseAndScalesFoldExactlyWhereTheyHold) {
+  RuleSet set = load("verifier/testdata/act_scale.rules");
+  ASSERT_EQ(set.rules.size(), 9u);
+  std::vector<verifier::RuleOutcome> out = verify(set.rules);
+  ASSERT_EQ(out.size(), set.rules.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    const std::string& name = set.rules[i].name;
+    RuleStatus::Kind want =
+        name.starts_with("false_") ? RuleStatus::Kind::kRefuted : RuleStatus::Kind::kVerified;
+    EXPECT_EQ(out[i].status.kind, want) << name << ": " << out[i].status.detail;
+  }
+}
+
 // Re-verifies each committed generated rule file (all of it up to 2000 rules,
 // otherwise a fixed seeded sample of 2000; timeouts aside) and fails on any
 // status change.

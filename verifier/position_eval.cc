@@ -60,8 +60,10 @@ Mod clip(const Node& n, Mod x) {
   return x * (x + k);
 }
 
-Mod activation(Act a, Mod x) {
-  switch (a) {
+// A conv2d's, matmul's or gemm's fused activation: the standalone operator's
+// surrogate (clip's keyed by the node's bounds, as a standalone clip's).
+Mod activation(const Node& n, Mod x) {
+  switch (n.attrs.act(AttrKey::act)) {
     case Act::kNone:
       return x;
     case Act::kRelu:
@@ -70,6 +72,10 @@ Mod activation(Act a, Mod x) {
       return ref::fn::sigmoid(x);
     case Act::kTanh:
       return ref::fn::tanh(x);
+    case Act::kGelu:
+      return ref::fn::gelu(x);
+    case Act::kClip:
+      return clip(n, x);
   }
   TSO_CHECK(false, "unknown activation");
 }
@@ -80,10 +86,13 @@ int activation_degree(Act a) {
     case Act::kNone:
       return 1;
     case Act::kRelu:
+    case Act::kClip:
       return 2;
     case Act::kSigmoid:
     case Act::kTanh:
       return 3;
+    case Act::kGelu:
+      return 6;
   }
   TSO_CHECK(false, "unknown activation");
 }
@@ -272,13 +281,13 @@ PositionEvaluator::Index PositionEvaluator::broadcast(const Shape& s, const Shap
 Mod PositionEvaluator::compute(const Node& n, const Index& idx) {
   switch (n.op) {
     case Op::Conv2d:
-      return activation(n.attrs.act(AttrKey::act), conv(n, idx));
+      return activation(n, conv(n, idx));
     case Op::AvgPool:
       return avgpool(n, idx);
     case Op::Matmul:
-      return activation(n.attrs.act(AttrKey::act), matmul(n, idx));
+      return activation(n, matmul(n, idx));
     case Op::Gemm:
-      return activation(n.attrs.act(AttrKey::act), gemm(n, idx));
+      return activation(n, gemm(n, idx));
     case Op::ScalarMul:
       return value(n.args[0], idx) * value(n.args[1], Index{});
     case Op::Add:

@@ -43,8 +43,9 @@ Expected<AttrValue> decode_attr(AttrType t, const z3::expr& e) {
     case AttrType::Act: {
       Expected<int64_t> v = decode_int(e);
       if (!v) return v.error();
-      if (*v < 0 || *v > static_cast<int>(Act::kTanh))
-        return Error{"activation code " + std::to_string(*v) + " is not 0..3"};
+      // A fused clip is the `name_clip` function, never a code.
+      if (*v < 0 || *v > static_cast<int>(Act::kGelu))
+        return Error{"activation code " + std::to_string(*v) + " is not 0..4"};
       return AttrValue{static_cast<Act>(*v)};
     }
     case AttrType::Float: {
@@ -130,6 +131,7 @@ Expected<TensorRef> TermGraphBuilder::add_app(const z3::expr& term) {
     if (!v) return bad(term, std::string(attr_info(k).name) + ": " + v.error().message);
     attrs.set(k, std::move(*v));
   }
+  if (f->fused_clip) attrs.set(AttrKey::act, Act::kClip);
   std::vector<int64_t> shape_params;
   while (arg < term.num_args() - f->inputs) {
     Expected<int64_t> v = decode_int(term.arg(arg++));

@@ -115,7 +115,9 @@ Expected<expr> Translator::param(const std::string& name, AttrType type, AttrVal
   expr c = ctx_.constant(sym.c_str(), fns_.attr_sort(type));
   params_.emplace(name, std::make_pair(c, type));
   out_.symbols.emplace_back(sym, c);
-  if (type == AttrType::Act) hyp(0 <= c && c <= 3);
+  // Never clip: a fused clip's bounds are not the defaults, so a pattern
+  // with a parameter activation (and default bounds) matches none.
+  if (type == AttrType::Act) hyp(0 <= c && c <= static_cast<int>(Act::kGelu));
   if (type == AttrType::Ints)
     hyp(c.length() == ctx_.int_val(int(std::get<std::vector<int64_t>>(*example).size())));
   if (type == AttrType::Pad) {
@@ -259,12 +261,15 @@ Expected<std::vector<std::vector<expr>>> Translator::shapes(Op op, const Attrs& 
     case Op::Relu:
     case Op::Sigmoid:
     case Op::Tanh:
+    case Op::Gelu:
+    case Op::Clip:
       return std::vector<std::vector<expr>>{x};
     case Op::ScalarMul:
       return std::vector<std::vector<expr>>{x};
     case Op::Add:
     case Op::Mul:
     case Op::Sub:
+    case Op::Div:
       return std::vector<std::vector<expr>>{broadcast(x, args[1].dims)};
     case Op::BatchNorm:
       for (size_t i = 1; i < args.size(); ++i) {
@@ -376,10 +381,30 @@ Expected<std::vector<std::vector<expr>>> Translator::shapes(Op op, const Attrs& 
   return fail("operator " + std::string(op_name(op)) + " has no symbolic shape inference");
 }
 
+// Whether `n` carries a fused clip (its function is then `name_clip`, which
+// takes the bounds); an error for bounds that are not the defaults under
+// any other activation.
+Expected<bool> fused_clip(const RuleNode& n) {
+  if (!op_info(n.op).takes(AttrKey::act)) return false;
+  bool clip = false, bounded = false;
+  for (const PatternAttr& a : n.attrs) {
+    const bool literal = a.form == PatternAttr::Form::kValue;
+    if (a.key == AttrKey::act) clip = literal && std::get<Act>(a.value) == Act::kClip;
+    if ((a.key == AttrKey::min || a.key == AttrKey::max) &&
+        !(literal && a.value == *attr_default(a.key)))
+      bounded = true;
+  }
+  if (bounded && !clip)
+    return Error{std::string(op_name(n.op)) + ": min and max bound act=clip only"};
+  return clip;
+}
+
 Expected<std::vector<SymTensor>> Translator::node(const RuleNode& n,
                                                   const std::vector<SymTensor>& args) {
+  Expected<bool> clip = fused_clip(n);
+  if (!clip) return fail(clip.error().message);
   const specs::OpFunction* f =
-      fns_.find(n.op, n.op == Op::Concat ? 2 : static_cast<int>(args.size()));
+      fns_.find(n.op, n.op == Op::Concat ? 2 : static_cast<int>(args.size()), *clip);
   if (!f) return fail("operator " + std::string(op_name(n.op)) + " has no Z3 function");
   std::map<AttrKey, SymAttr> sym;
   Attrs example;
@@ -389,6 +414,11 @@ Expected<std::vector<SymTensor>> Translator::node(const RuleNode& n,
     example.set(a.key, s->example);
     sym.emplace(a.key, std::move(*s));
   }
+  // Clip's bounds given by parameters: valid as inference requires (a
+  // literal pair was checked when the rule was loaded).
+  if ((n.op == Op::Clip || *clip) &&
+      !(sym.at(AttrKey::min).concrete && sym.at(AttrKey::max).concrete))
+    hyp(sym.at(AttrKey::min).encoded <= sym.at(AttrKey::max).encoded);
   std::vector<TensorType> in_types;
   for (const SymTensor& t : args) in_types.push_back(t.example);
   Expected<std::vector<TensorType>> outs = infer_types(n.op, &example, in_types);
@@ -527,7 +557,8 @@ std::vector<std::string> unspecified_operators(const Rule& rule, const specs::Op
   for (const RuleSide* s : {&rule.source, &rule.target}) {
     for (const RuleNode& n : s->nodes) {
       int inputs = n.op == Op::Concat ? 2 : static_cast<int>(n.args.size());
-      const specs::OpFunction* f = fns.find(n.op, inputs);
+      Expected<bool> clip = fused_clip(n);
+      const specs::OpFunction* f = fns.find(n.op, inputs, clip.ok() && *clip);
       std::string name = f ? f->name : std::string(op_name(n.op));
       if (!f || !specified.count(name)) missing.insert(name);
     }

@@ -188,7 +188,7 @@ class Generator {
           break;
         }
         case AttrKey::act:
-          a.set(key, static_cast<Act>(rng_.below(4)));
+          a.set(key, static_cast<Act>(rng_.below(kNumActs)));
           break;
         case AttrKey::kernel:
           if (op == Op::Enlarge && r == 4)
@@ -271,6 +271,15 @@ class Generator {
         default:  // strings: opaque nodes only, set in try_opaque
           break;
       }
+    }
+    // A fused activation's bounds belong to act=clip, which needs one.
+    if (op_info(op).takes(AttrKey::act)) {
+      const double inf = std::numeric_limits<double>::infinity();
+      if (!a.has(AttrKey::act) || a.act(AttrKey::act) != Act::kClip)
+        a.set(AttrKey::min, -inf).set(AttrKey::max, inf);
+      else if ((!a.has(AttrKey::min) || a.f(AttrKey::min) == -inf) &&
+               (!a.has(AttrKey::max) || a.f(AttrKey::max) == inf))
+        a.set(AttrKey::max, 6.0);
     }
     return a;
   }

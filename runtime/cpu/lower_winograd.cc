@@ -42,6 +42,10 @@ bool epilogue_of(Builder& b, const FusionGroup& group, const memory::desc& nhwc,
     case Act::kRelu:
       out->push_back({EpilogueOp::kRelu});
       break;
+    case Act::kClip:
+      out->push_back({EpilogueOp::kClip, -1, static_cast<float>(conv.attrs.f(AttrKey::min)),
+                      static_cast<float>(conv.attrs.f(AttrKey::max))});
+      break;
     default:
       return false;
   }

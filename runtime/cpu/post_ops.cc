@@ -6,8 +6,9 @@ namespace tso::cpu {
 
 using dnnl::algorithm;
 
-bool eltwise_of_act(Act act, algorithm* alg) {
-  switch (act) {
+bool eltwise_of_act(const Attrs& a, algorithm* alg, float* alpha, float* beta) {
+  *alpha = 0, *beta = 0;
+  switch (a.act(AttrKey::act)) {
     case Act::kRelu:
       *alg = algorithm::eltwise_relu;
       return true;
@@ -16,6 +17,14 @@ bool eltwise_of_act(Act act, algorithm* alg) {
       return true;
     case Act::kTanh:
       *alg = algorithm::eltwise_tanh;
+      return true;
+    case Act::kGelu:
+      *alg = algorithm::eltwise_gelu_erf;
+      return true;
+    case Act::kClip:
+      *alg = algorithm::eltwise_clip_v2;
+      *alpha = static_cast<float>(a.f(AttrKey::min));
+      *beta = static_cast<float>(a.f(AttrKey::max));
       return true;
     case Act::kNone:
       return false;
@@ -119,9 +128,10 @@ Status append_post_ops(Builder& b, const FusionGroup& group, const DstView& dst,
   const Graph& g = b.graph();
   algorithm alg;
   float alpha = 0, beta = 0;
-  if (eltwise_of_act(g.node(group.anchor).attrs.act(AttrKey::act), &alg)) {
-    out->ops.append_eltwise(alg, 0, 0);
-    out->nodes += std::string(" + ") + act_name(g.node(group.anchor).attrs.act(AttrKey::act));
+  const Attrs& anchor = g.node(group.anchor).attrs;
+  if (eltwise_of_act(anchor, &alg, &alpha, &beta)) {
+    out->ops.append_eltwise(alg, alpha, beta);
+    out->nodes += std::string(" + ") + act_name(anchor.act(AttrKey::act));
   }
   for (const PostOpNode& p : group.post) {
     const Node& n = g.node(p.node);

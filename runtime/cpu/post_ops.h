@@ -47,9 +47,10 @@ Status append_post_ops(Builder& b, const FusionGroup& group, const DstView& dst,
 // A binary post-op of `alg` with `other` (broadcast to the destination).
 void append_binary(Builder& b, dnnl::algorithm alg, int other, const DstView& dst, PostOps* out);
 
-// The oneDNN eltwise algorithm, alpha and beta of a unary tso operator (or
-// of a fused `act`); false when oneDNN has none.
+// The oneDNN eltwise algorithm, alpha and beta of a unary tso operator, or
+// of the fused activation of an anchor with attributes `a` (clip: its min
+// and max); false when oneDNN has none or there is no activation.
 bool eltwise_of(const Node& n, dnnl::algorithm* alg, float* alpha, float* beta);
-bool eltwise_of_act(Act act, dnnl::algorithm* alg);
+bool eltwise_of_act(const Attrs& a, dnnl::algorithm* alg, float* alpha, float* beta);
 
 }  // namespace tso::cpu

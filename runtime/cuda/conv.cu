@@ -39,6 +39,7 @@ class ConvRunner : public StepRunner {
     bias_ = sc.step->inputs.size() > 2 ? sc.in(2) : nullptr;
     y_ptr_ = sc.out();
     act_kind_ = n.attrs.act(AttrKey::act);
+    act_fn_ = unary_of_act(n.attrs, &act_lo_, &act_hi_);
     Shape conv_in = xs;
     int64_t pad_h = h.pad_lo, pad_w = v.pad_lo;
     if (!h.symmetric() || !v.symmetric()) {
@@ -125,13 +126,9 @@ class ConvRunner : public StepRunner {
     }
     TSO_CUDNN(cudnnConvolutionForward(dc.cudnn, &one, x_, x, w_, w_ptr_, conv_, algo_, dc.workspace,
                                       dc.workspace_bytes, &zero, y_, y_ptr_));
-    if (bias_ || act_kind_ != Act::kNone) {
-      UnaryFn f = act_kind_ == Act::kSigmoid ? UnaryFn::kSigmoid
-                  : act_kind_ == Act::kTanh  ? UnaryFn::kTanh
-                                             : UnaryFn::kRelu;
-      return bias_act(dc.stream, y_ptr_, bias_, outer_, channels_, inner_, f,
-                      act_kind_ != Act::kNone);
-    }
+    if (bias_ || act_kind_ != Act::kNone)
+      return bias_act(dc.stream, y_ptr_, bias_, outer_, channels_, inner_, act_fn_,
+                      act_kind_ != Act::kNone, act_lo_, act_hi_);
     return Status::Ok();
   }
 
@@ -164,6 +161,8 @@ class ConvRunner : public StepRunner {
   int64_t padded_bytes_ = 0, pad_origin_ = 0;
   Strided pad_copy_;
   Act act_kind_ = Act::kNone;
+  UnaryFn act_fn_ = UnaryFn::kRelu;
+  float act_lo_ = 0, act_hi_ = 0;  // clip's bounds
   bool fused_ = false;
   size_t workspace_ = 0;
   int64_t outer_ = 0, channels_ = 0, inner_ = 0;

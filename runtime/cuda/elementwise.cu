@@ -101,15 +101,17 @@ void launch_where(cudaStream_t s, const unsigned char* c, const void* a, const v
 }
 
 __global__ void bias_act_kernel(float* y, const float* bias, int64_t n, int64_t channels,
-                                int64_t inner, UnaryFn act, bool has_act) {
+                                int64_t inner, UnaryFn act, bool has_act, float lo, float hi) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x) {
     float v = y[i] + (bias ? bias[i / inner % channels] : 0.0f);
     if (has_act) {
       switch (act) {
-        case UnaryFn::kRelu: v = fmaxf(v, 0.0f); break;
-        case UnaryFn::kSigmoid: v = 1.0f / (1.0f + expf(-v)); break;
-        case UnaryFn::kTanh: v = tanhf(v); break;
+        case UnaryFn::kRelu: v = apply<UnaryFn::kRelu>(v, lo, hi); break;
+        case UnaryFn::kSigmoid: v = apply<UnaryFn::kSigmoid>(v, lo, hi); break;
+        case UnaryFn::kTanh: v = apply<UnaryFn::kTanh>(v, lo, hi); break;
+        case UnaryFn::kGelu: v = apply<UnaryFn::kGelu>(v, lo, hi); break;
+        case UnaryFn::kClip: v = apply<UnaryFn::kClip>(v, lo, hi); break;
         default: break;
       }
     }
@@ -225,11 +227,24 @@ Status where_select(cudaStream_t s, const unsigned char* c, const void* a, const
 }
 
 Status bias_act(cudaStream_t s, float* y, const float* bias, int64_t outer, int64_t channels,
-                int64_t inner, UnaryFn act, bool has_act) {
+                int64_t inner, UnaryFn act, bool has_act, float lo, float hi) {
   const int64_t n = outer * channels * inner;
   if (n == 0) return Status::Ok();
-  bias_act_kernel<<<blocks_for(n), kThreads, 0, s>>>(y, bias, n, channels, inner, act, has_act);
+  bias_act_kernel<<<blocks_for(n), kThreads, 0, s>>>(y, bias, n, channels, inner, act, has_act, lo,
+                                                     hi);
   return launch_status("bias_act");
+}
+
+UnaryFn unary_of_act(const Attrs& a, float* lo, float* hi) {
+  *lo = static_cast<float>(a.f(AttrKey::min));
+  *hi = static_cast<float>(a.f(AttrKey::max));
+  switch (a.act(AttrKey::act)) {
+    case Act::kSigmoid: return UnaryFn::kSigmoid;
+    case Act::kTanh: return UnaryFn::kTanh;
+    case Act::kGelu: return UnaryFn::kGelu;
+    case Act::kClip: return UnaryFn::kClip;
+    default: return UnaryFn::kRelu;
+  }
 }
 
 Status fill(cudaStream_t s, float* y, int64_t n, float v) {

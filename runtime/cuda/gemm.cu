@@ -90,8 +90,10 @@ class MatmulRunner : public StepRunner {
       epilogue = bias_epilogue ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
     else if (bias_epilogue)
       epilogue = CUBLASLT_EPILOGUE_BIAS;
-    if (act == Act::kSigmoid) post_ = UnaryFn::kSigmoid, has_post_ = true;
-    if (act == Act::kTanh) post_ = UnaryFn::kTanh, has_post_ = true;
+    if (act != Act::kNone && act != Act::kRelu) {
+      post_ = unary_of_act(n.attrs, &post_lo_, &post_hi_);
+      has_post_ = true;
+    }
 
     const cublasComputeType_t compute = dc.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     TSO_CUBLAS(cublasLtMatmulDescCreate(&op_, compute, CUDA_R_32F));
@@ -141,7 +143,8 @@ class MatmulRunner : public StepRunner {
     TSO_CUBLAS(cublasLtMatmul(dc.lt, op_, &alpha_, b_ptr_, a_, a_ptr_, b_, &beta_, d_ptr_, d_,
                               d_ptr_, d_, &heuristic_.algo, dc.workspace, dc.workspace_bytes,
                               dc.stream));
-    if (has_post_) return unary(dc.stream, post_, d_ptr_, d_ptr_, out_elements_);
+    if (has_post_)
+      return unary(dc.stream, post_, d_ptr_, d_ptr_, out_elements_, post_lo_, post_hi_);
     return Status::Ok();
   }
 
@@ -167,6 +170,7 @@ class MatmulRunner : public StepRunner {
   std::vector<Expansion> expansions_;
   UnaryFn post_ = UnaryFn::kRelu;
   bool has_post_ = false;
+  float post_lo_ = 0, post_hi_ = 0;  // clip's bounds
   int64_t out_elements_ = 0;
 };
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/attrs.h"
 #include "core/error.h"
 #include "core/types.h"
 
@@ -58,9 +59,13 @@ SelectStrides make_select_strides(const Shape& dims, const std::vector<int64_t>&
 // hold elements of `elem_bytes` bytes (1, 2, 4 or 8), whatever their dtype.
 Status where_select(cudaStream_t s, const unsigned char* c, const void* a, const void* b, void* y,
                     int elem_bytes, int64_t n, const SelectStrides& st);
-// y[n, c, ...] = act(y[n, c, ...] + bias[c]) over `outer` x `channels` x `inner`.
+// y[n, c, ...] = act(y[n, c, ...] + bias[c]) over `outer` x `channels` x `inner`
+// (relu, sigmoid, tanh, gelu, or clip to [lo, hi]).
 Status bias_act(cudaStream_t s, float* y, const float* bias, int64_t outer, int64_t channels,
-                int64_t inner, UnaryFn act, bool has_act);
+                int64_t inner, UnaryFn act, bool has_act, float lo = 0, float hi = 0);
+// The fused activation of a conv2d, matmul or gemm (not kNone) as the unary
+// function that computes it, with clip's bounds from `a`.
+UnaryFn unary_of_act(const Attrs& a, float* lo, float* hi);
 // dst[j] = scale * src[i] for every index of `st.dims`, elements of
 // `elem_bytes` bytes (scale applies to f32 only and must be 1 otherwise).
 Status strided_copy(cudaStream_t s, const void* src, void* dst, int elem_bytes, const Strided& st,

@@ -130,7 +130,7 @@ Expected<Tensor<S>> ConvPool<S>::conv2d(const Tensor<S>& x, const Tensor<S>& w,
         for (int64_t i = 0; i < cols; ++i) yo[i] = yo[i] + bias->data[o];
       }
   }
-  Elementwise<S>::apply(fn_of(a.act(AttrKey::act)), y.data);
+  Elementwise<S>::activate(a, y.data);
   return y;
 }
 

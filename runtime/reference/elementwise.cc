@@ -9,16 +9,6 @@
 
 namespace tso::ref {
 
-Fn fn_of(Act a) {
-  switch (a) {
-    case Act::kNone: return Fn::kIdentity;
-    case Act::kRelu: return Fn::kRelu;
-    case Act::kSigmoid: return Fn::kSigmoid;
-    case Act::kTanh: return Fn::kTanh;
-  }
-  TSO_CHECK(false, "unknown activation");
-}
-
 std::string shape_text(const Shape& s) { return to_string(s); }
 
 Error shape_error(std::string_view op, const std::string& what) {
@@ -128,6 +118,22 @@ void Elementwise<S>::apply(Fn f, std::span<S> xs) {
     case Fn::kSqrt: return map(xs, [](S x) { return fn::sqrt(x); });
     case Fn::kNeg: return map(xs, [](S x) { return fn::neg(x); });
   }
+}
+
+template <class S>
+void Elementwise<S>::activate(const Attrs& a, std::span<S> xs) {
+  switch (a.act(AttrKey::act)) {
+    case Act::kNone: return;
+    case Act::kRelu: return apply(Fn::kRelu, xs);
+    case Act::kSigmoid: return apply(Fn::kSigmoid, xs);
+    case Act::kTanh: return apply(Fn::kTanh, xs);
+    case Act::kGelu: return apply(Fn::kGelu, xs);
+    case Act::kClip: {
+      const double lo = a.f(AttrKey::min), hi = a.f(AttrKey::max);
+      return map(xs, [lo, hi](S v) { return fn::clip(v, lo, hi); });
+    }
+  }
+  TSO_CHECK(false, "unknown activation");
 }
 
 template <class S>

@@ -95,6 +95,24 @@ TEST(Matmul, FusedRelu) {
   EXPECT_TRUE(close(y, T<double>({1, 2}, {0, 1})));
 }
 
+// A fused clip or gelu computes what the standalone operator computes, for
+// every scalar (Mod: the same surrogate and the same signed-order clip).
+TYPED_TEST(Exact, FusedClipAndGeluAreTheStandaloneOperators) {
+  using S = TypeParam;
+  const Tensor<S> a = T<S>({2, 2}, {1, -2, 3, 2}), b = T<S>({2, 3}, {2, 1, -1, 3, -2, 4});
+  const Tensor<S> plain = eval1<S>(node(Op::Matmul), {a, b});  // [-4, 5, -9, 12, -1, 5]
+  auto clipped =
+      eval1<S>(node(Op::Matmul,
+                    attrs({{AttrKey::act, Act::kClip}, {AttrKey::min, 0.0}, {AttrKey::max, 6.0}})),
+               {a, b});
+  EXPECT_TRUE(close(clipped, T<S>({2, 3}, {0, 5, 0, 6, 0, 5})));
+  EXPECT_TRUE(
+      close(clipped,
+            eval1<S>(node(Op::Clip, attrs({{AttrKey::min, 0.0}, {AttrKey::max, 6.0}})), {plain})));
+  auto gelu = eval1<S>(node(Op::Matmul, attrs({{AttrKey::act, Act::kGelu}})), {a, b});
+  EXPECT_TRUE(close(gelu, eval1<S>(node(Op::Gelu), {plain})));
+}
+
 TYPED_TEST(Exact, Gemm) {
   using S = TypeParam;
   // 2 * A B^T + 3 * [1,1]

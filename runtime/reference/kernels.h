@@ -21,9 +21,8 @@ namespace tso::ref {
 template <class S>
 using Args = std::span<const Tensor<S>* const>;
 
-// Elementwise functions of one argument, fused activations included.
+// Elementwise functions of one argument.
 enum class Fn : uint8_t { kIdentity, kRelu, kSigmoid, kTanh, kErf, kGelu, kExp, kSqrt, kNeg };
-Fn fn_of(Act a);
 // Broadcasting binary operators.
 enum class Bin : uint8_t { kAdd, kSub, kMul, kDiv, kPow };
 
@@ -41,6 +40,10 @@ template <class S>
 struct Elementwise {
   static Tensor<S> unary(Fn f, Tensor<S> x);  // by value: reuses the buffer
   static void apply(Fn f, std::span<S> xs);
+  // The fused activation of a conv2d, matmul or gemm with attributes `a`
+  // (act, and clip's min and max): the same functions as the standalone
+  // operators.
+  static void activate(const Attrs& a, std::span<S> xs);
   static Expected<Tensor<S>> binary(Bin op, const Tensor<S>& a, const Tensor<S>& b);
   static Expected<Tensor<S>> smul(const Tensor<S>& x, const Tensor<S>& s);
   static Tensor<S> clip(const Tensor<S>& x, const Attrs& a);

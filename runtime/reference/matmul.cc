@@ -97,7 +97,7 @@ Expected<Tensor<S>> Linalg<S>::matmul(const Tensor<S>& a, const Tensor<S>& b, co
     product(m, n, k, a.data.data() + oa * m * k, false, b.data.data() + ob * k * n, false,
             y.data.data() + t * m * n);
   }
-  Elementwise<S>::apply(fn_of(attrs.act(AttrKey::act)), y.data);
+  Elementwise<S>::activate(attrs, y.data);
   return y;
 }
 
@@ -132,7 +132,7 @@ Expected<Tensor<S>> Linalg<S>::gemm(Args<S> in, const Attrs& attrs) {
                                      shape_text(y.shape));
     y = std::move(*sum);
   }
-  Elementwise<S>::apply(fn_of(attrs.act(AttrKey::act)), y.data);
+  Elementwise<S>::activate(attrs, y.data);
   return y;
 }
 

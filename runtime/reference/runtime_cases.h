@@ -106,6 +106,19 @@ inline const Case kCases[] = {
   %c = conv2d(x, w, pad=[2,2,2,2], dilation=[2,2], groups=4, act=tanh)
   output y = %c
 })"},
+    {"conv_bias_relu6_fused", R"(graph g {
+  input x: f32[1,8,12,12]
+  weight w: f32[16,8,3,3]
+  weight b: f32[16]
+  %c = conv2d(x, w, b, pad=same, act=clip, min=0, max=6)
+  output y = %c
+})"},
+    {"conv_strided_gelu_fused", R"(graph g {
+  input x: f32[2,3,9,9]
+  weight w: f32[4,3,3,3]
+  %c = conv2d(x, w, stride=[2,2], pad=same, act=gelu)
+  output y = %c
+})"},
     {"conv_depthwise_bias", R"(graph g {
   input x: f32[1,16,7,7]
   weight w: f32[16,1,3,3]
@@ -118,6 +131,14 @@ inline const Case kCases[] = {
   input b: f32[2,3,7,4]
   %m = matmul(a, b, act=relu)
   output y = %m
+})"},
+    {"matmul_gelu_clip", R"(graph g {
+  input a: f32[2,6,8]
+  weight b: f32[8,5]
+  weight v: f32[5,4]
+  %m = matmul(a, b, act=gelu)
+  %n = matmul(%m, v, act=clip, max=0.25)
+  output y = %n
 })"},
     {"matmul_folded_rows", R"(graph g {
   input a: f32[2,6,8]
@@ -146,6 +167,15 @@ inline const Case kCases[] = {
   input c: f32[3,1]
   %g = gemm(a, b, c, alpha=0.5, beta=2, trans_a=1, act=tanh)
   output y = %g
+})"},
+    {"gemm_bias_clip_and_gelu", R"(graph g {
+  input a: f32[3,16]
+  weight b: f32[10,16]
+  weight c: f32[10]
+  weight d: f32[10,6]
+  %g = gemm(a, b, c, trans_b=1, act=clip, min=-0.5, max=0.5)
+  %h = gemm(%g, d, act=gelu)
+  output y = %h
 })"},
     {"elementwise_broadcasting", R"(graph g {
   input x: f32[2,3,4]
