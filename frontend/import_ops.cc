@@ -283,6 +283,32 @@ Expected<Mapped> map_gather(NodeContext& ctx) {
   return add_one(ctx, Op::Gather, std::move(*args), std::move(a));
 }
 
+// HardSigmoid(x) = clip(alpha x + beta, 0, 1), and HardSwish(x) =
+// x HardSigmoid(x) with alpha = 1/6 and beta = 1/2 (MobileNetV3's
+// activations): mul, add and clip by scalar weights, which every runtime runs.
+Expected<Mapped> map_hard_sigmoid(NodeContext& ctx) {
+  const onnx::NodeProto& n = ctx.node();
+  const bool swish = n.op_type() == "HardSwish";
+  HostTensor alpha = HostTensor::zeros(ctx.type(0).dtype, Shape{}), beta = alpha;
+  if (!alpha.is_float()) return opaque("a " + n.op_type() + " of integers");
+  alpha.f[0] = swish ? 1.0 / 6 : attr_float(n, "alpha", 0.2f);
+  beta.f[0] = swish ? 0.5 : attr_float(n, "beta", 0.5f);
+  Expected<TensorRef> x = ctx.tensor(0);
+  if (!x) return x.error();
+  GraphBuilder& b = ctx.builder();
+  Expected<TensorRef> scaled = b.add1(Op::Mul, {*x, ctx.new_weight("alpha", alpha)}, {}, n.name());
+  if (!scaled) return scaled.error();
+  Expected<TensorRef> shifted =
+      b.add1(Op::Add, {*scaled, ctx.new_weight("beta", beta)}, {}, n.name());
+  if (!shifted) return shifted.error();
+  Attrs unit;
+  unit.set(AttrKey::min, 0.0).set(AttrKey::max, 1.0);
+  if (!swish) return add_one(ctx, Op::Clip, {*shifted}, std::move(unit));
+  Expected<TensorRef> gate = b.add1(Op::Clip, {*shifted}, std::move(unit), n.name());
+  if (!gate) return gate.error();
+  return add_one(ctx, Op::Mul, {*x, *gate});
+}
+
 // Reciprocal(x) = 1 / x, with the 1 held by a scalar weight.
 Expected<Mapped> map_reciprocal(NodeContext& ctx) {
   Expected<TensorRef> x = ctx.tensor(0);
@@ -302,6 +328,7 @@ MapFn find_data_mapping(std::string_view t) {
       {"Concat", map_concat},     {"Split", map_split},
       {"Transpose", map_transpose}, {"Cast", map_cast},
       {"Reciprocal", map_reciprocal}, {"Gather", map_gather},
+      {"HardSigmoid", map_hard_sigmoid}, {"HardSwish", map_hard_sigmoid},
   };
   for (const auto& [name, fn] : kMaps)
     if (name == t) return fn;

@@ -1,9 +1,10 @@
 // The ONNX mapping of IsNaN and Where (BERT's attention guard): they import as
 // the IR's isnan and where, compute what ONNX says on the reference executor,
 // export back as IsNaN and Where, and a malformed one is an error naming the
-// node.
+// node. HardSigmoid and HardSwish (MobileNetV3) import as mul, add and clip.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -172,6 +173,42 @@ TEST(ImportOps, MalformedIsNaNAndWhereNameTheNode) {
   r = import_proto(two);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("needs 3 inputs"), std::string::npos) << r.error().message;
+}
+
+// x -> HardSwish -> HardSigmoid(alpha 0.25, beta 0.25), as torchvision's
+// MobileNetV3 exports its activations (opset 14 on).
+TEST(ImportOps, HardSigmoidAndHardSwishAreMulAddClip) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("hard");
+  declare(g->add_input(), "x", onnx::TensorProto::FLOAT, {6});
+  declare(g->add_output(), "y", onnx::TensorProto::FLOAT, {6});
+  add_node(g, "swish", "HardSwish", {"x"}, "s");
+  onnx::NodeProto* sig = add_node(g, "gate", "HardSigmoid", {"s"}, "y");
+  for (const char* name : {"alpha", "beta"}) {
+    onnx::AttributeProto* a = sig->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(0.25f);
+  }
+  Expected<ImportedModel> r = import_onnx_bytes(m.SerializeAsString(), "hard.onnx", ".");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->opaque_nodes.empty());
+  std::map<std::string, ref::Tensor<float>> feeds;
+  feeds["x"] = ref::Tensor<float>(Shape{6}, {-4, -3, -1.5f, 0, 1.5f, 4});
+  auto y = ref::evaluate<float>(r->graph, feeds);
+  ASSERT_TRUE(y.ok()) << y.error().message;
+  // HardSwish: x clip(x / 6 + 1/2, 0, 1) = 0, 0, -0.375, 0, 1.125, 4; then
+  // clip(s / 4 + 1/4, 0, 1).
+  const std::vector<float> s = {0, 0, -0.375f, 0, 1.125f, 4};
+  for (size_t k = 0; k < s.size(); ++k)
+    EXPECT_FLOAT_EQ((*y)[0].data[k], std::clamp(s[k] * 0.25f + 0.25f, 0.f, 1.f)) << k;
+  std::vector<std::string> ops;
+  for (const Node& n : r->graph.nodes())
+    if (!is_source(n.op)) ops.emplace_back(op_name(n.op));
+  EXPECT_EQ(ops, (std::vector<std::string>{"mul", "add", "clip", "mul", "mul", "add", "clip"}));
 }
 
 }  // namespace
