@@ -25,20 +25,21 @@ namespace {
 constexpr size_t kRecordBytes = sizeof(Record);
 static_assert(kRecordBytes == 32 && std::is_trivially_copyable_v<Record>);
 
-// How many records each step holds at most (per rank).
+// How many records each step holds at most (per rank). Without a budget a
+// rank holds the records it owns, and little else.
 struct Limits {
-  size_t sink = 0;      // per enumeration thread before a run is written (0: none)
+  size_t sink = 0;      // per enumeration thread before a run is written
   size_t exchange = 0;  // read and sent per exchange round
-  size_t held = 0;      // received before a run is written (SIZE_MAX: none)
+  size_t held = 0;      // received before they are merged into a run (SIZE_MAX: never)
   size_t pair = 0;      // paired at a time
 };
 
 Limits limits_for(uint64_t budget) {
   const size_t threads = std::max(1, tbb::this_task_arena::max_concurrency());
-  if (budget == 0) return {0, size_t{1} << 22, SIZE_MAX, UINT32_MAX};
-  const size_t records = budget / kRecordBytes;
-  return {std::max<size_t>(records / 4 / threads, 1 << 12), std::max<size_t>(records / 16, 1 << 12),
-          std::max<size_t>(records / 4, 1 << 12), std::max<size_t>(records / 16, 1 << 12)};
+  if (budget == 0) return {(size_t{1} << 23) / threads, size_t{1} << 22, SIZE_MAX, size_t{1} << 22};
+  const size_t records = budget / kRecordBytes, least = 1 << 12;
+  return {std::max(records / 4 / threads, least), std::max(records / 16, least),
+          std::max(records / 4, least), std::max(records / 16, least)};
 }
 
 int owner_of_key(uint64_t key, int ranks) {
@@ -64,8 +65,8 @@ bool same_run(const Part& p, uint64_t set_hash, const GenerateOptions& g) {
          p.seed == g.seed && p.shard == g.shard && p.num_shards == g.num_shards;
 }
 
-// Enumerates shard g.shard into its part file, through sorted runs when
-// `sink_records` is set.
+// Enumerates shard g.shard into its part file through sorted runs of at
+// most `sink_records` records a thread.
 Expected<Part> enumerate_shard(const OpSet& set, GenerateOptions g, size_t sink_records,
                                const std::string& prefix, const std::string& path,
                                JobProgress* progress, uint64_t* runs_written) {
@@ -73,45 +74,40 @@ Expected<Part> enumerate_shard(const OpSet& set, GenerateOptions g, size_t sink_
   std::vector<std::string> runs;
   uint64_t in_runs = 0;
   Status failed;
-  if (sink_records > 0) {
-    g.sink_records = sink_records;
-    g.sink = [&](std::vector<Record>& records) {
-      std::unique_lock<std::mutex> l(m);
-      const std::string run = prefix + "-shard-" + std::to_string(g.shard) + "-run-" +
-                              std::to_string(runs.size()) + ".records";
-      runs.push_back(run);
-      in_runs += records.size();
-      l.unlock();
-      Status s = write_run(records, run);
-      records.clear();
-      l.lock();
-      if (!s.ok() && failed.ok()) failed = s;
-    };
-  }
+  g.sink_records = sink_records;
+  g.sink = [&](std::vector<Record>& records) {
+    std::unique_lock<std::mutex> l(m);
+    const std::string run = prefix + "-shard-" + std::to_string(g.shard) + "-run-" +
+                            std::to_string(runs.size()) + ".records";
+    runs.push_back(run);
+    in_runs += records.size();
+    l.unlock();
+    Status s = write_run(records, run);
+    records.clear();
+    l.lock();
+    if (!s.ok() && failed.ok()) failed = s;
+  };
   Expected<Part> part = enumerate_part(set, g, &progress->enumeration);
-  if (!part) return part.error();
   auto remove_runs = [&] {
     std::error_code ec;
     for (const std::string& r : runs) fs::remove(r, ec);
   };
-  if (!failed.ok()) {
+  if (!part || !failed.ok()) {
     remove_runs();
-    return failed.error();
+    return part ? failed.error() : part.error();
   }
-  Status written;
-  if (sink_records == 0) {
-    written = write_part(*part, path);
-  } else {
-    RunMerger merger;
-    for (const std::string& r : runs) {
-      Expected<RowReader> reader = RowReader::open_run(r, g.max_ops);
-      if (!reader) return reader.error();
-      merger.add(std::move(*reader));
+  RunMerger merger;
+  for (const std::string& r : runs) {
+    Expected<RowReader> reader = RowReader::open_run(r, g.max_ops);
+    if (!reader) {
+      remove_runs();
+      return reader.error();
     }
-    written = write_part(*part, in_runs, &merger, path);
-    remove_runs();
-    *runs_written += runs.size();
+    merger.add(std::move(*reader));
   }
+  Status written = write_part(*part, in_runs, &merger, path);
+  remove_runs();
+  *runs_written += runs.size();
   if (!written.ok()) return written.error();
   return part;
 }
@@ -176,13 +172,24 @@ class ShardStream {
   std::optional<OpenPart> open_;
 };
 
-// The exchange stage: every record to the owner of its key. Returns what
-// this rank owns, in memory (sorted) and in sorted runs.
+// The exchange stage: every record to the owner of its key. What this rank
+// owns stays in memory as the sorted blocks it arrived in, or, past the
+// budget, is merged into sorted runs on disk.
 struct Owned {
-  std::vector<Record> memory;
+  std::vector<std::vector<Record>> blocks;  // each sorted
+  size_t in_blocks = 0;
   std::vector<std::string> runs;
   uint64_t count = 0;
 };
+
+// A merge of the blocks (which it takes).
+RunMerger merge_blocks(Owned& own) {
+  RunMerger merger;
+  for (std::vector<Record>& b : own.blocks) merger.add(std::move(b));
+  own.blocks.clear();
+  own.in_blocks = 0;
+  return merger;
+}
 
 Expected<Owned> exchange_records(Comm& comm, ShardStream stream, const Limits& lim,
                                  const std::string& prefix) {
@@ -207,19 +214,19 @@ Expected<Owned> exchange_records(Comm& comm, ShardStream stream, const Limits& l
       at[owner_of_key(r.key, ranks)] += kRecordBytes;
     }
     const std::vector<char> got = comm.all_to_all(send, counts);
-    const size_t n = got.size() / kRecordBytes, old = own.memory.size();
-    own.memory.resize(old + n);
-    std::memcpy(own.memory.data() + old, got.data(), got.size());
-    own.count += n;
-    if (own.memory.size() >= lim.held) {
-      tbb::parallel_sort(own.memory.begin(), own.memory.end());
-      own.runs.push_back(prefix + "-rank-" + std::to_string(comm.rank()) + "-run-" +
-                         std::to_string(own.runs.size()) + ".records");
-      TSO_RETURN_IF_ERROR(write_run(own.memory, own.runs.back()));
-      own.memory.clear();
+    std::vector<Record>& block = own.blocks.emplace_back(got.size() / kRecordBytes);
+    std::memcpy(block.data(), got.data(), got.size());
+    tbb::parallel_sort(block.begin(), block.end());
+    own.count += block.size();
+    own.in_blocks += block.size();
+    if (own.in_blocks >= lim.held) {
+      const std::string run = prefix + "-rank-" + std::to_string(comm.rank()) + "-run-" +
+                              std::to_string(own.runs.size()) + ".records";
+      RunMerger merger = merge_blocks(own);
+      TSO_RETURN_IF_ERROR(write_run(&merger, run));
+      own.runs.push_back(run);
     }
   }
-  tbb::parallel_sort(own.memory.begin(), own.memory.end());
   return own;
 }
 
@@ -229,34 +236,20 @@ Expected<std::vector<Placed>> pair_owned(const OpSet& set, Tables& tables, const
                                          StepTimes* times) {
   const std::vector<ValuePtr> inputs = input_values(set, g.sets, g.seed);
   std::vector<Placed> cands;
-  auto take = [&](std::span<const Record> records) {
-    std::vector<Placed> c = pair_records(set, tables, inputs, records, n, times);
-    std::move(c.begin(), c.end(), std::back_inserter(cands));
-  };
-  if (own.runs.empty()) {
-    const std::vector<Record>& rec = own.memory;
-    for (size_t i = 0; i < rec.size();) {
-      size_t j = std::min(rec.size(), i + lim.pair);
-      while (j < rec.size() && rec[j].key == rec[j - 1].key) ++j;
-      take(std::span(rec).subspan(i, j - i));
-      i = j;
-    }
-    return cands;
-  }
-  RunMerger merger;
+  RunMerger merger = merge_blocks(own);
   for (const std::string& r : own.runs) {
     Expected<RowReader> reader = RowReader::open_run(r, g.max_ops);
     if (!reader) return reader.error();
     merger.add(std::move(*reader));
   }
-  merger.add(std::move(own.memory));
   std::vector<Record> batch;
   while (true) {
     batch.clear();
     Expected<bool> more = merger.next_keys(lim.pair, &batch);
     if (!more) return more.error();
     if (!*more) break;
-    take(batch);
+    std::vector<Placed> c = pair_records(set, tables, inputs, batch, n, times);
+    std::move(c.begin(), c.end(), std::back_inserter(cands));
   }
   std::error_code ec;
   for (const std::string& r : own.runs) fs::remove(r, ec);

@@ -23,10 +23,12 @@
 //              ranks, their decisions combined before the next size.
 //   write      rank 0 names and writes the rules.
 //
-// With a budget B (bytes per rank), records in memory stay within about B/2:
-// the enumeration hands its records to sorted run files as it goes (merged
-// into the shard's part file), the exchange spills what a rank receives to
-// sorted runs past B/4, and the pairing reads their merge.
+// Memory. The enumeration hands its records to sorted run files as it goes
+// (merged into the shard's part file), so a rank holds about the records it
+// owns after the exchange, in the sorted blocks they arrived in, and the
+// pairing reads their merge. With a budget B (bytes per rank) records in
+// memory stay within about B/2: runs of B/4 per enumeration thread at most,
+// and what a rank receives past B/4 is merged into a sorted run on disk.
 #pragma once
 
 #include <atomic>

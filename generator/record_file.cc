@@ -80,10 +80,12 @@ Expected<std::span<const Record>> RowReader::next(size_t max) {
 }
 
 void RunMerger::add(RowReader reader) {
+  TSO_CHECK(!started_, "streams are added before the merge starts");
   streams_.push_back({std::make_unique<RowReader>(std::move(reader)), {}, {}});
 }
 
 void RunMerger::add(std::vector<Record> sorted) {
+  TSO_CHECK(!started_, "streams are added before the merge starts");
   Stream s{nullptr, std::move(sorted), {}};
   s.block = s.memory;
   streams_.push_back(std::move(s));
@@ -98,20 +100,51 @@ Status RunMerger::refill(Stream& s) {
 }
 
 Expected<bool> RunMerger::next_keys(size_t min, std::vector<Record>* out) {
+  auto later = [this](size_t a, size_t b) { return after(a, b); };
+  if (!started_) {
+    started_ = true;
+    for (size_t i = 0; i < streams_.size(); ++i) {
+      TSO_RETURN_IF_ERROR(refill(streams_[i]));
+      if (!streams_[i].block.empty()) heap_.push_back(i);
+    }
+    std::make_heap(heap_.begin(), heap_.end(), later);
+  }
   const size_t start = out->size();
-  for (Stream& s : streams_) TSO_RETURN_IF_ERROR(refill(s));
-  while (true) {
-    Stream* best = nullptr;
-    for (Stream& s : streams_)
-      if (!s.block.empty() && (best == nullptr || s.block.front() < best->block.front())) best = &s;
-    if (best == nullptr) break;
-    const Record& r = best->block.front();
+  while (!heap_.empty()) {
+    const size_t i = heap_.front();
+    Stream& s = streams_[i];
+    const Record& r = s.block.front();
     if (out->size() > start && out->size() - start >= min && r.key != out->back().key) break;
     out->push_back(r);
-    best->block = best->block.subspan(1);
-    TSO_RETURN_IF_ERROR(refill(*best));
+    std::pop_heap(heap_.begin(), heap_.end(), later);
+    heap_.pop_back();
+    s.block = s.block.subspan(1);
+    TSO_RETURN_IF_ERROR(refill(s));
+    if (!s.block.empty()) {
+      heap_.push_back(i);
+      std::push_heap(heap_.begin(), heap_.end(), later);
+    }
   }
   return out->size() > start;
+}
+
+Status write_run(RunMerger* records, const std::string& path) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return Error{path + ": cannot write: " + std::strerror(errno)};
+  std::vector<Record> block;
+  std::string buf;
+  while (true) {
+    block.clear();
+    Expected<bool> more = records->next_keys(kBlock, &block);
+    if (!more) return more.error();
+    if (!*more) break;
+    buf.clear();
+    append_rows(block, &buf);
+    out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+  }
+  out.close();
+  if (!out) return Error{path + ": cannot write: " + std::strerror(errno)};
+  return Status::Ok();
 }
 
 }  // namespace tso::gen

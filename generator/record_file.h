@@ -25,9 +25,12 @@ void append_rows(std::span<const Record> records, std::string* out);
 // Decodes `n` rows at `rows` into `out`.
 void parse_rows(const char* rows, size_t n, Record* out);
 
+class RunMerger;
+
 // Writes sorted records as a run file (plain: a run is scratch, rewritten
-// when a job restarts).
+// when a job restarts); from a span, or all that a merger yields.
 Status write_run(std::span<const Record> records, const std::string& path);
+Status write_run(RunMerger* records, const std::string& path);
 
 // Reads `count` rows from `in` (positioned at the first) a block at a time;
 // errors name `path`. Checks that the rows are sorted and their codes hold
@@ -55,9 +58,10 @@ class RowReader {
   Record last_;
 };
 
-// Merges sorted streams into one sorted stream.
+// Merges sorted streams into one sorted stream (a heap of their heads).
 class RunMerger {
  public:
+  // Streams are added before the first next_keys.
   void add(RowReader reader);
   void add(std::vector<Record> sorted);
   // Appends records in order until `out` holds at least `min` more and the
@@ -72,7 +76,12 @@ class RunMerger {
     std::span<const Record> block;
   };
   Status refill(Stream& s);
+  bool after(size_t a, size_t b) const {
+    return streams_[b].block.front() < streams_[a].block.front();
+  }
   std::vector<Stream> streams_;
+  std::vector<size_t> heap_;  // streams with records, the smallest head first
+  bool started_ = false;
 };
 
 }  // namespace tso::gen
