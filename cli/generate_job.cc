@@ -251,10 +251,12 @@ int run_generate_job(const GenerateJobFlags& f) {
   std::printf("seconds:");
   for (size_t i = 0; i < res.seconds.size(); ++i)
     std::printf("%s %s %.1f", i ? "," : "", res.seconds[i].first.c_str(), res.seconds[i].second);
-  std::printf("\njob: %d ranks, %d shards (%llu reused), %llu runs spilled, key %s in %s\n",
-              comm->size(), r->shards, static_cast<unsigned long long>(r->shards_reused),
-              static_cast<unsigned long long>(r->runs_spilled), r->key.c_str(),
-              opt.work_dir.c_str());
+  std::printf(
+      "\njob: %d ranks, %d shards (%llu reused), %llu enumeration runs, %llu spilled runs, key %s "
+      "in %s\n",
+      comm->size(), r->shards, static_cast<unsigned long long>(r->shards_reused),
+      static_cast<unsigned long long>(r->enumeration_runs),
+      static_cast<unsigned long long>(r->spilled_runs), r->key.c_str(), opt.work_dir.c_str());
   for (size_t i = 0; i * sizeof(RankSummary) < all.size(); ++i) {
     RankSummary s;
     std::memcpy(&s, all.data() + i * sizeof s, sizeof s);

@@ -440,7 +440,8 @@ Expected<JobResult> run_job(const OpSet& set, const JobOptions& opt, Comm& comm,
                                 n.independent,
                                 n.float_ok,
                                 totals->reused,
-                                totals->runs + own_runs};
+                                totals->runs,
+                                own_runs};
   sums.insert(sums.end(), totals->graphs_by_ops.begin(), totals->graphs_by_ops.end());
   comm.sum(sums);
 
@@ -462,8 +463,9 @@ Expected<JobResult> run_job(const OpSet& set, const JobOptions& opt, Comm& comm,
   whole.independent = sums[7];
   whole.float_ok = sums[8];
   res.shards_reused = sums[9];
-  res.runs_spilled = sums[10];
-  whole.graphs_by_ops.assign(sums.begin() + 11, sums.end());
+  res.enumeration_runs = sums[10];
+  res.spilled_runs = sums[11];
+  whole.graphs_by_ops.assign(sums.begin() + 12, sums.end());
   whole.graphs =
       std::accumulate(whole.graphs_by_ops.begin(), whole.graphs_by_ops.end(), uint64_t{0});
   if (me == 0) {

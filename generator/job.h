@@ -70,12 +70,13 @@ struct JobProgress {
 };
 
 struct JobResult {
-  GenerateResult result;       // rank 0: the rules, counts and step seconds
-  std::string key;             // names the checkpoint files
-  int shards = 0;              // S
-  uint64_t shards_reused = 0;  // over all ranks
-  uint64_t runs_spilled = 0;   // over all ranks
-  uint64_t records_owned = 0;  // records this rank received
+  GenerateResult result;          // rank 0: the rules, counts and step seconds
+  std::string key;                // names the checkpoint files
+  int shards = 0;                 // S
+  uint64_t shards_reused = 0;     // over all ranks
+  uint64_t enumeration_runs = 0;  // sorted runs the enumeration wrote, over all ranks
+  uint64_t spilled_runs = 0;      // runs of received records past the budget, over all ranks
+  uint64_t records_owned = 0;     // records this rank received
 };
 
 // Runs this rank's part; every rank of `comm` calls it with the same
