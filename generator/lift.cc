@@ -2,6 +2,9 @@
 #include "generator/lift.h"
 
 #include <algorithm>
+#include <numeric>
+#include <set>
+#include <string>
 
 namespace tso::gen {
 
@@ -9,11 +12,17 @@ namespace {
 
 const char* param_name(AttrKey k) {
   switch (k) {
-    case AttrKey::stride: return "s";
-    case AttrKey::pad: return "p";
-    case AttrKey::dilation: return "d";
-    case AttrKey::groups: return "g";
-    default: TSO_CHECK(false, "lift: not a liftable conv2d attribute"); return "";
+    case AttrKey::stride:
+      return "s";
+    case AttrKey::pad:
+      return "p";
+    case AttrKey::dilation:
+      return "d";
+    case AttrKey::groups:
+      return "g";
+    default:
+      TSO_CHECK(false, "lift: not a liftable conv2d attribute");
+      return "";
   }
 }
 
@@ -45,9 +54,159 @@ std::vector<RuleNode*> conv_nodes(Rule* r) {
   return out;
 }
 
+// Whether the operator's law holds at every rank (its axioms are stated
+// rank-generically in specs/).
+bool rank_generic(Op op) {
+  return op_info(op).kind == OpKind::Elementwise || op == Op::Transpose || op == Op::Concat ||
+         op == Op::Split || op == Op::Matmul;
+}
+
+PatternAttr* find_attr(RuleNode* n, AttrKey k) {
+  for (PatternAttr& a : n->attrs)
+    if (a.key == k) return &a;
+  return nullptr;
+}
+const PatternAttr* find_attr(const RuleNode& n, AttrKey k) {
+  for (const PatternAttr& a : n.attrs)
+    if (a.key == k) return &a;
+  return nullptr;
+}
+
+// dim(v, i) of a clause variable counts from the end: dim(v, i - n).
+void count_from_end(ShapeExpr* e, const std::set<std::string>& clause, int n) {
+  if (e->kind == ShapeExpr::Kind::kDim && clause.contains(e->var) && e->value >= 0) e->value -= n;
+  for (ShapeExpr& a : e->args) count_from_end(&a, clause, n);
+}
+
+// Transposes by the involution `perm` become ?p where their argument is in
+// the variables' layout and inv(?p) where it is permuted, tracked through
+// elementwise operators (a variable of another rank than n fits either
+// layout: a scalar). False where the layouts do not line up or another
+// operator meets a transpose.
+bool lift_perms(Rule* r, const std::vector<int64_t>& perm, int n) {
+  std::optional<std::vector<int64_t>> inv = inverse_permutation(perm);
+  if (static_cast<int>(perm.size()) != n || !inv || *inv != perm) return false;
+  std::vector<int64_t> identity(perm.size());
+  std::iota(identity.begin(), identity.end(), 0);
+  if (perm == identity) return false;
+  std::vector<std::vector<int>> outs;
+  for (RuleSide* s : {&r->source, &r->target}) {
+    std::vector<int> layout(s->nodes.size(), -1);  // 0: the variables', 1: permuted, -1: either
+    auto of = [&](const RuleRef& a) {
+      if (a.kind == RuleRef::Kind::kNode) return layout[a.index];
+      return r->inputs[a.index].type.shape.rank() == n ? 0 : -1;
+    };
+    for (size_t i = 0; i < s->nodes.size(); ++i) {
+      RuleNode& node = s->nodes[i];
+      if (node.op == Op::Transpose) {
+        const int in = of(node.args[0]);
+        if (in < 0) return false;
+        PatternAttr* a = find_attr(&node, AttrKey::perm);
+        a->form = in == 0 ? PatternAttr::Form::kParam : PatternAttr::Form::kParamInverse;
+        a->param = "p";
+        a->value = AttrValue{};
+        layout[i] = 1 - in;
+        continue;
+      }
+      if (op_info(node.op).kind != OpKind::Elementwise) return false;
+      for (const RuleRef& a : node.args) {
+        const int l = of(a);
+        if (l >= 0 && layout[i] >= 0 && l != layout[i]) return false;
+        if (l >= 0) layout[i] = l;
+      }
+    }
+    outs.emplace_back();
+    for (const RuleRef& o : s->outputs) outs.back().push_back(of(o));
+  }
+  if (outs[0] != outs[1]) return false;
+  r->params.push_back({"p", AttrValue{perm}});
+  return true;
+}
+
+// The layout-lifted copy (lift.h), not yet renamed; nullopt when it does not apply.
+std::optional<Rule> lift_layout(const Rule& rule, const LayoutLift& o) {
+  if (o.rank_lo == 0) return std::nullopt;
+  int n = 0;
+  for (const RuleSide* s : {&rule.source, &rule.target})
+    for (const RuleNode& node : s->nodes)
+      if (!rank_generic(node.op)) return std::nullopt;
+  for (const RuleVar& v : rule.inputs) n = std::max(n, v.type.shape.rank());
+  if (n < o.rank_lo || n > o.rank_hi) return std::nullopt;
+  Expected<Graph> graphs[2] = {instantiate(rule, RuleSideKind::kSource),
+                               instantiate(rule, RuleSideKind::kTarget)};
+  if (!graphs[0] || !graphs[1]) return std::nullopt;
+  Rule r = rule;
+  std::set<std::string> clause;
+  for (const RuleVar& v : rule.inputs)
+    if (v.type.shape.rank() == n) {
+      clause.insert(v.name);
+      r.ranks.vars.push_back(v.name);
+    }
+  r.ranks.lo = o.rank_lo;
+  r.ranks.hi = o.rank_hi;
+  std::optional<std::vector<int64_t>> perm;
+  for (const RuleSide* s : {&rule.source, &rule.target})
+    for (const RuleNode& node : s->nodes) {
+      if (node.op != Op::Transpose) continue;
+      const PatternAttr& a = *find_attr(node, AttrKey::perm);
+      const auto* p = std::get_if<std::vector<int64_t>>(&a.value);
+      if (a.form != PatternAttr::Form::kValue || !p || (perm && *perm != *p)) return std::nullopt;
+      perm = *p;
+    }
+  if (perm && (!o.perm || !lift_perms(&r, *perm, n))) return std::nullopt;
+  int64_t lifted_axis = -1;
+  int splits = 0;
+  RuleSide* sides[2] = {&r.source, &r.target};
+  const int base = static_cast<int>(rule.inputs.size());
+  for (int s = 0; s < 2; ++s)
+    for (size_t i = 0; i < sides[s]->nodes.size(); ++i) {
+      RuleNode& node = sides[s]->nodes[i];
+      if (node.op != Op::Concat && node.op != Op::Split) continue;
+      const Node& g = graphs[s]->node(base + static_cast<int>(i));
+      if (graphs[s]->type(g.args[0]).shape.rank() != n) continue;  // a weight's, a bias's: fixed
+      PatternAttr* a = find_attr(&node, AttrKey::axis);
+      if (a->form != PatternAttr::Form::kValue) return std::nullopt;
+      const int64_t axis = g.attrs.i(AttrKey::axis);  // normalized by inference
+      if (!(node.op == Op::Concat ? o.concat_axis : o.split_axis)) {
+        a->value = AttrValue{axis - n};
+        continue;
+      }
+      if (lifted_axis >= 0 && lifted_axis != axis) return std::nullopt;
+      lifted_axis = axis;
+      a->form = PatternAttr::Form::kParam;
+      a->param = "a";
+      a->value = AttrValue{};
+      if (node.op == Op::Split) {
+        if (s == 1) return std::nullopt;  // the source would not bind its sizes
+        PatternAttr* sizes = find_attr(&node, AttrKey::sizes);
+        const std::string name = "z" + std::to_string(splits++);
+        *sizes = PatternAttr{};
+        sizes->key = AttrKey::sizes;
+        sizes->form = PatternAttr::Form::kParam;
+        sizes->param = name;
+        r.params.push_back({name, AttrValue{g.attrs.ints(AttrKey::sizes)}});
+      }
+    }
+  if (lifted_axis >= 0) r.params.insert(r.params.begin() + (perm ? 1 : 0), {"a", lifted_axis});
+  for (RuleSide* s : sides)
+    for (RuleNode& node : s->nodes)
+      for (PatternAttr& a : node.attrs)
+        for (ShapeExpr& e : a.exprs) count_from_end(&e, clause, n);
+  for (Condition& c : r.where) {
+    count_from_end(&c.lhs, clause, n);
+    count_from_end(&c.rhs, clause, n);
+  }
+  return r;
+}
+
 }  // namespace
 
-std::optional<Rule> lift_rule(const Rule& rule, const std::vector<AttrKey>& keys) {
+std::optional<Rule> lift_rule(const Rule& rule, const std::vector<AttrKey>& keys,
+                              const LayoutLift& layout) {
+  if (std::optional<Rule> l = lift_layout(rule, layout)) {
+    l->name += "_lifted";
+    return l;
+  }
   Rule lifted = rule;
   std::vector<RuleNode*> convs = conv_nodes(&lifted);
   if (convs.empty()) return std::nullopt;

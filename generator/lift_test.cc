@@ -35,7 +35,8 @@ constexpr const char* kSet = "name t\ninput i1 : f32[1,4,5,5]\nweight w1 : f32[4
 
 TEST(LiftOpSet, ParsesTheAttributes) {
   Expected<OpSet> s = parse_op_set(
-      std::string(kSet) + "op conv2d kernel=[3,3] pad=same\nlift conv2d groups stride pad\n", "t.ops");
+      std::string(kSet) + "op conv2d kernel=[3,3] pad=same\nlift conv2d groups stride pad\n",
+      "t.ops");
   ASSERT_TRUE(s.ok()) << s.error().message;
   EXPECT_EQ(s->lift_conv2d, (std::vector<AttrKey>{AttrKey::groups, AttrKey::stride, AttrKey::pad}));
   Expected<OpSet> none = parse_op_set(std::string(kSet) + "op relu\n", "t.ops");
@@ -45,7 +46,8 @@ TEST(LiftOpSet, ParsesTheAttributes) {
 
 TEST(LiftOpSet, ErrorsNameFileAndLine) {
   EXPECT_EQ(op_set_error(std::string(kSet) + "lift relu stride\n"),
-            "bad.ops:4: expected `lift conv2d ATTR...` (stride, pad, dilation, groups)");
+            "bad.ops:4: expected `lift conv2d ATTR...`, `lift transpose perm`, `lift concat "
+            "axis`, `lift split axis` or `lift rank LO..HI`");
   EXPECT_EQ(op_set_error(std::string(kSet) + "lift conv2d\n"),
             "bad.ops:4: expected `lift conv2d ATTR...` (stride, pad, dilation, groups)");
   EXPECT_EQ(op_set_error(std::string(kSet) + "lift conv2d act\n"),
@@ -193,8 +195,8 @@ TEST(LiftGenerate, CopiesFollowTheirOriginals) {
       ASSERT_GT(i, 0u);
       EXPECT_EQ(rules[i].name, rules[i - 1].name + "_lifted");
       EXPECT_EQ(rules[i].params.size(), 4u);
-      Rule expected = *lift_rule(rules[i - 1], {AttrKey::stride, AttrKey::pad, AttrKey::dilation,
-                                                AttrKey::groups});
+      Rule expected = *lift_rule(
+          rules[i - 1], {AttrKey::stride, AttrKey::pad, AttrKey::dilation, AttrKey::groups});
       EXPECT_EQ(rules[i], expected);
       fusion |= rules[i].source.nodes.size() == 2 && rules[i].target.nodes.size() == 1 &&
                 rules[i].source.nodes[1].op == Op::Relu;
@@ -206,13 +208,181 @@ TEST(LiftGenerate, CopiesFollowTheirOriginals) {
   EXPECT_GT(lifted, 0u);
   EXPECT_TRUE(fusion);
   EXPECT_EQ(r->counts.lifted, lifted);
-  EXPECT_NE(r->rules.header[1].find(" lifted=" + std::to_string(lifted) + " written=" +
-                                    std::to_string(rules.size())),
+  EXPECT_NE(r->rules.header[1].find(" lifted=" + std::to_string(lifted) +
+                                    " written=" + std::to_string(rules.size())),
             std::string::npos)
       << r->rules.header[1];
   Expected<RuleSet> back = parse_rules(print_rules(r->rules), "t.rules");
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(*back, r->rules);
+}
+
+TEST(LiftOpSet, LayoutStatements) {
+  Expected<OpSet> s = parse_op_set(
+      std::string(kSet) + "op relu\nlift transpose perm\nlift concat axis\nlift rank 2..4\n",
+      "t.ops");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->lift_layout, (LayoutLift{true, true, false, 2, 4}));
+  EXPECT_EQ(op_set_error(std::string(kSet) + "op relu\nlift transpose perm\n"),
+            "bad.ops:6: `lift transpose perm`, `lift concat axis` and `lift split axis` need "
+            "`lift rank LO..HI` (the ranks their copies are proved at)");
+  EXPECT_EQ(op_set_error(std::string(kSet) + "lift rank 0..4\n"),
+            "bad.ops:4: `lift rank LO..HI` takes ranks in 1..4 (the specs' ranks), got '0..4'");
+  EXPECT_EQ(op_set_error(std::string(kSet) + "lift rank 2..5\n"),
+            "bad.ops:4: `lift rank LO..HI` takes ranks in 1..4 (the specs' ranks), got '2..5'");
+  EXPECT_EQ(op_set_error(std::string(kSet) + "lift rank 2..4\nlift rank 2..4\n"),
+            "bad.ops:5: `lift rank` given twice");
+  EXPECT_EQ(op_set_error(std::string(kSet) + "lift split axis\nlift split axis\n"),
+            "bad.ops:5: `lift split axis` given twice");
+}
+
+constexpr LayoutLift kLayout{true, true, true, 2, 4};
+
+TEST(LiftRule, TransposesTakeThePermutationOrItsInverse) {
+  Rule r = parse_one(R"(rule t_000001 {
+  origin generated version=0.2 ops=t seed=1
+  status unverified
+  input x1: f32[2,4]
+  input s1: f32[]
+  source {
+    %0 = transpose(x1, perm=[1,0])
+    %1 = smul(%0, s1)
+    %2 = relu(%1)
+    %3 = transpose(%2, perm=[1,0])
+    output %3
+  }
+  target {
+    %0 = smul(x1, s1)
+    %1 = relu(%0)
+    output %1
+  }
+}
+)");
+  std::optional<Rule> l = lift_rule(r, {}, kLayout);
+  ASSERT_TRUE(l.has_value());
+  EXPECT_EQ(print_one(*l), R"(# tso rules v1
+
+rule t_000001_lifted {
+  origin generated version=0.2 ops=t seed=1
+  status unverified
+  input x1: f32[2,4]
+  input s1: f32[]
+  param ?p = [1,0]
+  rank x1 in 2..4
+  source {
+    %0 = transpose(x1, perm=?p)
+    %1 = smul(%0, s1)
+    %2 = relu(%1)
+    %3 = transpose(%2, perm=inv(?p))
+    output %3
+  }
+  target {
+    %0 = smul(x1, s1)
+    %1 = relu(%0)
+    output %1
+  }
+}
+)");
+  // Without `lift transpose perm` a transpose pins the rank: no copy.
+  EXPECT_FALSE(lift_rule(r, {}, LayoutLift{false, true, true, 2, 4}).has_value());
+  EXPECT_FALSE(lift_rule(r, {}, LayoutLift{}).has_value());
+}
+
+TEST(LiftRule, ConcatAndSplitTakeOneAxisAndDimsCountFromTheEnd) {
+  Rule r = parse_one(R"(rule t_000002 {
+  origin generated version=0.2 ops=t seed=1
+  status unverified
+  input x1: f32[2,4]
+  input x2: f32[2,4]
+  where dim(x1,0) == dim(x2,0)
+  source {
+    %0 = concat(x1, x2, axis=1)
+    %1 = relu(%0)
+    %2, %3 = split(%1, axis=1, sizes=[dim(x1,1), dim(x2,1)])
+    output %2, %3
+  }
+  target {
+    %0 = relu(x1)
+    %1 = relu(x2)
+    output %0, %1
+  }
+}
+)");
+  std::optional<Rule> l = lift_rule(r, {}, kLayout);
+  ASSERT_TRUE(l.has_value());
+  EXPECT_EQ(print_one(*l), R"(# tso rules v1
+
+rule t_000002_lifted {
+  origin generated version=0.2 ops=t seed=1
+  status unverified
+  input x1: f32[2,4]
+  input x2: f32[2,4]
+  param ?a = 1
+  param ?z0 = [4,4]
+  rank x1 x2 in 2..4
+  where dim(x1,-2) == dim(x2,-2)
+  source {
+    %0 = concat(x1, x2, axis=?a)
+    %1 = relu(%0)
+    %2, %3 = split(%1, axis=?a, sizes=?z0)
+    output %2, %3
+  }
+  target {
+    %0 = relu(x1)
+    %1 = relu(x2)
+    output %0, %1
+  }
+}
+)");
+  // Axes not lifted count from the end; the split's sizes keep their dims.
+  std::optional<Rule> ranked = lift_rule(r, {}, LayoutLift{false, false, false, 2, 4});
+  ASSERT_TRUE(ranked.has_value());
+  EXPECT_NE(print_one(*ranked).find("split(%1, axis=-1, sizes=[dim(x1,-1), dim(x2,-1)])"),
+            std::string::npos)
+      << print_one(*ranked);
+  // A split in the target would leave its sizes unbound: no copy.
+  std::swap(r.source, r.target);
+  EXPECT_FALSE(lift_rule(r, {}, kLayout).has_value());
+}
+
+TEST(LiftRule, NoLayoutCopyForConvsOrMixedPermutations) {
+  Rule conv = parse_one(R"(rule t_000003 {
+  origin generated version=0.2 ops=t seed=1
+  status unverified
+  input i1: f32[1,4,5,5]
+  input w1: f32[4,4,3,3]
+  source {
+    %0 = conv2d(i1, w1, pad=same)
+    %1 = relu(%0)
+    output %1
+  }
+  target {
+    %0 = conv2d(i1, w1, pad=same, act=relu)
+    output %0
+  }
+}
+)");
+  EXPECT_FALSE(lift_rule(conv, {}, kLayout).has_value());
+  // A transpose meeting a concat: the axis would move with the permutation.
+  Rule mixed = parse_one(R"(rule t_000004 {
+  origin generated version=0.2 ops=t seed=1
+  status unverified
+  input x1: f32[2,4]
+  input x2: f32[2,4]
+  source {
+    %0 = transpose(x1, perm=[1,0])
+    %1 = transpose(x2, perm=[1,0])
+    %2 = concat(%0, %1, axis=1)
+    output %2
+  }
+  target {
+    %0 = concat(x1, x2, axis=0)
+    %1 = transpose(%0, perm=[1,0])
+    output %1
+  }
+}
+)");
+  EXPECT_FALSE(lift_rule(mixed, {}, kLayout).has_value());
 }
 
 }  // namespace

@@ -156,7 +156,8 @@ class Parser {
   }
 
   Status lift(int line, const std::vector<std::string>& w) {
-    if (w.size() < 3 || w[1] != "conv2d")
+    if (w.size() >= 2 && w[1] != "conv2d") return lift_layout(line, w);
+    if (w.size() < 3)
       return error(line, "expected `lift conv2d ATTR...` (stride, pad, dilation, groups)");
     if (lift_line_ != 0)
       return error(line,
@@ -171,6 +172,38 @@ class Parser {
         return error(line, "'" + w[i] + "' lifted twice");
       set_.lift_conv2d.push_back(k);
     }
+    return Status::Ok();
+  }
+
+  // `lift transpose perm`, `lift concat axis`, `lift split axis`, `lift rank LO..HI`.
+  Status lift_layout(int line, const std::vector<std::string>& w) {
+    LayoutLift& l = set_.lift_layout;
+    bool* flag = nullptr;
+    if (w.size() == 3 && w[1] == "transpose" && w[2] == "perm") flag = &l.perm;
+    if (w.size() == 3 && w[1] == "concat" && w[2] == "axis") flag = &l.concat_axis;
+    if (w.size() == 3 && w[1] == "split" && w[2] == "axis") flag = &l.split_axis;
+    if (flag) {
+      if (*flag) return error(line, "`lift " + w[1] + " " + w[2] + "` given twice");
+      *flag = true;
+      return Status::Ok();
+    }
+    const size_t dots = w.size() == 3 && w[1] == "rank" ? w[2].find("..") : std::string::npos;
+    if (dots == std::string::npos)
+      return error(line,
+                   "expected `lift conv2d ATTR...`, `lift transpose perm`, `lift concat axis`, "
+                   "`lift split axis` or `lift rank LO..HI`");
+    if (l.rank_lo != 0) return error(line, "`lift rank` given twice");
+    int lo = 0, hi = 0;
+    auto number = [](std::string_view x, int* out) {
+      auto [p, ec] = std::from_chars(x.data(), x.data() + x.size(), *out);
+      return ec == std::errc() && p == x.data() + x.size();
+    };
+    if (!number(std::string_view(w[2]).substr(0, dots), &lo) ||
+        !number(std::string_view(w[2]).substr(dots + 2), &hi) || lo < 1 || hi > 4 || lo > hi)
+      return error(line,
+                   "`lift rank LO..HI` takes ranks in 1..4 (the specs' ranks), got '" + w[2] + "'");
+    l.rank_lo = lo;
+    l.rank_hi = hi;
     return Status::Ok();
   }
 
@@ -209,6 +242,12 @@ class Parser {
     if (set_.name.empty()) return error(line, "the operator set has no `name` line");
     if (set_.vars.empty()) return error(line, "the operator set declares no input");
     if (set_.ops.empty()) return error(line, "the operator set declares no operator");
+    const LayoutLift& l = set_.lift_layout;
+    if ((l.perm || l.concat_axis || l.split_axis) && l.rank_lo == 0)
+      return error(
+          line,
+          "`lift transpose perm`, `lift concat axis` and `lift split axis` need `lift rank "
+          "LO..HI` (the ranks their copies are proved at)");
     return std::move(set_);
   }
 

@@ -38,6 +38,12 @@ struct OpTemplate {
   std::vector<int64_t> conv_kernel;  // conv2d: the weight's [KH, KW]
 };
 
+struct LayoutLift {
+  bool perm = false, concat_axis = false, split_axis = false;
+  int rank_lo = 0, rank_hi = 0;  // 0: no `lift rank`
+  friend bool operator==(const LayoutLift&, const LayoutLift&) = default;
+};
+
 struct OpSet {
   std::string name;
   // Rule names are PREFIX<N>_<index> (`prefix` line; "g" by default), so the
@@ -49,6 +55,12 @@ struct OpSet {
   // whose conv2d nodes agree on one of these attributes also gets a copy
   // with that attribute a parameter (generator/lift.h). Empty: no copies.
   std::vector<AttrKey> lift_conv2d;
+  // `lift transpose perm`, `lift concat axis`, `lift split axis` and `lift
+  // rank LO..HI` (required by the others): the lifted copy states a rule of
+  // rank-generic operators (elementwise, transpose, concat, split, matmul)
+  // for operands of every rank in LO..HI, with a transpose's permutation, a
+  // concat's or split's axis a parameter (generator/lift.h).
+  LayoutLift lift_layout;
 };
 
 // Errors read "FILE:LINE: message".

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 
 namespace tso::opt {
 
@@ -35,8 +36,16 @@ Expected<AttrValue> pattern_attr_value(const PatternAttr& a, const Rule& rule,
     case F::kValue:
       return a.value;
     case F::kParam:
-      for (size_t p = 0; p < rule.params.size(); ++p)
-        if (rule.params[p].name == a.param) return params[p];
+    case F::kParamInverse:
+      for (size_t p = 0; p < rule.params.size(); ++p) {
+        if (rule.params[p].name != a.param) continue;
+        if (a.form == F::kParam) return params[p];
+        const auto* perm = std::get_if<std::vector<int64_t>>(&params[p]);
+        std::optional<std::vector<int64_t>> inv;
+        if (perm) inv = inverse_permutation(*perm);
+        if (!inv) return Error{"inv(?" + a.param + "): not a permutation"};
+        return AttrValue{std::move(*inv)};
+      }
       return Error{"unknown parameter ?" + a.param};
     default:
       break;
@@ -187,12 +196,22 @@ class RuleMatcher {
       if (!v) return false;
       if (a.form == PatternAttr::Form::kValue) {
         if (!value_matches(a.key, a.value, *v, g_, n)) return false;
-      } else if (a.form == PatternAttr::Form::kParam) {
+      } else if (a.form == PatternAttr::Form::kParam ||
+                 a.form == PatternAttr::Form::kParamInverse) {
+        // inv(?p) binds ?p to the inverse of the node's permutation.
+        AttrValue bound = *v;
+        if (a.form == PatternAttr::Form::kParamInverse) {
+          const auto* perm = std::get_if<std::vector<int64_t>>(v);
+          std::optional<std::vector<int64_t>> inv;
+          if (perm) inv = inverse_permutation(*perm);
+          if (!inv) return false;
+          bound = std::move(*inv);
+        }
         int p = param_index(a.param);
         if (param_set_[p]) {
-          if (!value_matches(a.key, m_.params[p], *v, g_, n)) return false;
+          if (!value_matches(a.key, m_.params[p], bound, g_, n)) return false;
         } else {
-          m_.params[p] = *v;
+          m_.params[p] = std::move(bound);
           param_set_[p] = 1;
           trail_.push_back({Undo::kParam, p});
         }
@@ -256,11 +275,14 @@ class RuleMatcher {
     for (size_t p = 0; p < src.nodes.size(); ++p) {
       const Node& n = g_.node(m_.nodes[p]);
       for (const PatternAttr& a : src.nodes[p].attrs) {
-        if (a.form == PatternAttr::Form::kValue || a.form == PatternAttr::Form::kParam) continue;
+        if (a.form == PatternAttr::Form::kValue || a.form == PatternAttr::Form::kParam ||
+            a.form == PatternAttr::Form::kParamInverse)
+          continue;
         Expected<AttrValue> v = pattern_attr_value(a, *rule_, types_, m_.params);
         if (!v || !(*v == *n.attrs.find(a.key))) return;
       }
     }
+    if (!ranks_fit(*rule_, types_)) return;
     for (const Condition& c : rule_->where)
       if (!condition_holds(c, *rule_, types_)) return;
     sorted_ = m_.nodes;

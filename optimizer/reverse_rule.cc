@@ -15,7 +15,8 @@ void expr_vars(const ShapeExpr& e, std::set<std::string>* out) {
 void side_uses(const RuleSide& s, std::set<std::string>* vars, std::set<std::string>* params) {
   for (const RuleNode& n : s.nodes)
     for (const PatternAttr& a : n.attrs) {
-      if (a.form == PatternAttr::Form::kParam) params->insert(a.param);
+      if (a.form == PatternAttr::Form::kParam || a.form == PatternAttr::Form::kParamInverse)
+        params->insert(a.param);
       for (const ShapeExpr& e : a.exprs) expr_vars(e, vars);
     }
 }
@@ -44,7 +45,8 @@ Expected<Rule> reverse_rule(const Rule& rule) {
   }
   for (const std::string& v : vars)
     if (!bound.contains(v))
-      return Error{"rule " + rule.name + ": not reversible: the target does not bind variable " + v};
+      return Error{"rule " + rule.name + ": not reversible: the target does not bind variable " +
+                   v};
   for (const std::string& p : source_params)
     if (!target_params.contains(p))
       return Error{"rule " + rule.name + ": not reversible: the target does not bind parameter ?" +

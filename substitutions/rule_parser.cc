@@ -190,11 +190,11 @@ class Parser : text::TokenParser {
       Token kw = tok_;
       if (tok_.kind != Tok::kName)
         return error_at(tok_,
-                        "expected origin, status, input, param, where, source, target or "
-                        "correction, got " +
+                        "expected origin, status, input, param, rank, where, source, target "
+                        "or correction, got " +
                             describe(tok_));
       bool declaration = kw.text == "origin" || kw.text == "status" || kw.text == "input" ||
-                         kw.text == "param" || kw.text == "where";
+                         kw.text == "param" || kw.text == "rank" || kw.text == "where";
       if (declaration && stage > 0)
         return error_at(kw, "'" + std::string(kw.text) + "' must come before source");
       if (kw.text == "origin") {
@@ -210,6 +210,9 @@ class Parser : text::TokenParser {
         TSO_RETURN_IF_ERROR(input(&r));
       } else if (kw.text == "param") {
         TSO_RETURN_IF_ERROR(param(&r));
+      } else if (kw.text == "rank") {
+        if (!r.ranks.vars.empty()) return error_at(kw, "duplicate rank");
+        TSO_RETURN_IF_ERROR(rank(&r));
       } else if (kw.text == "where") {
         TSO_RETURN_IF_ERROR(where(&r));
       } else if (kw.text == "source" || kw.text == "target") {
@@ -228,8 +231,8 @@ class Parser : text::TokenParser {
         TSO_RETURN_IF_ERROR(correction(&r));
       } else {
         return error_at(kw,
-                        "expected origin, status, input, param, where, source, target or "
-                        "correction, got " +
+                        "expected origin, status, input, param, rank, where, source, target "
+                        "or correction, got " +
                             describe(kw));
       }
     }
@@ -376,6 +379,48 @@ class Parser : text::TokenParser {
     if (!v) return v.error();
     r->params.push_back({n, AttrValue{}});  // typed once a use tells the attribute
     loc_.param_decl.emplace_back(name_tok, *v);
+    return end_of_statement();
+  }
+
+  // `rank VAR... in LO..HI` (rules.h, RankClause), after the variables.
+  Status rank(Rule* r) {
+    TSO_RETURN_IF_ERROR(advance());
+    int example = -1;
+    while (tok_.kind == Tok::kName && !at_word("in")) {
+      auto it = vars_.find(std::string(tok_.text));
+      if (it == vars_.end()) return error_at(tok_, "rank: unknown variable " + describe(tok_));
+      const std::string n(tok_.text);
+      if (std::find(r->ranks.vars.begin(), r->ranks.vars.end(), n) != r->ranks.vars.end())
+        return error_at(tok_, "rank: " + n + " is listed twice");
+      const int vr = r->inputs[it->second].type.shape.rank();
+      if (example >= 0 && vr != example)
+        return error_at(tok_, "rank: " + n + " has rank " + std::to_string(vr) +
+                                  " but the variables before it rank " + std::to_string(example));
+      example = vr;
+      r->ranks.vars.push_back(n);
+      TSO_RETURN_IF_ERROR(advance());
+    }
+    if (r->ranks.vars.empty() || !at_word("in"))
+      return error_at(tok_, "expected `rank VAR... in LO..HI`, got " + describe(tok_));
+    TSO_RETURN_IF_ERROR(advance());
+    const Token range = tok_;
+    const std::string_view t = tok_.text;
+    const size_t dots = t.find("..");
+    int lo = 0, hi = 0;
+    auto number = [](std::string_view x, int* out) {
+      auto [p, ec] = std::from_chars(x.data(), x.data() + x.size(), *out);
+      return ec == std::errc() && p == x.data() + x.size();
+    };
+    if (tok_.kind != Tok::kNumber || dots == std::string_view::npos ||
+        !number(t.substr(0, dots), &lo) || !number(t.substr(dots + 2), &hi))
+      return error_at(tok_, "expected a rank range like 2..4, got " + describe(tok_));
+    if (lo < 1 || hi > Shape::kMaxRank || lo > hi || example < lo || example > hi)
+      return error_at(range, "rank range " + std::string(t) + " must lie in 1.." +
+                                 std::to_string(Shape::kMaxRank) + " and hold the example rank " +
+                                 std::to_string(example));
+    r->ranks.lo = lo;
+    r->ranks.hi = hi;
+    TSO_RETURN_IF_ERROR(advance());
     return end_of_statement();
   }
 
@@ -735,6 +780,17 @@ class Parser : text::TokenParser {
       if (!e) return e.error();
       a.form = Form::kExpr;
       a.exprs.push_back(std::move(*e));
+    } else if (a.key == AttrKey::perm && at_word("inv")) {
+      TSO_RETURN_IF_ERROR(advance());
+      TSO_RETURN_IF_ERROR(expect("(", "'(' after inv"));
+      if (tok_.kind != Tok::kParam)
+        return error_at(tok_, "expected a parameter like inv(?p), got " + describe(tok_));
+      a.form = Form::kParamInverse;
+      a.param = std::string(tok_.text.substr(1));
+      loc_.param_uses.push_back({a.param, a.key, type, tok_, source});
+      TSO_RETURN_IF_ERROR(advance());
+      TSO_RETURN_IF_ERROR(expect(")", "')' closing inv("));
+      return a;
     } else {
       Token open = tok_;
       TSO_RETURN_IF_ERROR(expect("[", "'[' opening the list"));

@@ -2,6 +2,7 @@
 // into concrete graphs.
 #include "substitutions/rules.h"
 
+#include <algorithm>
 #include <array>
 #include <optional>
 
@@ -140,6 +141,8 @@ std::string attr_text(const PatternAttr& a) {
       return s + print_attr_value(a.value);
     case PatternAttr::Form::kParam:
       return s + "?" + a.param;
+    case PatternAttr::Form::kParamInverse:
+      return s + "inv(?" + a.param + ")";
     case PatternAttr::Form::kExpr:
       return s + to_string(a.exprs[0]);
     case PatternAttr::Form::kExprList:
@@ -262,6 +265,11 @@ std::string print_rule(const Rule& rule) {
   for (const RuleVar& v : rule.inputs) out += "  input " + v.name + ": " + to_string(v.type) + "\n";
   for (const RuleParam& p : rule.params)
     out += "  param ?" + p.name + " = " + print_attr_value(p.example) + "\n";
+  if (!rule.ranks.vars.empty()) {
+    out += "  rank";
+    for (const std::string& v : rule.ranks.vars) out += " " + v;
+    out += " in " + std::to_string(rule.ranks.lo) + ".." + std::to_string(rule.ranks.hi) + "\n";
+  }
   for (const Condition& c : rule.where) out += "  where " + condition_text(c) + "\n";
   print_side(&out, "source", rule, rule.source);
   print_side(&out, "target", rule, rule.target);
@@ -333,6 +341,16 @@ Expected<AttrValue> attr_value(const PatternAttr& a, const Env& env) {
                      " has the wrong type for attribute " + std::string(attr_info(a.key).name)};
       return *v;
     }
+    case PatternAttr::Form::kParamInverse: {
+      const AttrValue* v = env.param(a.param);
+      if (!v) return Error{"parameter ?" + a.param + " has no value"};
+      const auto* perm = std::get_if<std::vector<int64_t>>(v);
+      std::optional<std::vector<int64_t>> inv;
+      if (perm) inv = inverse_permutation(*perm);
+      if (!inv)
+        return Error{"inv(?" + a.param + "): " + print_attr_value(*v) + " is not a permutation"};
+      return AttrValue{std::move(*inv)};
+    }
     default:
       break;
   }
@@ -366,6 +384,33 @@ Expected<bool> holds(const Condition& c, const Env& env) {
 }
 
 }  // namespace
+
+std::optional<std::vector<int64_t>> inverse_permutation(const std::vector<int64_t>& perm) {
+  const int64_t n = static_cast<int64_t>(perm.size());
+  std::vector<int64_t> inv(perm.size(), -1);
+  for (int64_t i = 0; i < n; ++i) {
+    if (perm[i] < 0 || perm[i] >= n || inv[perm[i]] >= 0) return std::nullopt;
+    inv[perm[i]] = i;
+  }
+  return inv;
+}
+
+bool ranks_fit(const Rule& rule, std::span<const TensorType> var_types) {
+  const RankClause& c = rule.ranks;
+  if (c.vars.empty()) return true;
+  int common = -1;
+  for (size_t v = 0; v < rule.inputs.size(); ++v) {
+    const int rank = var_types[v].shape.rank();
+    if (std::find(c.vars.begin(), c.vars.end(), rule.inputs[v].name) == c.vars.end()) {
+      if (rank != rule.inputs[v].type.shape.rank()) return false;
+    } else if (rank < c.lo || rank > c.hi || (common >= 0 && rank != common)) {
+      return false;
+    } else {
+      common = rank;
+    }
+  }
+  return true;
+}
 
 RuleSide corrected_target(const Rule& rule) {
   RuleSide s = rule.target;

@@ -14,6 +14,8 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,11 +55,12 @@ Expected<int64_t> apply_binary(const ShapeExpr& e, int64_t a, int64_t b);
 // their default value, so two nodes with the same meaning compare equal.
 struct PatternAttr {
   enum class Form : uint8_t {
-    kValue,     // a concrete value (`value`)
-    kParam,     // `?name`: bound by the source, reused by the target
-    kExpr,      // an Int attribute given by one shape expression (`exprs[0]`)
-    kExprList,  // an Ints attribute given by a list of shape expressions
-    kExprPads,  // an explicit padding [top, left, bottom, right] of shape expressions
+    kValue,         // a concrete value (`value`)
+    kParam,         // `?name`: bound by the source, reused by the target
+    kExpr,          // an Int attribute given by one shape expression (`exprs[0]`)
+    kExprList,      // an Ints attribute given by a list of shape expressions
+    kExprPads,      // an explicit padding [top, left, bottom, right] of shape expressions
+    kParamInverse,  // `inv(?name)` (transpose perm only): the inverse of the permutation ?name
   };
   AttrKey key{};
   Form form = Form::kValue;
@@ -114,6 +117,21 @@ struct Condition {
   friend bool operator==(const Condition&, const Condition&) = default;
 };
 
+// `rank VAR... in LO..HI`: the listed variables bind tensors of one common
+// rank in LO..HI (their example types share one rank) and every other
+// variable binds only tensors of its example type's rank; the verifier
+// proves the rule at each rank of the range. Empty `vars`: no clause (the
+// rule is proved at its example ranks only).
+struct RankClause {
+  std::vector<std::string> vars;
+  int lo = 0, hi = 0;
+  friend bool operator==(const RankClause&, const RankClause&) = default;
+};
+
+// The inverse of a permutation of 0..n-1 (what `inv(?p)` stands for);
+// nullopt when `perm` is not one.
+std::optional<std::vector<int64_t>> inverse_permutation(const std::vector<int64_t>& perm);
+
 struct RuleOrigin {
   enum class Kind : uint8_t { kGenerated, kHandwritten };
   Kind kind = Kind::kHandwritten;
@@ -162,6 +180,7 @@ struct Rule {
   std::vector<RuleVar> inputs;
   std::vector<RuleParam> params;
   std::vector<Condition> where;
+  RankClause ranks;
   RuleSide source, target;
   Correction correction;  // status partial only; then at least one box
   friend bool operator==(const Rule&, const Rule&) = default;
@@ -196,6 +215,11 @@ struct RuleBindings {
   std::map<std::string, TensorType> types;
   std::map<std::string, AttrValue> params;
 };
+
+// Whether the rule's variables may bind tensors of these types (one per
+// Rule::inputs entry) as far as ranks go: see RankClause. Always true for a
+// rule without a rank clause.
+bool ranks_fit(const Rule& rule, std::span<const TensorType> var_types);
 
 // The text two rules share exactly when they are the same rewrite up to the
 // names of their variables and parameters (renamed in order of first use)

@@ -1,5 +1,6 @@
 // structure_key: a rule written with its variables and parameters renamed
 // in order of first use, so that two rules that are the same rewrite share it.
+#include <algorithm>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -23,6 +24,15 @@ class KeyWriter {
       out_ += "|w" + std::to_string(static_cast<int>(c.kind));
       expr(c.lhs);
       expr(c.rhs);
+    }
+    if (!rule_.ranks.vars.empty()) {
+      out_ += "|r" + std::to_string(rule_.ranks.lo) + '.' + std::to_string(rule_.ranks.hi);
+      std::vector<int> ids;  // in any order the clause lists them
+      for (const std::string& name : rule_.ranks.vars)
+        for (size_t v = 0; v < rule_.inputs.size(); ++v)
+          if (rule_.inputs[v].name == name) ids.push_back(var_id(int(v)));
+      std::sort(ids.begin(), ids.end());
+      for (int id : ids) out_ += 'v' + std::to_string(id);
     }
     return out_;
   }
@@ -55,6 +65,9 @@ class KeyWriter {
         break;
       case PatternAttr::Form::kParam:
         out_ += '?' + std::to_string(param_id(a.param));
+        break;
+      case PatternAttr::Form::kParamInverse:
+        out_ += "~?" + std::to_string(param_id(a.param));
         break;
       default:
         out_ += 'e' + std::to_string(static_cast<int>(a.form));

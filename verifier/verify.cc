@@ -8,6 +8,7 @@
 #include <random>
 #include <thread>
 
+#include "verifier/instances.h"
 #include "verifier/numeric.h"
 #include "verifier/translate.h"
 
@@ -83,8 +84,8 @@ z3::solver axiom_solver(z3::context& ctx, const std::vector<specs::Axiom>& axiom
   return s;
 }
 
-RuleStatus prove(const Rule& rule, z3::solver& s, const specs::OpFunctions& fns,
-                 const std::string& hash, unsigned timeout_ms) {
+RuleStatus prove_one(const Rule& rule, z3::solver& s, const specs::OpFunctions& fns,
+                     const std::string& hash, unsigned timeout_ms) {
   Expected<Translation> t = translate_rule(rule, fns);
   if (!t) return {RuleStatus::Kind::kUnknown, t.error().message};
   z3::context& ctx = fns.ctx();
@@ -113,6 +114,26 @@ RuleStatus prove(const Rule& rule, z3::solver& s, const specs::OpFunctions& fns,
       return {RuleStatus::Kind::kUnknown, why};
     }
   }
+}
+
+// A lifted rule is proved instance by instance (instances.h): refuted by the
+// first instance refuted, naming it; else unknown by the first instance
+// unknown; else verified.
+RuleStatus prove(const Rule& rule, z3::solver& s, const specs::OpFunctions& fns,
+                 const std::string& hash, unsigned timeout_ms) {
+  std::vector<RuleInstance> instances = rule_instances(rule);
+  if (instances.size() == 1 && instances[0].label.empty())
+    return prove_one(rule, s, fns, hash, timeout_ms);
+  std::optional<RuleStatus> unknown;
+  for (const RuleInstance& inst : instances) {
+    RuleStatus st = prove_one(inst.rule, s, fns, hash, timeout_ms);
+    if (st.kind == RuleStatus::Kind::kVerified) continue;
+    st.detail = "at " + inst.label + ": " + st.detail;
+    if (st.kind == RuleStatus::Kind::kRefuted) return st;
+    if (!unknown) unknown = std::move(st);
+  }
+  if (unknown) return *unknown;
+  return {RuleStatus::Kind::kVerified, hash};
 }
 
 }  // namespace

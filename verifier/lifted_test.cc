@@ -1,0 +1,80 @@
+// Lifted rules: the instances a rank clause and a permutation parameter
+// stand for, and their proofs: true lifted rules are verified at every
+// instance, a close but false one refuted naming the instance, one the
+// axioms do not decide at some rank unknown naming it.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "verifier/instances.h"
+#include "verifier/verify.h"
+
+namespace tso::verifier {
+namespace {
+
+RuleSet load(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  Expected<RuleSet> set = parse_rules(s.str(), path);
+  EXPECT_TRUE(set.ok()) << set.error().message;
+  return set.ok() ? std::move(*set) : RuleSet{};
+}
+
+const Rule& named(const RuleSet& set, const std::string& name) {
+  for (const Rule& r : set.rules)
+    if (r.name == name) return r;
+  ADD_FAILURE() << "no rule " << name;
+  return set.rules.front();
+}
+
+TEST(LiftedInstances, OnePerRankAndPermutation) {
+  const RuleSet set = load("verifier/testdata/lifted.rules");
+  std::vector<RuleInstance> all = rule_instances(named(set, "lifted_transpose_relu_inverse"));
+  ASSERT_EQ(all.size(), 2u + 6u + 24u);
+  EXPECT_EQ(all[0].label, "rank 2, ?p=[0,1]");
+  EXPECT_EQ(all.back().label, "rank 4, ?p=[3,2,1,0]");
+  const RuleInstance& i = all[2 + 3];  // rank 3, the fourth permutation: [1,2,0]
+  EXPECT_EQ(i.label, "rank 3, ?p=[1,2,0]");
+  EXPECT_TRUE(i.rule.params.empty());
+  EXPECT_TRUE(i.rule.ranks.vars.empty());
+  EXPECT_EQ(i.rule.inputs[0].type.shape, (Shape{2, 2, 4}));
+  EXPECT_EQ(i.rule.source.nodes[0].attrs[0].value, AttrValue(std::vector<int64_t>{1, 2, 0}));
+  EXPECT_EQ(i.rule.source.nodes[2].attrs[0].value, AttrValue(std::vector<int64_t>{2, 0, 1}));
+  // A rank clause without a permutation: one instance a rank, the axis
+  // parameter kept (the translation takes it symbolically).
+  std::vector<RuleInstance> c = rule_instances(named(set, "lifted_concat_relu"));
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_EQ(c[2].label, "rank 4");
+  EXPECT_EQ(c[2].rule.inputs[1].type.shape, (Shape{2, 2, 2, 4}));
+  EXPECT_EQ(c[2].rule.params.size(), 1u);
+  // A rule lifting nothing is its own instance.
+  Rule plain = named(set, "lifted_concat_relu");
+  plain.ranks = RankClause{};
+  std::vector<RuleInstance> p = rule_instances(plain);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_TRUE(p[0].label.empty());
+}
+
+TEST(LiftedProofs, TrueAtEveryInstanceFalseNamingOne) {
+  const RuleSet set = load("verifier/testdata/lifted.rules");
+  Expected<specs::SpecSource> specs = specs::read_specs(specs::default_specs_dir());
+  ASSERT_TRUE(specs.ok()) << specs.error().message;
+  Expected<std::vector<RuleOutcome>> out = verify_rules(set.rules, *specs, {10000, 2});
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  ASSERT_EQ(out->size(), 5u);
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_EQ((*out)[i].status.kind, RuleStatus::Kind::kVerified)
+        << set.rules[i].name << ": " << (*out)[i].status.detail;
+  const RuleStatus& twice = (*out)[3].status;
+  EXPECT_EQ(twice.kind, RuleStatus::Kind::kRefuted) << twice.detail;
+  // Every involution passes; [1,2,0] is the first permutation that does not.
+  EXPECT_TRUE(twice.detail.starts_with("at rank 3, ?p=[1,2,0]: ")) << twice.detail;
+  const RuleStatus& merge = (*out)[4].status;
+  EXPECT_EQ(merge.kind, RuleStatus::Kind::kUnknown) << merge.detail;
+  EXPECT_TRUE(merge.detail.starts_with("at rank 3: ")) << merge.detail;
+}
+
+}  // namespace
+}  // namespace tso::verifier
