@@ -63,6 +63,12 @@
 // is an error when the graph runs (at import when the indices are constant).
 // The axis is normalized like concat's.
 //
+// Broadcast and conversion. `expand(x; shape)` is ONNX Expand: x broadcast
+// numpy-style with `shape`; the attribute is normalized to the result's shape.
+// `cast(x; to)` converts each element to the element type named by `to`
+// ("f32", "i64", "bool", ...): floats to integers truncate toward zero,
+// anything to bool is x != 0, bool is 0 or 1 (ONNX Cast).
+//
 // Float assumptions. Rewrites may reassociate and redistribute sums and
 // products (as every fast kernel does); results are then equal up to rounding.
 // Tolerance policy: float comparisons between two computations of one function

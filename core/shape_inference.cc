@@ -695,6 +695,27 @@ Result infer_gather(Attrs* a, Inputs in) {
   return one(x.dtype, out);
 }
 
+// ONNX Expand: x and the target shape broadcast together; the attribute
+// becomes the result's shape, so one expansion has one spelling.
+Result infer_expand(Attrs* a, Inputs in) {
+  const Op op = Op::Expand;
+  const TensorType& x = in[0];
+  Expected<Shape> target = shape_from_ints(op, a->ints(AttrKey::shape));
+  if (!target) return target.error();
+  std::optional<Shape> out = broadcast(x.shape, *target);
+  if (!out) return err(op, x, " does not broadcast to ", *target);
+  a->set(AttrKey::shape, Ints(out->begin(), out->end()));
+  return one(x.dtype, *out);
+}
+
+Result infer_cast(const Attrs& a, Inputs in) {
+  DType to;
+  if (!parse_dtype(a.str(AttrKey::to), &to))
+    return err(Op::Cast, "unknown element type '", a.str(AttrKey::to),
+               "' (known: f32, f16, f64, i64, i32, bool)");
+  return one(to, in[0].shape);
+}
+
 // Per-element FLOP estimates of the normalizations (inference form).
 constexpr int64_t kBatchNormFlops = 2;  // folded into one multiply-add
 constexpr int64_t kLayerNormFlops = 8;  // mean, centre, square, sum, scale, shift
@@ -779,6 +800,8 @@ Result infer_unchecked(Op op, Attrs* attrs, Inputs in) {
     case Op::UpdateSlice:
       return infer_update_slice(a, in);
     case Op::Gather: return infer_gather(&a, in);
+    case Op::Expand: return infer_expand(&a, in);
+    case Op::Cast: return infer_cast(a, in);
     case Op::Opaque: return err(op, "output types are recorded at import, not inferred");
   }
   TSO_CHECK(false, "operator out of range");
@@ -812,6 +835,8 @@ Count flop_count(Op op, const Attrs& a, Inputs in, Inputs out) {
     case Op::Pad:
     case Op::UpdateSlice:
     case Op::Gather:
+    case Op::Expand:
+    case Op::Cast:
     case Op::Opaque: return 0;  // data movement, or unknown work
     case Op::Conv2d: {
       const Shape& w = in[1].shape;

@@ -407,6 +407,28 @@ TEST(Gather, Errors) {
   expect_error(infer(Op::Gather, {f32({4, 2}), ids}), {"missing required attribute 'axis'"});
 }
 
+TEST(Expand, BroadcastsWithTheShapeAndNormalizesIt) {
+  const TensorType mask{DType::kI64, Shape{2, 1, 1, 8}};
+  Attrs out;
+  EXPECT_EQ(infer(Op::Expand, {mask}, attrs({{AttrKey::shape, V({2, 1, 8, 8})}}), &out),
+            "i64[2,1,8,8]");
+  EXPECT_EQ(infer(Op::Expand, {f32({3, 1})}, attrs({{AttrKey::shape, V({2, 1, 4})}}), &out),
+            "f32[2,3,4]");
+  EXPECT_EQ(out.ints(AttrKey::shape), (std::vector<int64_t>{2, 3, 4}));
+  EXPECT_EQ(infer(Op::Expand, {f32({3, 2})}, attrs({{AttrKey::shape, V({4, 2})}})),
+            "error: expand: f32[3,2] does not broadcast to [4,2]");
+  expect_error(infer(Op::Expand, {f32({3})}, attrs({{AttrKey::shape, V({-1, 3})}})), {"shape"});
+}
+
+TEST(Cast, ConvertsTheElementType) {
+  const TensorType ids{DType::kI64, Shape{2, 8}};
+  EXPECT_EQ(infer(Op::Cast, {ids}, attrs({{AttrKey::to, std::string("f32")}})), "f32[2,8]");
+  EXPECT_EQ(infer(Op::Cast, {f32({3})}, attrs({{AttrKey::to, std::string("bool")}})), "bool[3]");
+  EXPECT_EQ(infer(Op::Cast, {f32({3})}, attrs({{AttrKey::to, std::string("f33")}})),
+            "error: cast: unknown element type 'f33' (known: f32, f16, f64, i64, i32, bool)");
+  expect_error(infer(Op::Cast, {f32({3})}), {"missing required attribute 'to'"});
+}
+
 TEST(Concat, StacksAlongAxis) {
   Attrs out;
   EXPECT_EQ(infer(Op::Concat, {f32({2, 3}), f32({2, 5}), f32({2, 1})},

@@ -133,6 +133,13 @@ const char* const kCanonical[] = {
   output y = %1
 }
 )",
+    R"(graph mask {
+  input m: i64[2,1,1,8]
+  %0: i64[2,1,8,8] = expand(m, shape=[2,1,8,8])
+  %1: f32[2,1,8,8] = cast(%0, to="f32")
+  output bias = %1
+}
+)",
 };
 
 Graph parse_ok(std::string_view text) {

@@ -191,6 +191,13 @@ Status export_data(ExportContext& ctx, int i) {
   switch (n.op) {
     case Op::Concat: set_attr(add("Concat"), "axis", a.i(AttrKey::axis)); break;
     case Op::Gather: set_attr(add("Gather"), "axis", a.i(AttrKey::axis)); break;
+    case Op::Expand:
+      in.push_back(ctx.constant(name + "/shape", host_ints(a.ints(AttrKey::shape))));
+      add("Expand");
+      break;
+    case Op::Cast:
+      set_attr(add("Cast"), "to", int64_t{onnx_from_dtype(n.outs[0].dtype)});
+      break;
     case Op::Split: {
       onnx::NodeProto* p = add("Split");
       set_attr(p, "axis", a.i(AttrKey::axis));

@@ -251,13 +251,31 @@ Expected<Mapped> map_transpose(NodeContext& ctx) {
   return add_one(ctx, Op::Transpose, {*x}, std::move(a));
 }
 
-// A Cast to the element type the tensor already has is the identity.
+// A Cast to the element type the tensor already has is the identity, any
+// other to a type the IR has is cast (a transformers attention mask: i64 to
+// f32, f32 to bool).
 Expected<Mapped> map_cast(NodeContext& ctx) {
-  std::optional<DType> to = dtype_from_onnx(static_cast<int32_t>(attr_int(ctx.node(), "to", 0)));
-  if (!to || *to != ctx.type(0).dtype) return opaque("a conversion between element types");
+  const int32_t elem = static_cast<int32_t>(attr_int(ctx.node(), "to", 0));
+  std::optional<DType> to = dtype_from_onnx(elem);
+  if (!to) return opaque("a conversion to " + onnx_type_name(elem));
   Expected<TensorRef> x = ctx.tensor(0);
   if (!x) return x.error();
-  return Mapped{{*x}, {}};
+  if (*to == ctx.type(0).dtype) return Mapped{{*x}, {}};
+  Attrs a;
+  a.set(AttrKey::to, std::string(dtype_name(*to)));
+  return add_one(ctx, Op::Cast, {*x}, std::move(a));
+}
+
+// Expand of a computed tensor (the attention mask) by a constant shape;
+// Expand of constants folds.
+Expected<Mapped> map_expand(NodeContext& ctx) {
+  std::optional<Ints> shape = const_ints(ctx, 1);
+  if (!shape) return opaque("a shape that is not constant");
+  Expected<TensorRef> x = ctx.tensor(0);
+  if (!x) return x.error();
+  Attrs a;
+  a.set(AttrKey::shape, *shape);
+  return add_one(ctx, Op::Expand, {*x}, std::move(a));
 }
 
 // Gather. Constant indices (ViT's class token, a position table's rows) are
@@ -329,6 +347,7 @@ MapFn find_data_mapping(std::string_view t) {
       {"Transpose", map_transpose}, {"Cast", map_cast},
       {"Reciprocal", map_reciprocal}, {"Gather", map_gather},
       {"HardSigmoid", map_hard_sigmoid}, {"HardSwish", map_hard_sigmoid},
+      {"Expand", map_expand},
   };
   for (const auto& [name, fn] : kMaps)
     if (name == t) return fn;

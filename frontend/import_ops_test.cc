@@ -1,7 +1,8 @@
 // The ONNX mapping of IsNaN and Where (BERT's attention guard): they import as
 // the IR's isnan and where, compute what ONNX says on the reference executor,
 // export back as IsNaN and Where, and a malformed one is an error naming the
-// node. HardSigmoid and HardSwish (MobileNetV3) import as mul, add and clip.
+// node. HardSigmoid and HardSwish (MobileNetV3) import as mul, add and clip;
+// a transformers attention mask's Expand and Casts as expand and cast.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -209,6 +210,69 @@ TEST(ImportOps, HardSigmoidAndHardSwishAreMulAddClip) {
   for (const Node& n : r->graph.nodes())
     if (!is_source(n.op)) ops.emplace_back(op_name(n.op));
   EXPECT_EQ(ops, (std::vector<std::string>{"mul", "add", "clip", "mul", "mul", "add", "clip"}));
+}
+
+onnx::TensorProto* ints(onnx::GraphProto* g, const std::string& name,
+                        std::initializer_list<int64_t> v) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  t->add_dims(static_cast<int64_t>(v.size()));
+  for (int64_t x : v) t->add_int64_data(x);
+  return t;
+}
+
+// transformers' extended attention mask, as exported with an attention_mask
+// input: (1 - mask[:, None, None, :].expand(b, 1, s, s).float()) selects a
+// large negative bias where a token is masked.
+TEST(ImportOps, AttentionMaskExpandAndCastsAreIrOperators) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("mask");
+  declare(g->add_input(), "attention_mask", onnx::TensorProto::INT64, {2, 4});
+  declare(g->add_input(), "scores", onnx::TensorProto::FLOAT, {2, 1, 4, 4});
+  declare(g->add_output(), "y", onnx::TensorProto::FLOAT, {2, 1, 4, 4});
+  ints(g, "axes", {1, 2});
+  ints(g, "shape", {2, 1, 4, 4});
+  for (auto [name, v] : {std::pair<const char*, float>{"one", 1.0f}, {"low", -1e9f}}) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_float_data(v);
+  }
+  add_node(g, "unsqueeze", "Unsqueeze", {"attention_mask", "axes"}, "m4");
+  add_node(g, "expand", "Expand", {"m4", "shape"}, "me");
+  auto to = [](onnx::NodeProto* n, int64_t type) {
+    onnx::AttributeProto* a = n->add_attribute();
+    a->set_name("to");
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(type);
+  };
+  to(add_node(g, "to_float", "Cast", {"me"}, "mf"), onnx::TensorProto::FLOAT);
+  add_node(g, "invert", "Sub", {"one", "mf"}, "inv");
+  to(add_node(g, "to_bool", "Cast", {"inv"}, "masked"), onnx::TensorProto::BOOL);
+  add_node(g, "bias", "Where", {"masked", "low", "scores"}, "y");
+  Expected<ImportedModel> r = import_onnx_bytes(m.SerializeAsString(), "mask.onnx", ".");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->opaque_nodes.empty());
+  std::map<std::string, ref::Tensor<float>> feeds;
+  feeds["attention_mask"] = ref::Tensor<float>(Shape{2, 4}, {1, 1, 0, 1, 1, 0, 0, 0});
+  std::vector<float> scores(32);
+  for (int k = 0; k < 32; ++k) scores[k] = static_cast<float>(k);
+  feeds["scores"] = ref::Tensor<float>(Shape{2, 1, 4, 4}, scores);
+  auto y = ref::evaluate<float>(r->graph, feeds);
+  ASSERT_TRUE(y.ok()) << y.error().message;
+  for (int k = 0; k < 32; ++k) {
+    const bool kept = feeds["attention_mask"].data[(k / 16) * 4 + k % 4] == 1;
+    EXPECT_EQ((*y)[0].data[k], kept ? scores[k] : -1e9f) << k;
+  }
+  Expected<std::string> bytes = export_onnx_bytes(r->graph, r->info);
+  ASSERT_TRUE(bytes.ok()) << bytes.error().message;
+  Expected<ImportedModel> again = import_onnx_bytes(*bytes, "again.onnx", ".");
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_TRUE(again->graph == r->graph) << print(again->graph);
 }
 
 }  // namespace

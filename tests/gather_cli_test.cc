@@ -1,14 +1,17 @@
 // Gather end to end through the binary (issue 16 points 4 and 7): a small
-// model built here, an embedding lookup on i64 token ids fed at run time, a
-// projection with a relu, ViT's class token (a constant index along the
-// sequence axis) and a classifier. `tso optimize` imports it with no opaque
-// node, fuses the relu into its product, checks the whole graph numerically
-// (nothing cut) and writes a model whose outputs ONNX Runtime computes as it
-// does the input's; `tso run` computes them on the CPU runtime. The close
-// but wrong variants are refused: a class-token index one past the sequence
-// at import, a token id one past the table when the CPU runtime runs it.
+// encoder built here, an embedding lookup on i64 token ids fed at run time, a
+// projection with a relu, an attention mask (i64, expanded and cast to f32)
+// zeroing the masked tokens before a mean, ViT's class token (a constant
+// index along the sequence axis) and a classifier. `tso optimize` imports it
+// with no opaque node, fuses the relu into its product, checks the whole
+// graph numerically (nothing cut) and writes a model whose outputs ONNX
+// Runtime computes as it does the input's; `tso run` computes them on the
+// CPU runtime and the reference executor. The close but wrong variants are
+// refused: a class-token index one past the sequence at import, a token id
+// one past the table when the CPU runtime runs it.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -55,8 +58,9 @@ void floats(onnx::GraphProto* g, const std::string& name, std::initializer_list<
   for (int64_t k = 0; k < n; ++k) t->add_float_data(u(rng));
 }
 
-// ids: i64[2,8] -> Gather(table) -> MatMul(w1) -> Relu -> Gather(index
-// `first`, axis 1) -> MatMul(w2) -> y: f32[2,4].
+// ids: i64[2,8] -> Gather(table) -> MatMul(w1) -> Relu = act; mask: i64[2,8]
+// -> Unsqueeze -> Expand to act's shape -> Cast to f32; y = MatMul(act[:,
+// first] + mean over tokens of act * mask, w2): f32[2,4].
 fs::path write_model(const fs::path& dir, int64_t first) {
   onnx::ModelProto m;
   m.set_ir_version(8);
@@ -64,6 +68,7 @@ fs::path write_model(const fs::path& dir, int64_t first) {
   auto* g = m.mutable_graph();
   g->set_name("tokens");
   declare(g->add_input(), "ids", onnx::TensorProto::INT64, {kBatch, kSeq});
+  declare(g->add_input(), "mask", onnx::TensorProto::INT64, {kBatch, kSeq});
   declare(g->add_output(), "y", onnx::TensorProto::FLOAT, {kBatch, kClasses});
   std::mt19937_64 rng(11);
   floats(g, "table", {kVocab, kHidden}, rng);
@@ -73,6 +78,14 @@ fs::path write_model(const fs::path& dir, int64_t first) {
   index->set_name("first");
   index->set_data_type(onnx::TensorProto::INT64);
   index->add_int64_data(first);
+  for (auto [name, dims] : {std::pair<const char*, std::vector<int64_t>>{"axis2", {2}},
+                            {"wide", {kBatch, kSeq, kHidden}}}) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_dims(static_cast<int64_t>(dims.size()));
+    for (int64_t d : dims) t->add_int64_data(d);
+  }
   add_node(g, "Gather", {"table", "ids"}, "embed");
   add_node(g, "MatMul", {"embed", "w1"}, "proj");
   add_node(g, "Relu", {"proj"}, "act");
@@ -81,20 +94,46 @@ fs::path write_model(const fs::path& dir, int64_t first) {
   axis->set_name("axis");
   axis->set_type(onnx::AttributeProto::INT);
   axis->set_i(1);
-  add_node(g, "MatMul", {"cls", "w2"}, "y");
+  add_node(g, "Unsqueeze", {"mask", "axis2"}, "mask3");
+  add_node(g, "Expand", {"mask3", "wide"}, "mask_wide");
+  onnx::NodeProto* to = add_node(g, "Cast", {"mask_wide"}, "keep");
+  onnx::AttributeProto* type = to->add_attribute();
+  type->set_name("to");
+  type->set_type(onnx::AttributeProto::INT);
+  type->set_i(onnx::TensorProto::FLOAT);
+  add_node(g, "Mul", {"act", "keep"}, "kept");
+  onnx::NodeProto* mean = add_node(g, "ReduceMean", {"kept"}, "pooled");
+  onnx::AttributeProto* axes = mean->add_attribute();
+  axes->set_name("axes");
+  axes->set_type(onnx::AttributeProto::INTS);
+  axes->add_ints(1);
+  onnx::AttributeProto* keep = mean->add_attribute();
+  keep->set_name("keepdims");
+  keep->set_type(onnx::AttributeProto::INT);
+  keep->set_i(0);
+  add_node(g, "Add", {"cls", "pooled"}, "summary");
+  add_node(g, "MatMul", {"summary", "w2"}, "y");
   const fs::path p = dir / ("tokens_" + std::to_string(first) + ".onnx");
   std::ofstream(p, std::ios::binary) << m.SerializeAsString();
   return p;
 }
 
-// input_0.pb: the token ids, negative ones (counted from the end) included.
-void write_ids(const fs::path& dir, std::vector<int64_t> ids) {
-  WeightData w;
-  w.type = {DType::kI64, Shape{kBatch, kSeq}};
-  w.bytes.resize(ids.size() * sizeof(int64_t));
-  std::memcpy(w.bytes.data(), ids.data(), w.bytes.size());
+// input_0.pb: the token ids, negative ones (counted from the end) included;
+// input_1.pb: the mask, the last three tokens of the second sequence masked.
+void write_inputs(const fs::path& dir, const std::vector<int64_t>& ids) {
+  std::vector<int64_t> mask(kBatch * kSeq, 1);
+  mask[13] = mask[14] = mask[15] = 0;
   fs::create_directories(dir);
-  ASSERT_TRUE(write_tensor_file((dir / "input_0.pb").string(), {"ids", w}).ok());
+  int k = 0;
+  for (const auto& [name, v] :
+       {std::pair<const char*, const std::vector<int64_t>*>{"ids", &ids}, {"mask", &mask}}) {
+    WeightData w;
+    w.type = {DType::kI64, Shape{kBatch, kSeq}};
+    w.bytes.resize(v->size() * sizeof(int64_t));
+    std::memcpy(w.bytes.data(), v->data(), w.bytes.size());
+    const std::string file = "input_" + std::to_string(k++) + ".pb";
+    ASSERT_TRUE(write_tensor_file((dir / file).string(), {name, w}).ok());
+  }
 }
 
 std::vector<float> output_of(const fs::path& dir) {
@@ -134,7 +173,7 @@ TEST(GatherCli, OptimizedEndToEndAndMatchesOnnxRuntime) {
   EXPECT_GE(j["classic_rewrites"]["fuse_activation"].get<int>(), 1);
   EXPECT_LT(j["operators"]["after"].get<int>(), j["operators"]["before"].get<int>());
 
-  write_ids(dir / "in", kIds);
+  write_inputs(dir / "in", kIds);
   std::string err;
   ASSERT_EQ(testing::run_oracle(
                 {"ort", model.string(), (dir / "in").string(), (dir / "ort_input").string()}, &err),
@@ -180,7 +219,7 @@ TEST(GatherCli, ATokenIdPastTheTableIsAnErrorNamingTheNode) {
   const fs::path model = write_model(dir, 0);
   std::vector<int64_t> ids = kIds;
   ids[5] = kVocab;
-  write_ids(dir / "in", ids);
+  write_inputs(dir / "in", ids);
   testing::RunResult r =
       tso({"run", model.string(), "--iters", "1", "--inputs", (dir / "in").string()}, dir);
   EXPECT_NE(r.exit_code, 0);

@@ -38,6 +38,7 @@ const char* kPrefixes[] = {
     "test_unsqueeze",    "test_slice",         "test_constant_pad", "test_clip",
     "test_reduce_mean_", "test_identity",      "test_dropout_default", "test_isnan",
     "test_where_",       "test_gather_",       "test_hardsigmoid",  "test_hardswish",
+    "test_expand_",
 };
 
 std::string read_bytes(const std::filesystem::path& p) {
@@ -158,7 +159,8 @@ TEST(OnnxConformance, NodeTestsOfIrOperators) {
   for (const char* op : {"conv", "gemm", "matmul", "add", "mul", "relu", "sigmoid", "tanh",
                          "concat", "split", "transpose", "averagepool", "maxpool", "batchnorm",
                          "softmax", "layer", "reshape", "flatten", "squeeze", "unsqueeze", "slice",
-                         "constant", "clip", "erf", "isnan", "where", "gather", "hardswish"})
+                         "constant", "clip", "erf", "isnan", "where", "gather", "hardswish",
+                         "expand"})
     EXPECT_TRUE(families_ran.count(op)) << "no conformance test of " << op << " ran";
 }
 

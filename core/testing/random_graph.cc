@@ -268,6 +268,12 @@ class Generator {
         case AttrKey::beta:
           a.set(key, nice_double());
           break;
+        case AttrKey::to: {  // float types and bool: a truncation to an integer would
+                             // tell float from double at values near integers
+          static const std::vector<std::string> kTypes = {"f32", "f64", "bool"};
+          a.set(key, rng_.pick(kTypes));
+          break;
+        }
         default:  // strings: opaque nodes only, set in try_opaque
           break;
       }

@@ -2,9 +2,11 @@
 // lookups on i64 token ids fed at run time, ViT's class token by a stored
 // i32 scalar, lookups large enough to run in parallel, constant lookups in
 // the prologue, and indices out of range as errors naming the node. Exact:
-// gather copies values.
+// gather copies values. Also expand and cast, on a transformers attention
+// mask.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <random>
@@ -227,6 +229,34 @@ TEST(CpuGather, AnIndexOutOfRangeAtRunTimeIsAnErrorNamingTheNode) {
   ids[37] = -50;
   ASSERT_TRUE((*ex)->set_input("ids", bytes_of(ids)).ok());
   EXPECT_TRUE((*ex)->run().ok());
+}
+
+// A transformers attention mask (i64 0/1 per token) made an additive bias:
+// unsqueezed, expanded to [batch, 1, seq, seq], cast to f32, inverted, cast
+// to bool and selected; then a cast to i32 and back truncates the scores.
+TEST(CpuGather, AnAttentionMaskExpandedAndCast) {
+  const Graph g = with_values(R"(graph mask {
+  input mask: i64[2,8]
+  input scores: f32[2,4,8,8]
+  weight one: f32[]
+  weight low: f32[]
+  %u = unsqueeze(mask, axes=[1,2])
+  %e = expand(%u, shape=[2,1,8,8])
+  %f = cast(%e, to="f32")
+  %i = sub(one, %f)
+  %b = cast(%i, to="bool")
+  %w = where(%b, low, scores)
+  %t = cast(%w, to="i32")
+  %back = cast(%t, to="f32")
+  output y = %w
+  output z = %back
+})",
+                              {});
+  std::vector<int64_t> mask(16, 1);
+  mask[6] = mask[7] = mask[15] = 0;
+  std::vector<std::vector<float>> out = expect_matches_reference(g, mask);
+  ASSERT_EQ(out.size(), 2u);
+  for (size_t i = 0; i < out[1].size(); ++i) EXPECT_EQ(out[1][i], std::trunc(out[0][i])) << i;
 }
 
 }  // namespace

@@ -118,6 +118,47 @@ int64_t gather(const GatherRows& g, const std::byte* data, const void* indices, 
   return -1;
 }
 
+bool convertible(DType t) { return t != DType::kF16; }
+
+namespace {
+
+// Bool tensors are bytes (0 or 1), read and written as uint8_t.
+template <class To, bool kToBool = false, class From>
+void convert_as(const From* x, To* y, int64_t n) {
+#pragma omp parallel for schedule(static) if (n > 65536)
+  for (int64_t i = 0; i < n; ++i) {
+    if constexpr (kToBool)
+      y[i] = x[i] != From(0);
+    else
+      y[i] = static_cast<To>(x[i]);  // floats to integers: toward zero
+  }
+}
+
+template <class From>
+void convert_from(const From* x, std::byte* y, DType to, int64_t n) {
+  switch (to) {
+    case DType::kF32: return convert_as(x, reinterpret_cast<float*>(y), n);
+    case DType::kF64: return convert_as(x, reinterpret_cast<double*>(y), n);
+    case DType::kI64: return convert_as(x, reinterpret_cast<int64_t*>(y), n);
+    case DType::kI32: return convert_as(x, reinterpret_cast<int32_t*>(y), n);
+    case DType::kBool: return convert_as<uint8_t, true>(x, reinterpret_cast<uint8_t*>(y), n);
+    case DType::kF16: break;
+  }
+}
+
+}  // namespace
+
+void convert(const std::byte* x, DType from, std::byte* y, DType to, int64_t n) {
+  switch (from) {
+    case DType::kF32: return convert_from(reinterpret_cast<const float*>(x), y, to, n);
+    case DType::kF64: return convert_from(reinterpret_cast<const double*>(x), y, to, n);
+    case DType::kI64: return convert_from(reinterpret_cast<const int64_t*>(x), y, to, n);
+    case DType::kI32: return convert_from(reinterpret_cast<const int32_t*>(x), y, to, n);
+    case DType::kBool: return convert_from(reinterpret_cast<const uint8_t*>(x), y, to, n);
+    case DType::kF16: break;
+  }
+}
+
 void erf(const float* x, float* y, int64_t n) {
 #pragma omp parallel for simd schedule(static) if (n > 16384)
   for (int64_t i = 0; i < n; ++i) y[i] = std::erf(x[i]);

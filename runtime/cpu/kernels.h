@@ -42,6 +42,11 @@ struct GatherRows {
 };
 int64_t gather(const GatherRows& g, const std::byte* data, const void* indices, std::byte* y);
 
+// Element type conversion as ONNX Cast: floats to integers truncate toward
+// zero, anything to bool is x != 0. `convertible` types only.
+bool convertible(DType t);  // f32, f64, i64, i32, bool
+void convert(const std::byte* x, DType from, std::byte* y, DType to, int64_t n);
+
 void erf(const float* x, float* y, int64_t n);
 // y[i] = 1 where x[i] is NaN, else 0 (bool tensors hold one byte per element).
 void isnan(const float* x, uint8_t* y, int64_t n);

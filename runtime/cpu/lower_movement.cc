@@ -1,7 +1,7 @@
 // Data movement on row-major tensors: views that own no memory (reshape,
 // flatten, squeeze, unsqueeze; split pieces when every dimension before the
-// axis is 1) and strided copies (transpose, slice, pad, enlarge, other
-// splits, concat of non-f32 tensors), any dtype; update_slice in
+// axis is 1) and strided copies (transpose, slice, pad, enlarge, expand,
+// other splits, concat of non-f32 tensors), any dtype; cast; update_slice in
 // lower_update_slice.cc, gather in lower_gather.cc.
 #include <algorithm>
 #include <cstring>
@@ -51,8 +51,9 @@ void add_copies(Builder& b, int node, const char* what, int y, std::vector<CopyP
 
 int new_output(Builder& b, int node, int index, const std::vector<int>& reads) {
   const TensorType& type = b.graph().node(node).outs[index];
-  memory::desc md = plain_desc(type);
-  if (dnnl_type(type.dtype) == memory::data_type::undef) md = {};
+  // No descriptor for dtypes oneDNN lacks (i64, bool): making one throws.
+  const memory::desc md =
+      dnnl_type(type.dtype) == memory::data_type::undef ? memory::desc() : plain_desc(type);
   return b.output_tensor(type, md, reads);
 }
 
@@ -277,6 +278,32 @@ void lower_split(Builder& b, int node, int x) {
   }
 }
 
+void lower_expand(Builder& b, int node, int x) {
+  const Shape xs = b.tensor(x).type.shape;
+  const Shape& ys = b.graph().node(node).outs[0].shape;
+  CopyPlan p{std::vector<int64_t>(ys.begin(), ys.end()), rt::broadcast_strides(xs, ys),
+             rt::strides_of(ys)};
+  const int y = new_output(b, node, 0, {x});
+  add_copies(b, node, "expand", y, {p}, {x}, false, 0);
+  b.set_value({node, 0}, y);
+}
+
+Status lower_cast(Builder& b, int node, int x) {
+  const DType from = b.tensor(x).type.dtype, to = b.graph().node(node).outs[0].dtype;
+  if (!convertible(from) || !convertible(to))
+    return Error{b.describe(node) + ": cast from " + dtype_name(from) + " to " + dtype_name(to) +
+                 "; the CPU runtime converts between f32, f64, i64, i32 and bool"};
+  const int64_t count = b.tensor(x).type.shape.numel();
+  const int y = new_output(b, node, 0, {x});
+  b.add_kernel("cast (own)", b.describe(node), {x}, {y}, [=](const Bindings& m) -> Run {
+    const std::byte* in = m.data(x);
+    std::byte* out = m.data(y);
+    return [=] { convert(in, from, out, to, count); };
+  });
+  b.set_value({node, 0}, y);
+  return {};
+}
+
 void lower_concat_copies(Builder& b, int node) {
   const Node& n = b.graph().node(node);
   const Shape& ys = n.outs[0].shape;
@@ -316,6 +343,8 @@ bool is_movement(const Graph& g, int node) {
     case Op::Enlarge:
     case Op::UpdateSlice:
     case Op::Gather:
+    case Op::Expand:
+    case Op::Cast:
       return true;
     case Op::Concat:
       return n.outs[0].dtype != DType::kF32;
@@ -358,6 +387,11 @@ Status lower_movement(Builder& b, int node) {
     case Op::Enlarge:
       lower_enlarge(b, node, x);
       return {};
+    case Op::Expand:
+      lower_expand(b, node, x);
+      return {};
+    case Op::Cast:
+      return lower_cast(b, node, x);
     default:
       return Error{b.describe(node) + ": not a data-movement operator"};
   }

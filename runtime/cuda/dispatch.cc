@@ -56,6 +56,8 @@ constexpr Kernel family(Op op) {
     case Op::Squeeze:
     case Op::Unsqueeze: return Kernel::kView;
     case Op::Gather:
+    case Op::Expand:
+    case Op::Cast:
     case Op::Opaque: return Kernel::kUnsupported;
   }
   return kNoKernel;

@@ -108,6 +108,13 @@ Outputs<S> run(const Node& n, Args<S> in) {
     case Op::UpdateSlice:
       return one(ShapeOps<S>::update_slice(x, *in[1], a));
     case Op::Gather: return one(ShapeOps<S>::gather(x, *in[1], a));
+    case Op::Expand: return one(ShapeOps<S>::expand(x, a));
+    case Op::Cast: {
+      DType to;
+      if (!parse_dtype(a.str(AttrKey::to), &to))
+        return Error{"cast: unknown element type '" + a.str(AttrKey::to) + "'"};
+      return one(ShapeOps<S>::cast(x, to));
+    }
     case Op::Opaque: {
       const AttrValue* type = a.find(AttrKey::op_type);
       const std::string* name = type ? std::get_if<std::string>(type) : nullptr;

@@ -31,6 +31,7 @@
 //   isnan         = an error: Mod values are never NaN, and the generator
 //                   does not enumerate isnan
 //   gather        = exact copy of the rows at the indices signed(k)
+//   cast          = identity, or x != 0 to bool (Mod integers are integers)
 //   act on conv2d, matmul and gemm = the standalone surrogate, so
 //                   relu(conv2d(x, w)) == conv2d(x, w; act=relu) exactly
 // signed(y) is y's representative in (-p/2, p/2). Float constants — attribute

@@ -302,6 +302,24 @@ TEST(Errors, GatherIndexOutOfRange) {
   EXPECT_NE(r.error().message.find("index 0.5"), std::string::npos) << r.error().message;
 }
 
+TYPED_TEST(Exact, ExpandBroadcastsAndCastConverts) {
+  using S = TypeParam;
+  Node expand = node(Op::Expand, attrs({{AttrKey::shape, Ints{2, 2, 3}}}));
+  EXPECT_TRUE(close(eval1<S>(expand, {T<S>({2, 1}, {1, -2})}),
+                    T<S>({2, 2, 3}, {1, 1, 1, -2, -2, -2, 1, 1, 1, -2, -2, -2})));
+  Node to_bool = node(Op::Cast, attrs({{AttrKey::to, std::string("bool")}}));
+  EXPECT_TRUE(close(eval1<S>(to_bool, {T<S>({4}, {0, 3, -1, 0})}), T<S>({4}, {0, 1, 1, 0})));
+  Node to_f32 = node(Op::Cast, attrs({{AttrKey::to, std::string("f32")}}));
+  EXPECT_TRUE(close(eval1<S>(to_f32, {T<S>({2}, {7, -3})}), T<S>({2}, {7, -3})));
+}
+
+// Floats to integers truncate toward zero (ONNX Cast).
+TEST(Cast, FloatsToIntegersTruncate) {
+  Node to_i64 = node(Op::Cast, attrs({{AttrKey::to, std::string("i64")}}));
+  EXPECT_TRUE(close(eval1<double>(to_i64, {T<double>({4}, {2.75, -2.75, 0.5, -0.5})}),
+                    T<double>({4}, {2, -2, 0, 0})));
+}
+
 TYPED_TEST(Exact, ReduceMean) {
   using S = TypeParam;
   Tensor<S> x = T<S>({2, 3}, {1, 2, 3, 4, 5, 6});

@@ -1,7 +1,8 @@
 // Data movement: constants, concat, split, transpose, reshape and its kin,
 // slice, pad, enlarge and update_slice, whose copies all go through one
 // strided-copy loop, so each operator only says which strides and offsets it
-// reads and writes; and gather, which copies whole rows picked by its indices.
+// reads and writes (expand too); gather, which copies whole rows picked by its
+// indices; and cast, the conversion between element types.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -384,6 +385,32 @@ Expected<Tensor<S>> ShapeOps<S>::gather(const Tensor<S>& x, const Tensor<S>& ind
       std::copy_n(x.data.begin() + (o * extent + rows[j]) * inner, inner,
                   y.data.begin() + (o * n + j) * inner);
   return y;
+}
+
+template <class S>
+Expected<Tensor<S>> ShapeOps<S>::expand(const Tensor<S>& x, const Attrs& a) {
+  const Shape target(std::span<const int64_t>(a.ints(AttrKey::shape)));
+  Expected<Shape> out = broadcast_shapes(x.shape, target, "expand");
+  if (!out) return out.error();
+  Tensor<S> y(*out);
+  const std::vector<int64_t> src = broadcast_strides(x.shape, *out), dst = strides_of(*out);
+  strided_copy<S>(out->dims(), x.data.data(), 0, src, y.data.data(), 0, dst);
+  return y;
+}
+
+// Values are held by value in every scalar type, so only integer and bool
+// targets change them (floats to f16 keep full precision, as every f16
+// tensor does here).
+template <class S>
+Tensor<S> ShapeOps<S>::cast(Tensor<S> x, DType to) {
+  const bool integer = to == DType::kI64 || to == DType::kI32;
+  const S zero = fn::zero<S>(), one = fn::one<S>();
+  for (S& v : x.data) {
+    if (to == DType::kBool) v = v == zero ? zero : one;
+    if constexpr (fn::Real<S>)
+      if (integer) v = std::trunc(v);
+  }
+  return x;
 }
 
 template struct ShapeOps<float>;
