@@ -214,6 +214,7 @@ Expected<Owned> exchange_records(Comm& comm, ShardStream stream, const Limits& l
       at[owner_of_key(r.key, ranks)] += kRecordBytes;
     }
     const std::vector<char> got = comm.all_to_all(send, counts);
+    if (got.empty()) continue;
     std::vector<Record>& block = own.blocks.emplace_back(got.size() / kRecordBytes);
     std::memcpy(block.data(), got.data(), got.size());
     tbb::parallel_sort(block.begin(), block.end());
