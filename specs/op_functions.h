@@ -27,7 +27,7 @@
 // bounds (Real, in place of the activation) and means the result clipped to
 // them: one parameterized symbol for every pair of bounds.
 // Graph inputs and weights are tensor variables, not functions; operators with
-// string attributes (opaque) have no function.
+// string attributes (opaque, cast) have no function.
 //
 // Two shape functions let axioms state preconditions: (rank x) and (dim x i),
 // the extent of axis i. The verifier asserts them for every tensor of a rule;
