@@ -99,9 +99,12 @@ int run_optimize(const OptimizeFlags& f) {
                 m->missing_written, options.missing_costs.c_str(), m->missing_not_exported);
 
   // Write the model, then the report. A kept input is the user's own file,
-  // byte for byte, where that file is complete and its external data (if
-  // any) resolves beside the output as beside the input.
-  const bool copy_input = speed.kept_input && !f.model.random_weights_seed &&
+  // byte for byte, where that file is complete, its external data (if any)
+  // resolves beside the output as beside the input, and its shapes are the
+  // ones asked for (not so under --batch or --input-shape: then the input
+  // graph at those shapes is written).
+  const bool copy_input = speed.kept_input && !f.model.random_weights_seed && !f.model.batch &&
+                          f.model.input_shapes.empty() &&
                           fs::weakly_canonical(fs::path(f.model.file)).parent_path() ==
                               fs::weakly_canonical(fs::path(f.output)).parent_path();
   if (copy_input) {

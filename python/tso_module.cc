@@ -72,13 +72,16 @@ void to_stderr(const std::string& line) {
 }
 
 // (model bytes, report JSON, warnings): the optimized model, or the input
-// where it measured faster.
+// where it measured faster: the caller's own bytes where they are that model
+// as imported (no random weights filled in, the shapes as stored).
 py::tuple optimize(const Source& source, driver::OptimizeModelOptions options, bool quiet) {
   std::vector<std::string> warnings;
   options.warning = [&](const std::string& line) { warnings.push_back(line); };
   if (!quiet) options.info = options.progress = to_stderr;
   driver::OptimizedModel m = value_or_raise(driver::optimize_model(source.model_source(), options));
-  py::bytes model = m.report.speed.kept_input && source.data
+  const bool as_given =
+      source.data && !source.random_weights && !source.batch && source.input_shapes.empty();
+  py::bytes model = m.report.speed.kept_input && as_given
                         ? *source.data
                         : py::bytes(onnx_bytes(m.written(), m.input));
   return py::make_tuple(model, opt::report_json(m.result, m.report), warnings);

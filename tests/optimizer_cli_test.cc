@@ -236,6 +236,13 @@ TEST_F(OptimizeCli, TheFasterOfInputAndOptimizedGraphIsWritten) {
   if (kept_input) {
     EXPECT_TRUE(read_file(path("out.onnx")) == read_file(model));
   }
+  // At another batch the written model, kept input or not, is at that batch:
+  // the user's file is not.
+  r = run({model, "-o", path("out2.onnx"), "-q", "--batch", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  RunResult inspect = tso::testing::run_binary(TSO_BINARY, {"inspect", path("out2.onnx")}, dir_);
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  expect_in(inspect.out, "input   f32[2,3,224,224]");
 }
 
 TEST_F(OptimizeCli, TheSpeedCheckCanBeTurnedOffAndSaysWhyItDidNotRun) {
