@@ -5,38 +5,21 @@
 // output, and the rerun reuses the shards already finished. The mpirun tests
 // skip where tso was built without MPI.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <regex>
-#include <sstream>
 #include <string>
 #include <vector>
+
+#include "tests/binary_run.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
+using tso::testing::read_file;
+using tso::testing::RunResult;
 
 // The counts a run prints, without its timings.
 std::string counts(const std::string& out) { return out.substr(0, out.find("seconds:")); }
@@ -55,6 +38,9 @@ class GenerateJob : public ::testing::Test {
            ("tso_generate_job_test_" + std::to_string(getpid()) + "_" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
+    // Open MPI refuses root (CI containers) unless told.
+    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -63,21 +49,21 @@ class GenerateJob : public ::testing::Test {
   // Runs `[mpirun -np RANKS] tso generate --max-ops 3 --ops generator/bias.ops ARGS...`
   // in the source tree (ranks 0: no mpirun).
   RunResult run(int ranks, const std::vector<std::string>& args) const {
-    std::string cmd = "cd " + quote(TSO_SOURCE_DIR) + " && ";
+    std::vector<std::string> argv;
     if (ranks > 0)
-      cmd += "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " + quote(TSO_MPIRUN) +
-             " --oversubscribe --mca btl self,vader --mca btl_vader_single_copy_mechanism none"
-             " -np " +
-             std::to_string(ranks) + " ";
-    cmd += quote(TSO_BINARY) + " generate --max-ops 3 --ops generator/bias.ops";
-    for (const std::string& a : args) cmd += " " + quote(a);
-    cmd += " >" + quote(path("stdout")) + " 2>" + quote(path("stderr"));
-    int status = std::system(cmd.c_str());
-    RunResult r;
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = read_file(path("stdout"));
-    r.err = read_file(path("stderr"));
-    return r;
+      argv = {"--oversubscribe",
+              "--mca",
+              "btl",
+              "self,vader",
+              "--mca",
+              "btl_vader_single_copy_mechanism",
+              "none",
+              "-np",
+              std::to_string(ranks),
+              TSO_BINARY};
+    argv.insert(argv.end(), {"generate", "--max-ops", "3", "--ops", "generator/bias.ops"});
+    argv.insert(argv.end(), args.begin(), args.end());
+    return tso::testing::run_binary(ranks > 0 ? TSO_MPIRUN : TSO_BINARY, argv, dir_);
   }
 
   // The single run's file and output, once per test.
