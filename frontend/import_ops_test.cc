@@ -13,19 +13,14 @@
 #include "core/checker.h"
 #include "core/text_format.h"
 #include "frontend/onnx.h"
+#include "frontend/onnx_test_util.h"
 #include "onnx/onnx_pb.h"
 #include "runtime/reference/executor.h"
 
 namespace tso {
 namespace {
 
-void declare(onnx::ValueInfoProto* v, const std::string& name, int32_t elem,
-             std::initializer_list<int64_t> dims) {
-  v->set_name(name);
-  auto* t = v->mutable_type()->mutable_tensor_type();
-  t->set_elem_type(elem);
-  for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
-}
+using testing::declare;
 
 onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& name, const std::string& type,
                           std::initializer_list<const char*> in, const std::string& out) {

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "frontend/onnx_test_util.h"
 #include "frontend/tensor_file.h"
 #include "onnx/onnx_pb.h"
 #include "tests/binary_run.h"
@@ -29,13 +30,7 @@ namespace fs = std::filesystem;
 
 constexpr int64_t kBatch = 2, kSeq = 8, kVocab = 30, kHidden = 16, kClasses = 4;
 
-void declare(onnx::ValueInfoProto* v, const std::string& name, int32_t elem,
-             std::initializer_list<int64_t> dims) {
-  v->set_name(name);
-  auto* t = v->mutable_type()->mutable_tensor_type();
-  t->set_elem_type(elem);
-  for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
-}
+using testing::declare;
 
 onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& type,
                           std::initializer_list<const char*> in, const std::string& out) {
