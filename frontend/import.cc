@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/depth_first_search.hpp>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include <unordered_set>
 
 #include "frontend/batch_override.h"
+#include "frontend/erf_gelu.h"
 #include "frontend/import_ops.h"
 #include "frontend/onnx.h"
 #include "frontend/onnx_util.h"
@@ -64,6 +66,8 @@ class Importer {
   Status add_initializers(const onnx::GraphProto& g);
   Expected<std::vector<int>> order_nodes(const onnx::GraphProto& g);
   Status import_node(const onnx::NodeProto& n);
+  bool erf_gelu_holds(const ErfGeluChain& c);
+  Status import_erf_gelu(const onnx::GraphProto& g, const ErfGeluChain& c);
   Status add_constant_node(const onnx::NodeProto& n);
   Expected<bool> try_fold(const onnx::NodeProto& n);
   Status add_opaque(const onnx::NodeProto& n, const std::string& reason);
@@ -79,7 +83,9 @@ class Importer {
   std::unordered_map<std::string, WeightUse> weight_use_;  // first reader of each initializer
   std::map<std::string, TensorType> declared_;             // static value_info of the model
   std::unordered_set<std::string> weight_names_;
-  std::optional<BatchChange> batch_;  // set when ImportOptions::batch changes it
+  std::optional<BatchChange> batch_;                 // set when ImportOptions::batch changes it
+  std::unordered_map<int, ErfGeluChain> erf_gelus_;  // by the index of the chain's last node
+  std::unordered_set<int> deferred_;                 // the chains' inner nodes
 };
 
 class ImporterContext : public NodeContext {
@@ -546,6 +552,42 @@ Status Importer::import_node(const onnx::NodeProto& n) {
   return Status::Ok();
 }
 
+// Whether the chain's constants are the scalars GELU needs (f32, within
+// 1e-6 of each, of no higher rank than x, so that they broadcast to nothing
+// more) and x is computed f32 data.
+bool Importer::erf_gelu_holds(const ErfGeluChain& c) {
+  Value* x = value(c.x);
+  if (!x || x->is_const() || x->type.dtype != DType::kF32) return false;
+  for (const ChainConstant& k : c.constants) {
+    const HostTensor* t = host_of(value(k.name));
+    if (!t || t->dtype != DType::kF32 || t->numel() != 1 ||
+        t->shape.rank() > x->type.shape.rank() || std::abs(t->get_f(0) - k.value) > 1e-6 * k.value)
+      return false;
+  }
+  return true;
+}
+
+// At the chain's last node, every node it reads is imported: the chain is
+// one gelu when its constants hold, else its nodes are imported one by one,
+// in chain order (a topological one).
+Status Importer::import_erf_gelu(const onnx::GraphProto& g, const ErfGeluChain& c) {
+  const onnx::NodeProto& last = g.node(c.last);
+  if (!erf_gelu_holds(c)) {
+    for (int k : c.inner) TSO_RETURN_IF_ERROR(import_node(g.node(k)));
+    return import_node(last);
+  }
+  Expected<TensorRef> x = materialize(c.x);
+  if (!x) return node_error(last, x.error().message);
+  Expected<TensorRef> y = builder_.add1(Op::Gelu, {*x}, {}, last.name());
+  if (!y) return node_error(last, y.error().message);
+  Value v;
+  v.ref = *y;
+  v.type = builder_.type(*y);
+  values_[last.output(0)] = v;
+  ++result_.stats.erf_gelus;
+  return Status::Ok();
+}
+
 Status Importer::add_outputs(const onnx::GraphProto& g) {
   if (g.output_size() == 0) return error("the graph has no outputs");
   for (const auto& o : g.output()) {
@@ -584,7 +626,16 @@ Expected<ImportedModel> Importer::run(const onnx::ModelProto& model) {
   if (!order) return order.error();
   TSO_RETURN_IF_ERROR(add_initializers(g));
   result_.stats.onnx_nodes = g.node_size();
-  for (int i : *order) TSO_RETURN_IF_ERROR(import_node(g.node(i)));
+  for (ErfGeluChain& c : find_erf_gelu_chains(g, uses_)) {
+    deferred_.insert(c.inner.begin(), c.inner.end());
+    erf_gelus_.emplace(c.last, std::move(c));
+  }
+  for (int i : *order) {
+    if (deferred_.count(i)) continue;
+    auto chain = erf_gelus_.find(i);
+    TSO_RETURN_IF_ERROR(chain == erf_gelus_.end() ? import_node(g.node(i))
+                                                  : import_erf_gelu(g, chain->second));
+  }
   TSO_RETURN_IF_ERROR(add_outputs(g));
   Expected<Graph> graph = builder_.finish();
   if (!graph) return error(graph.error().message);

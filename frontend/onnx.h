@@ -74,6 +74,7 @@ struct ImportStats {
   int removed_identities = 0;      // Identity and Dropout nodes dropped
   int materialized_constants = 0;  // folded constants that became weights
   int rewritten_reshapes = 0;      // Reshape shapes given the new batch (ImportOptions::batch)
+  int erf_gelus = 0;               // five-node GELUs read as one gelu (erf_gelu.h)
 };
 
 struct ImportedModel {

@@ -1,9 +1,10 @@
 """Fused activations and folded scales (issue 16 points 3 and 7): on small ONNX models built
-here, `tso.optimize` fuses clip (relu6), sigmoid, tanh and relu into the convolution or gemm
-before them and folds a constant scalar multiplication or division into the weights it scales,
-the optimized model agrees with ONNX Runtime on the original, and close but false variants are
-left alone: a clip with other bounds is not fused as relu6, a scale that is not a constant is
-not folded."""
+here, `tso.optimize` fuses clip (relu6), sigmoid, tanh, relu and gelu (the five nodes exporters
+write for it) into the convolution or gemm before them and folds a constant scalar
+multiplication or division into the weights it scales, the optimized model agrees with ONNX
+Runtime on the original, and close but false variants are left alone: a clip with other bounds
+is not fused as relu6, a GELU's five nodes with another factor than 0.5 are not fused, a scale
+that is not a constant is not folded."""
 
 import numpy as np
 import onnx
@@ -94,9 +95,6 @@ def op_types(model):
     return [n.op_type for n in model.graph.node]
 
 
-# ONNX's Gelu needs opset 20, past what the importer reads (11 to 18), and the five nodes of
-# its erf form are imported as they are: fused gelu is tested on IR graphs (reference_test,
-# cpu_executor_test, verifier/testdata/act_scale.rules).
 def test_activations_after_convs_are_fused():
     model = conv_act_model([("Clip", ["lo", "six"]), ("Sigmoid", []), ("Tanh", [])])
     optimized, report = optimize(model)
@@ -114,6 +112,37 @@ def test_activations_after_gemms_are_fused():
     for op in ("relu", "sigmoid", "tanh", "clip"):
         assert f"hw_fuse_gemm_bias_{op}" in applied(report)
     assert report["operators"] == {"before": 8, "after": 4}
+    assert_same_function(model, optimized, feeds_for(model, 3))
+
+
+def erf_gelu(x, y, half):
+    """y = x * half * (1 + erf(x / sqrt 2)): nn.GELU as torch.onnx writes it below opset 20,
+    which has no Gelu (the importer reads opsets 11 to 18, and these five nodes as one gelu)."""
+    return [helper.make_node("Div", [x, "sqrt2"], [f"{y}_d"]),
+            helper.make_node("Erf", [f"{y}_d"], [f"{y}_e"]),
+            helper.make_node("Add", [f"{y}_e", "one"], [f"{y}_a"]),
+            helper.make_node("Mul", [x, f"{y}_a"], [f"{y}_m"]),
+            helper.make_node("Mul", [f"{y}_m", half], [y])]
+
+
+def test_an_exported_gelu_after_a_conv_and_a_gemm_is_fused():
+    """A conv and a gemm, each followed by the five nodes of an exported GELU, fuse it; a third
+    chain with 0.6 for its 0.5 is no GELU and stays five nodes after its gemm."""
+    nodes = ([helper.make_node("Conv", ["x0", "w0", "b0"], ["c0"], pads=[1, 1, 1, 1])]
+             + erf_gelu("c0", "y0", "half")
+             + [helper.make_node("Gemm", ["x1", "w1", "b1"], ["c1"])] + erf_gelu("c1", "y1", "half")
+             + [helper.make_node("Gemm", ["x2", "w2", "b2"], ["c2"])] + erf_gelu("c2", "y2", "other"))
+    inits = [scalar("sqrt2", 2 ** 0.5), scalar("one", 1.0), scalar("half", 0.5),
+             scalar("other", 0.6), weight("w0", (4, 3, 3, 3)), weight("b0", (4,))]
+    inits += [weight(f"{n}{k}", s) for k in (1, 2) for n, s in (("w", (8, 6)), ("b", (6,)))]
+    model = make_model("gelu", nodes, [("x0", [1, 3, 8, 8]), ("x1", [2, 8]), ("x2", [2, 8])],
+                       [("y0", [1, 4, 8, 8]), ("y1", [2, 6]), ("y2", [2, 6])], inits)
+    optimized, report = optimize(model)
+    # Imported: conv, gelu, gemm, gelu, gemm and the five nodes; the two gelus fused.
+    assert report["operators"] == {"before": 10, "after": 8}, applied(report)
+    assert report["classic_rewrites"]["fuse_activation"] == 2, applied(report)
+    assert "hw_fuse_gemm_bias_gelu" in applied(report)
+    assert sum(r.startswith("act2_") for r in applied(report)) == 1, applied(report)
     assert_same_function(model, optimized, feeds_for(model, 3))
 
 
