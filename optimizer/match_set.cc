@@ -64,7 +64,7 @@ class Spliced {
           for (size_t j = 0; j < rep_.replaced.size(); ++j) {
             if (!(rep_.replaced[j] == n.args[a])) continue;
             const TensorRef t = rep_.outputs[j];
-            if (!is_target_ref(t)) return chain_of(g_.graph, g_.index, t, u);
+            if (!is_target_ref(t)) return passed_chain(t, u);
             const int k = target_index(t);
             if (target_reads_[k] > 0 || !sole_reader(n.args[a], u)) return std::nullopt;
             return target_chain_[k];
@@ -100,6 +100,44 @@ class Spliced {
     for (const auto& [node, replaced] : outside_readers_)
       if (node == k) return std::nullopt;
     return target_chain_[k];
+  }
+
+  // The chain whose value graph tensor `t` is, where the target passes it
+  // on for a replaced tensor that graph node `u` reads: once the matched
+  // nodes are gone, `u` may be its only reader (a concat and split that
+  // undo each other, removed, leave a matmul's result to the add after
+  // them).
+  std::optional<Op> passed_chain(TensorRef t, int u) const {
+    const int p = t.node;
+    if (g_.index.is_output[p] || g_.graph.node(p).outs.size() != 1 || g_.index.constant[p])
+      return std::nullopt;
+    for (const Node& n : rep_.nodes)
+      if (std::find(n.args.begin(), n.args.end(), t) != n.args.end()) return std::nullopt;
+    std::vector<int> readers = g_.index.users[p];
+    for (size_t j = 0; j < rep_.replaced.size(); ++j) {
+      if (!(rep_.outputs[j] == t)) continue;
+      const TensorRef r = rep_.replaced[j];
+      if (g_.index.is_output[r.node])
+        for (const GraphOutput& o : g_.graph.outputs())
+          if (o.ref == r) return std::nullopt;
+      readers.insert(readers.end(), g_.index.users[r.node].begin(), g_.index.users[r.node].end());
+    }
+    for (int r : readers) {
+      if (std::binary_search(rep_.removed.begin(), rep_.removed.end(), r)) continue;
+      int reads = 0;
+      for (const TensorRef& a : g_.graph.node(r).args) reads += a == t || passes(a, t);
+      if (reads > 0 && (r != u || reads != 1)) return std::nullopt;
+    }
+    if (is_post_op_anchor(g_.graph.node(p).op)) return g_.graph.node(p).op;
+    std::optional<PostOp> up = post_op(g_.graph, g_.index, p);
+    return up ? std::optional<Op>(up->anchor) : std::nullopt;
+  }
+
+  // Whether `a` is a replaced tensor for which the target passes on `t`.
+  bool passes(TensorRef a, TensorRef t) const {
+    for (size_t j = 0; j < rep_.replaced.size(); ++j)
+      if (rep_.replaced[j] == a && rep_.outputs[j] == t) return true;
+    return false;
   }
 
   // The chain whose value graph tensor `t` is, read by graph node `reader`
