@@ -229,6 +229,8 @@ class RuleMatcher {
         if (var_set_[a.index]) {
           if (!(m_.vars[a.index] == t)) return false;
         } else {
+          const int rank = c_->var_ranks[a.index];
+          if (rank >= 0 && g_.type(t).shape.rank() != rank) return false;
           m_.vars[a.index] = t;
           var_set_[a.index] = 1;
           trail_.push_back({Undo::kVar, a.index});

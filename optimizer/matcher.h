@@ -27,7 +27,9 @@ using MatchCallback = std::function<void(const Match&)>;
 // matches are reported in a deterministic order.
 // A match binds distinct graph nodes to the source nodes, with equal
 // operators, arities and attributes (parameters bind consistently, shape
-// expressions and `where` conditions evaluate true), commutative operators
+// expressions and `where` conditions evaluate true), variables to tensors
+// of their example type's rank (of the rank clause's range for the
+// clause's variables: the ranks the rule is proved at), commutative operators
 // in either argument order; a result of the match that is not a source
 // output has no users outside the match, no variable binds a result of the
 // match or a tensor computed from one (the rewrite would be a cycle), and a

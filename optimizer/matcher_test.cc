@@ -1,6 +1,7 @@
 // The matcher: single- and multi-output rules, parameters, shape conditions
 // that reject, commutative operators in either order, overlapping matches,
-// internal results used elsewhere, and matching leaves the graph unchanged.
+// internal results used elsewhere, variables bound at their example ranks,
+// and matching leaves the graph unchanged.
 #include "optimizer/matcher.h"
 
 #include <gtest/gtest.h>
@@ -150,6 +151,58 @@ rule add_relu {
   EXPECT_EQ(matches(g, index), (std::vector<std::string>{"add_relu: %r %s", "add_relu: %t %u"}));
 }
 
+// A rule without a rank clause is proved at its example ranks only: its
+// variables bind tensors of those ranks (any extents), never of another
+// rank, where the law may be false (substitutions/README.md, `rank`). A
+// broadcasting add stated for a matrix and a row is not a law for a 3-D
+// tensor and a matrix.
+TEST(Matcher, ARuleWithoutARankClauseBindsItsExampleRanksOnly) {
+  RuleSet set = rules(R"(# tso rules v1
+rule relu_add_row {
+  origin handwritten
+  status verified specs=test
+  input x: f32[2,4]
+  input b: f32[4]
+  source {
+    %0 = add(x, b)
+    %1 = relu(%0)
+    output %1
+  }
+  target {
+    %0 = add(b, x)
+    %1 = relu(%0)
+    output %1
+  }
+}
+)");
+  RuleIndex index;
+  index.add(set, {.reverse_verified = false});
+  Graph own_rank = parse(R"(graph g {
+  input x: f32[3,5]
+  input b: f32[5]
+  %a = add(x, b)
+  %r = relu(%a)
+  output y = %r
+})");
+  EXPECT_EQ(matches(own_rank, index), (std::vector<std::string>{"relu_add_row: %a %r"}));
+  Graph higher_rank = parse(R"(graph g {
+  input x: f32[2,3,5]
+  input b: f32[5]
+  %a = add(x, b)
+  %r = relu(%a)
+  output y = %r
+})");
+  EXPECT_TRUE(matches(higher_rank, index).empty());
+  Graph other_variable = parse(R"(graph g {
+  input x: f32[3,5]
+  input b: f32[3,5]
+  %a = add(x, b)
+  %r = relu(%a)
+  output y = %r
+})");
+  EXPECT_TRUE(matches(other_variable, index).empty());
+}
+
 // A pattern node read by two others (the smul of g4_006169's reverse), where
 // the plan binds one reader before the node itself: that reader's argument
 // must still be the node. The optimizer's differential fuzzer found this
@@ -228,7 +281,8 @@ rule two_adds {
   input s: f32[2,4]
   weight w: f32[2,4]
   %a = add(s, w)
-  %m = relu()") + m + R"()
+  %m = relu()") + m +
+                 R"()
   %b = add(%m, s)
   output a = %a
   output b = %b

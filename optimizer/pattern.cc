@@ -85,6 +85,11 @@ Expected<CompiledRule> compile_rule(const Rule& rule) {
   for (const RuleRef& a : src.nodes[root].args)
     c.root_arg_ops.push_back(
         a.kind == RuleRef::Kind::kVar ? -1 : static_cast<int>(src.nodes[a.index].op));
+  for (const RuleVar& v : rule.inputs) {
+    const std::vector<std::string>& clause = rule.ranks.vars;
+    const bool lifted = std::find(clause.begin(), clause.end(), v.name) != clause.end();
+    c.var_ranks.push_back(lifted ? -1 : v.type.shape.rank());
+  }
   constexpr int kFar = 1 << 20;
   std::vector<char> placed(n, 0);
   std::vector<int> depth(n, 0), var_depth(rule.inputs.size(), kFar);

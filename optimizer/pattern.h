@@ -38,6 +38,10 @@ struct CompiledRule {
   // Per argument of the root: the operator of the pattern node it must be
   // produced by, or -1 for a variable. A cheap test before matching.
   std::vector<int> root_arg_ops;
+  // Per rule variable: the rank a bound tensor must have (its example
+  // type's: the rank the rule is proved at), or -1 for a variable of the
+  // rule's rank clause (any rank of its range, checked once all are bound).
+  std::vector<int> var_ranks;
   // An upper bound on the graph distance (argument and user edges) from the
   // root to any node of a match or producer of a tensor a variable binds:
   // after a rewrite, only roots this close to a changed node can match

@@ -1,7 +1,7 @@
 // Rule texts for the optimizer's tests: the classic TASO rewrites written by
 // hand (conv+relu fusion, merging convs that share an input, enlarging a 1x1
 // kernel to merge it with a 3x3 one, merging two or three matmuls that share
-// an input),
+// an input, of any rank 2..4 as the generator's lifted copies state them),
 // marked verified so the tests exercise the default rule filter.
 #pragma once
 
@@ -78,6 +78,7 @@ rule t_merge_matmul {
   input x: f32[4,6]
   input w1: f32[6,3]
   input w2: f32[6,5]
+  rank x in 2..4
   source {
     %0 = matmul(x, w1)
     %1 = matmul(x, w2)
@@ -98,6 +99,7 @@ rule t_merge_matmul3 {
   input w1: f32[6,3]
   input w2: f32[6,5]
   input w3: f32[6,2]
+  rank x in 2..4
   source {
     %0 = matmul(x, w1)
     %1 = matmul(x, w2)

@@ -98,11 +98,17 @@
 ; matmul of a batch of matrices (rank 3) by one matrix (a transformer's
 ; projection).
 (define-fun ok_mm3 ((x T) (y T)) Bool (and (rk x 3) (rk y 2) (= (dim x 2) (dim y 0))))
+; and of a rank-4 batch.
+(define-fun ok_mm4 ((x T) (y T)) Bool (and (rk x 4) (rk y 2) (= (dim x 3) (dim y 0))))
 ; x plus a vector b along its last axis (a bias; numpy broadcasting).
 (define-fun last_dim ((x T)) Int
   (ite (= (rank x) 1) (dim x 0) (ite (= (rank x) 2) (dim x 1) (ite (= (rank x) 3) (dim x 2) (dim x 3)))))
 (define-fun ok_vec_add ((x T) (b T)) Bool
   (and (dims_ok x) (>= (rank x) 1) (rk b 1) (= (dim b 0) (last_dim x))))
+; matmul of a matrix or a batch of them (rank 2 to 4) by one matrix: a
+; projection at any rank, for the laws that hold elementwise on its result.
+(define-fun ok_mmb ((x T) (y T)) Bool
+  (and (dims_ok x) (>= (rank x) 2) (rk y 2) (= (last_dim x) (dim y 0))))
 
 ; Windows (conv2d, pools): stride/dilation/kernel pairs, padding, fit.
 (define-fun ok_pair ((s (Seq Int))) Bool

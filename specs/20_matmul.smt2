@@ -1,36 +1,48 @@
 ; matmul (numpy matmul; here matrices) with its fused activation
 ; (act: none 0, relu 1, sigmoid 2, tanh 3, gelu 4; a fused clip is
-; (matmul_clip lo hi x y)).
+; (matmul_clip lo hi x y)). The activation applies elementwise to the
+; product, so its laws hold for a batch of matrices of any rank by one
+; matrix (ok_mmb).
 
 ; axiom matmul-relu
 ; test x=f32[2,3] y=f32[3,4]
+; test x=f32[2,2,3] y=f32[3,4]
+; test x=f32[2,1,2,3] y=f32[3,2]
 (assert (forall ((x T) (y T))
-  (! (=> (ok_mm2 x y) (= (matmul 1 x y) (relu (matmul 0 x y))))
+  (! (=> (ok_mmb x y) (= (matmul 1 x y) (relu (matmul 0 x y))))
      :pattern ((matmul 1 x y)) :pattern ((relu (matmul 0 x y))))))
 
 ; axiom matmul-sigmoid
 ; test x=f32[2,3] y=f32[3,4]
+; test x=f32[2,2,3] y=f32[3,4]
+; test x=f32[2,1,2,3] y=f32[3,2]
 (assert (forall ((x T) (y T))
-  (! (=> (ok_mm2 x y) (= (matmul 2 x y) (sigmoid (matmul 0 x y))))
+  (! (=> (ok_mmb x y) (= (matmul 2 x y) (sigmoid (matmul 0 x y))))
      :pattern ((matmul 2 x y)) :pattern ((sigmoid (matmul 0 x y))))))
 
 ; axiom matmul-tanh
 ; test x=f32[2,3] y=f32[3,4]
+; test x=f32[2,2,3] y=f32[3,4]
+; test x=f32[2,1,2,3] y=f32[3,2]
 (assert (forall ((x T) (y T))
-  (! (=> (ok_mm2 x y) (= (matmul 3 x y) (tanh (matmul 0 x y))))
+  (! (=> (ok_mmb x y) (= (matmul 3 x y) (tanh (matmul 0 x y))))
      :pattern ((matmul 3 x y)) :pattern ((tanh (matmul 0 x y))))))
 
 ; axiom matmul-gelu
 ; test x=f32[2,3] y=f32[3,4]
+; test x=f32[2,2,3] y=f32[3,4]
+; test x=f32[2,1,2,3] y=f32[3,2]
 (assert (forall ((x T) (y T))
-  (! (=> (ok_mm2 x y) (= (matmul 4 x y) (gelu (matmul 0 x y))))
+  (! (=> (ok_mmb x y) (= (matmul 4 x y) (gelu (matmul 0 x y))))
      :pattern ((matmul 4 x y)) :pattern ((gelu (matmul 0 x y))))))
 
 ; axiom matmul-clip
 ; test lo=0 hi=6 x=f32[2,3] y=f32[3,4]
 ; test lo=-1 hi=1 x=f32[3,2] y=f32[2,2]
+; test lo=0 hi=6 x=f32[1,2,3] y=f32[3,4]
+; test lo=-1 hi=2 x=f32[2,1,2,3] y=f32[3,2]
 (assert (forall ((lo Real) (hi Real) (x T) (y T))
-  (! (=> (and (ok_mm2 x y) (ok_clip lo hi)) (= (matmul_clip lo hi x y) (clip lo hi (matmul 0 x y))))
+  (! (=> (and (ok_mmb x y) (ok_clip lo hi)) (= (matmul_clip lo hi x y) (clip lo hi (matmul 0 x y))))
      :pattern ((matmul_clip lo hi x y)) :pattern ((clip lo hi (matmul 0 x y))))))
 
 ; axiom matmul-assoc
@@ -138,3 +150,11 @@
             (concat 2 3 n0 n1 (matmul 0 x y) (matmul 0 x z))))
      :pattern ((matmul 0 x (concat 1 2 n0 n1 y z))))))
 
+; The same for a rank-4 batch (a projection lifted to rank 4).
+; axiom matmul4-concat-cols
+; test n0=2 n1=3 x=f32[2,1,3,4] y=f32[4,2] z=f32[4,3]
+(assert (forall ((n0 Int) (n1 Int) (x T) (y T) (z T))
+  (! (=> (and (ok_concat 1 2 n0 n1 y z) (ok_mm4 x y))
+         (= (matmul 0 x (concat 1 2 n0 n1 y z))
+            (concat 3 4 n0 n1 (matmul 0 x y) (matmul 0 x z))))
+     :pattern ((matmul 0 x (concat 1 2 n0 n1 y z))))))

@@ -79,6 +79,15 @@
               (= (dim (matmul 0 x y) 1) (dim x 1)) (= (dim (matmul 0 x y) 2) (dim y 1))))
      :pattern ((matmul 0 x y)))))
 
+; axiom shape-matmul4
+; test x=f32[2,1,3,4] y=f32[4,5]
+(assert (forall ((x T) (y T))
+  (! (=> (ok_mm4 x y)
+         (and (= (rank (matmul 0 x y)) 4) (= (dim (matmul 0 x y) 0) (dim x 0))
+              (= (dim (matmul 0 x y) 1) (dim x 1)) (= (dim (matmul 0 x y) 2) (dim x 2))
+              (= (dim (matmul 0 x y) 3) (dim y 1))))
+     :pattern ((matmul 0 x y)))))
+
 ; axiom shape-conv
 ; test s=[1,1] p=[1,0,0,0,0] d=[1,1] g=1 a=0 x=f32[1,2,5,5] w=f32[3,2,3,3]
 ; test s=[2,1] p=[2,1,0,0,1] d=[1,2] g=2 a=1 x=f32[2,4,6,6] w=f32[2,2,3,2]

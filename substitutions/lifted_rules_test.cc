@@ -87,10 +87,14 @@ TEST(LiftedRules, RanksFitTheClause) {
   EXPECT_FALSE(fits({5}, {}));              // below the range
   EXPECT_FALSE(fits({1, 1, 2, 3, 4}, {}));  // above it
   EXPECT_FALSE(fits({2, 4}, {1}));          // s1 is not in the clause: its example rank only
-  Rule none = r;
+  Rule none = r;                            // without a clause: every variable at its example rank
   none.ranks = RankClause{};
   EXPECT_TRUE(
-      ranks_fit(none, std::vector<TensorType>{{DType::kF32, Shape{5}}, {DType::kF32, Shape{1}}}));
+      ranks_fit(none, std::vector<TensorType>{{DType::kF32, Shape{3, 5}}, {DType::kF32, Shape{}}}));
+  EXPECT_FALSE(
+      ranks_fit(none, std::vector<TensorType>{{DType::kF32, Shape{5}}, {DType::kF32, Shape{}}}));
+  EXPECT_FALSE(ranks_fit(
+      none, std::vector<TensorType>{{DType::kF32, Shape{1, 3, 5}}, {DType::kF32, Shape{}}}));
 }
 
 TEST(LiftedRules, StructureKeyCountsTheInverseAndTheClause) {

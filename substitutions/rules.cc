@@ -397,7 +397,6 @@ std::optional<std::vector<int64_t>> inverse_permutation(const std::vector<int64_
 
 bool ranks_fit(const Rule& rule, std::span<const TensorType> var_types) {
   const RankClause& c = rule.ranks;
-  if (c.vars.empty()) return true;
   int common = -1;
   for (size_t v = 0; v < rule.inputs.size(); ++v) {
     const int rank = var_types[v].shape.rank();

@@ -120,8 +120,9 @@ struct Condition {
 // `rank VAR... in LO..HI`: the listed variables bind tensors of one common
 // rank in LO..HI (their example types share one rank) and every other
 // variable binds only tensors of its example type's rank; the verifier
-// proves the rule at each rank of the range. Empty `vars`: no clause (the
-// rule is proved at its example ranks only).
+// proves the rule at each rank of the range. Empty `vars`: no clause, every
+// variable binds only tensors of its example type's rank (the ranks the
+// rule is proved at).
 struct RankClause {
   std::vector<std::string> vars;
   int lo = 0, hi = 0;
@@ -217,8 +218,8 @@ struct RuleBindings {
 };
 
 // Whether the rule's variables may bind tensors of these types (one per
-// Rule::inputs entry) as far as ranks go: see RankClause. Always true for a
-// rule without a rank clause.
+// Rule::inputs entry) as far as ranks go: see RankClause. Without a clause,
+// exactly when each type has its variable's example rank.
 bool ranks_fit(const Rule& rule, std::span<const TensorType> var_types);
 
 // The text two rules share exactly when they are the same rewrite up to the

@@ -1,5 +1,6 @@
 #include "tests/rule_iso.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,16 @@ class RuleEncoder {
   LabelledGraph encode() {
     side(0, rule_.source);
     side(1, rule_.target);
+    // A rank clause's variables, in any order: a lifted copy is another rule
+    // than its original (structure_key counts the clause too).
+    if (!rule_.ranks.vars.empty()) {
+      Vertex clause = add_vertex(g_, labels_.text("rank " + std::to_string(rule_.ranks.lo) + ".." +
+                                                  std::to_string(rule_.ranks.hi)));
+      for (size_t v = 0; v < rule_.inputs.size(); ++v)
+        if (std::find(rule_.ranks.vars.begin(), rule_.ranks.vars.end(), rule_.inputs[v].name) !=
+            rule_.ranks.vars.end())
+          add_labelled_edge(g_, variable(static_cast<int>(v)), clause, labels_.text("ranked"));
+    }
     if (mode_ == Mode::kStructureKey) {
       for (size_t j = 0; j < rule_.where.size(); ++j) {
         const Condition& c = rule_.where[j];

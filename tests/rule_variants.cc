@@ -39,6 +39,14 @@ void rename_in_exprs(Rule& r, const std::map<std::string, std::string>& to) {
   }
   for (CorrectionBox& b : r.correction.boxes)
     for (ShapeExpr& e : b.at) rename(e);
+  // The rank clause names its variables too (once each, as the parser wants).
+  std::vector<std::string> clause;
+  for (const std::string& v : r.ranks.vars) {
+    auto it = to.find(v);
+    const std::string& name = it == to.end() ? v : it->second;
+    if (std::find(clause.begin(), clause.end(), name) == clause.end()) clause.push_back(name);
+  }
+  r.ranks.vars = std::move(clause);
 }
 
 void for_each_ref(Rule& r, const std::function<void(RuleRef&)>& f) {
