@@ -114,6 +114,14 @@ Expected<OptimizedModel> optimize_model(const ModelSource& source, const Optimiz
   if (!o.missing_costs.empty() && o.target.cost.empty())
     return Error{"--missing-costs needs --cost TABLE: it writes what the table lacks"};
 
+  // A model that cannot be read fails at once, before seconds of rule parsing.
+  if (!source.bytes) {
+    if (Status s = check_readable(source.path); !s.ok()) {
+      *failure = Failure::kIo;
+      return s.error();
+    }
+  }
+
   // Rules: every file is read and parsed before the model is touched.
   Expected<std::unique_ptr<Rules>> rules = load_rules(o, failure);
   if (!rules) return rules.error();
@@ -133,12 +141,6 @@ Expected<OptimizedModel> optimize_model(const ModelSource& source, const Optimiz
   // Saved at the end, however the run ends: what was measured is kept.
   CostCacheSaver saver{cached, &o};
 
-  if (!source.bytes) {
-    if (Status s = check_readable(source.path); !s.ok()) {
-      *failure = Failure::kIo;
-      return s.error();
-    }
-  }
   Expected<LoadedModel> input = load_model(source);
   if (!input) {
     *failure = Failure::kBadModel;
