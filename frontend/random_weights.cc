@@ -53,19 +53,33 @@ int64_t fan_in(const Shape& s, const WeightUse& use) {
 std::shared_ptr<const WeightData> random_weight(uint64_t seed, std::string_view name,
                                                 const TensorType& type, const WeightUse& use) {
   Rng rng(seed ^ name_hash(name));
-  HostTensor h = HostTensor::zeros(type.dtype, type.shape);
-  if (h.is_float()) {
-    const bool norm_scale = (use.op_type == "BatchNormalization" || use.op_type ==
-                             "LayerNormalization") && use.input == 1;
-    const bool variance = use.op_type == "BatchNormalization" && use.input == 4;
-    const double he = std::sqrt(2.0 / static_cast<double>(fan_in(type.shape, use)));
-    for (double& v : h.f) {
-      if (variance) v = 0.5 + rng.uniform();
-      else if (norm_scale) v = 1.0 + 0.01 * rng.unit();
-      else if (type.shape.rank() >= 2) v = he * rng.unit();
-      else v = 0.01 * rng.unit();
+  const bool norm_scale =
+      (use.op_type == "BatchNormalization" || use.op_type == "LayerNormalization") &&
+      use.input == 1;
+  const bool variance = use.op_type == "BatchNormalization" && use.input == 4;
+  const double he = std::sqrt(2.0 / static_cast<double>(fan_in(type.shape, use)));
+  auto draw = [&]() {
+    if (variance) return 0.5 + rng.uniform();
+    if (norm_scale) return 1.0 + 0.01 * rng.unit();
+    if (type.shape.rank() >= 2) return he * rng.unit();
+    return 0.01 * rng.unit();
+  };
+  // f32, nearly every weight, is written in place: graph-only models hold
+  // 100M of them, and a double per element on the way costs 3x the memory.
+  if (type.dtype == DType::kF32) {
+    auto w = std::make_shared<WeightData>();
+    w->type = type;
+    w->bytes.resize(byte_size(type));
+    std::byte* out = w->bytes.data();
+    for (int64_t k = 0, n = type.shape.numel(); k < n; ++k) {
+      const float v = static_cast<float>(draw());
+      std::memcpy(out + 4 * k, &v, 4);
     }
+    return w;
   }
+  HostTensor h = HostTensor::zeros(type.dtype, type.shape);
+  if (h.is_float())
+    for (double& v : h.f) v = draw();
   return std::make_shared<WeightData>(weight_from_host(h));
 }
 
