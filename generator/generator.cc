@@ -32,6 +32,7 @@ uint64_t op_set_hash(const OpSet& set) {
   }
   for (const OpTemplate& t : set.ops) h = text(h, t.text);
   for (AttrKey k : set.lift_conv2d) h = hash_mix(h, 0x11f7ull + static_cast<uint64_t>(k));
+  for (AttrKey k : set.lift_pool) h = hash_mix(h, 0x9001ull + static_cast<uint64_t>(k));
   const LayoutLift& l = set.lift_layout;
   if (l.rank_lo != 0)
     h = hash_mix(hash_mix(h, 0x1a70ull + l.perm + 2 * l.concat_axis + 4 * l.split_axis),

@@ -12,6 +12,8 @@ namespace {
 
 const char* param_name(AttrKey k) {
   switch (k) {
+    case AttrKey::kernel:
+      return "k";
     case AttrKey::stride:
       return "s";
     case AttrKey::pad:
@@ -21,7 +23,7 @@ const char* param_name(AttrKey k) {
     case AttrKey::groups:
       return "g";
     default:
-      TSO_CHECK(false, "lift: not a liftable conv2d attribute");
+      TSO_CHECK(false, "lift: not a liftable conv2d or pool attribute");
       return "";
   }
 }
@@ -46,12 +48,33 @@ void set_attr(RuleNode* n, PatternAttr a) {
     n->attrs.insert(it, std::move(a));
 }
 
-std::vector<RuleNode*> conv_nodes(Rule* r) {
+std::vector<RuleNode*> nodes_of(Rule* r, std::initializer_list<Op> ops) {
   std::vector<RuleNode*> out;
   for (RuleSide* side : {&r->source, &r->target})
     for (RuleNode& n : side->nodes)
-      if (n.op == Op::Conv2d) out.push_back(&n);
+      if (std::find(ops.begin(), ops.end(), n.op) != ops.end()) out.push_back(&n);
   return out;
+}
+
+// Each attribute of `keys` that is a plain value equal on every node of
+// `nodes` becomes the parameter `?<prefix><name>` (param_name) on all of
+// them, with that value as its example.
+void lift_attrs(Rule* r, const std::vector<RuleNode*>& nodes, const std::vector<AttrKey>& keys,
+                const std::string& prefix) {
+  if (nodes.empty()) return;
+  for (AttrKey k : keys) {
+    const PatternAttr first = attr_of(*nodes[0], k);
+    if (first.form != PatternAttr::Form::kValue) continue;
+    if (!std::all_of(nodes.begin(), nodes.end(),
+                     [&](const RuleNode* n) { return attr_of(*n, k) == first; }))
+      continue;
+    PatternAttr p;
+    p.key = k;
+    p.form = PatternAttr::Form::kParam;
+    p.param = prefix + param_name(k);
+    for (RuleNode* n : nodes) set_attr(n, p);
+    r->params.push_back({p.param, first.value});
+  }
 }
 
 // Whether the operator's law holds at every rank (its axioms are stated
@@ -202,27 +225,14 @@ std::optional<Rule> lift_layout(const Rule& rule, const LayoutLift& o) {
 }  // namespace
 
 std::optional<Rule> lift_rule(const Rule& rule, const std::vector<AttrKey>& keys,
-                              const LayoutLift& layout) {
+                              const LayoutLift& layout, const std::vector<AttrKey>& pool_keys) {
   if (std::optional<Rule> l = lift_layout(rule, layout)) {
     l->name += "_lifted";
     return l;
   }
   Rule lifted = rule;
-  std::vector<RuleNode*> convs = conv_nodes(&lifted);
-  if (convs.empty()) return std::nullopt;
-  for (AttrKey k : keys) {
-    const PatternAttr first = attr_of(*convs[0], k);
-    if (first.form != PatternAttr::Form::kValue) continue;
-    if (!std::all_of(convs.begin(), convs.end(),
-                     [&](const RuleNode* n) { return attr_of(*n, k) == first; }))
-      continue;
-    PatternAttr p;
-    p.key = k;
-    p.form = PatternAttr::Form::kParam;
-    p.param = param_name(k);
-    for (RuleNode* n : convs) set_attr(n, p);
-    lifted.params.push_back({p.param, first.value});
-  }
+  lift_attrs(&lifted, nodes_of(&lifted, {Op::Conv2d}), keys, "");
+  lift_attrs(&lifted, nodes_of(&lifted, {Op::AvgPool, Op::MaxPool}), pool_keys, "p");
   if (lifted.params.size() == rule.params.size()) return std::nullopt;
   lifted.name += "_lifted";
   return lifted;

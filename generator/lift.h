@@ -1,8 +1,9 @@
 // Internal to generator/: the lifted copy of a written rule. The generator
 // finds rules at one example of each attribute (conv2d stride 1, `same`
-// padding, ...; a 2-D transpose; concat on one axis; operands of one rank);
-// the lifted copy states the rule for every value of the attributes an op
-// set's `lift` statements list, each as a parameter (`param ?s = [1,1]`),
+// padding, ...; a 3x3 pool; a 2-D transpose; concat on one axis; operands of
+// one rank); the lifted copy states the rule for every value of the
+// attributes an op set's `lift` statements list, each as a parameter
+// (`param ?s = [1,1]`),
 // and for operands of every rank of `lift rank LO..HI` (a rank clause,
 // substitutions/rules.h), for the verifier to prove or not (every instance,
 // verifier/instances.h): the original rule is kept either way.
@@ -34,7 +35,11 @@ namespace tso::gen {
 // axis) take ?a, each split its sizes as a parameter (?z0, ?z1, ...; only
 // where every split is in the source, which binds them). No copy where a
 // transpose's permutation or an axis could not be lifted.
+// Pools: each attribute of `pool_keys` (kernel ?pk, stride ?ps, pad ?pp)
+// that is a plain value equal on every avgpool and maxpool node of both
+// sides becomes a parameter the same way.
 std::optional<Rule> lift_rule(const Rule& rule, const std::vector<AttrKey>& conv_keys,
-                              const LayoutLift& layout = {});
+                              const LayoutLift& layout = {},
+                              const std::vector<AttrKey>& pool_keys = {});
 
 }  // namespace tso::gen

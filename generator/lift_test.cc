@@ -46,8 +46,8 @@ TEST(LiftOpSet, ParsesTheAttributes) {
 
 TEST(LiftOpSet, ErrorsNameFileAndLine) {
   EXPECT_EQ(op_set_error(std::string(kSet) + "lift relu stride\n"),
-            "bad.ops:4: expected `lift conv2d ATTR...`, `lift transpose perm`, `lift concat "
-            "axis`, `lift split axis` or `lift rank LO..HI`");
+            "bad.ops:4: expected `lift conv2d ATTR...`, `lift pool ATTR...`, `lift transpose "
+            "perm`, `lift concat axis`, `lift split axis` or `lift rank LO..HI`");
   EXPECT_EQ(op_set_error(std::string(kSet) + "lift conv2d\n"),
             "bad.ops:4: expected `lift conv2d ATTR...` (stride, pad, dilation, groups)");
   EXPECT_EQ(op_set_error(std::string(kSet) + "lift conv2d act\n"),
@@ -58,6 +58,59 @@ TEST(LiftOpSet, ErrorsNameFileAndLine) {
             "bad.ops:4: 'pad' lifted twice");
   EXPECT_EQ(op_set_error(std::string(kSet) + "lift conv2d pad\nlift conv2d stride\n"),
             "bad.ops:5: `lift conv2d` given twice (first on line 4)");
+}
+
+TEST(LiftOpSet, PoolStatementAndItsErrors) {
+  Expected<OpSet> s = parse_op_set(
+      std::string(kSet) + "op maxpool kernel=[3,3] pad=same\nlift pool stride kernel\n", "t.ops");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->lift_pool, (std::vector<AttrKey>{AttrKey::stride, AttrKey::kernel}));
+  EXPECT_TRUE(s->lift_conv2d.empty());
+  EXPECT_EQ(op_set_error(std::string(kSet) + "lift pool\n"),
+            "bad.ops:4: expected `lift pool ATTR...` (kernel, stride, pad)");
+  EXPECT_EQ(op_set_error(std::string(kSet) + "lift pool dilation\n"),
+            "bad.ops:4: cannot lift 'dilation' (kernel, stride or pad)");
+  EXPECT_EQ(op_set_error(std::string(kSet) + "lift pool pad\nlift pool kernel\n"),
+            "bad.ops:5: `lift pool` given twice (first on line 4)");
+  EXPECT_EQ(op_set_error(std::string(kSet) + "lift\n"),
+            "bad.ops:4: expected `lift conv2d ATTR...` (stride, pad, dilation, groups)");
+}
+
+// Pools of a rule lift together, apart from its convolutions (their own
+// parameter names, so a pad of each can differ); a pool attribute that
+// differs between the pools stays.
+TEST(LiftRule, PoolsLiftApartFromConvs) {
+  Rule r = parse_one(R"(rule g3_000001 {
+  origin generated version=0.2 ops=t seed=1
+  status unverified
+  input i1: f32[1,4,5,5]
+  input w1: f32[4,4,3,3]
+  source {
+    %0 = conv2d(i1, w1, pad=same)
+    %1 = maxpool(%0, pad=same, kernel=[3,3])
+    %2 = avgpool(%1, pad=same, kernel=[3,3], stride=[2,2])
+    output %2
+  }
+  target {
+    %0 = conv2d(i1, w1, pad=same)
+    %1 = maxpool(%0, pad=same, kernel=[3,3])
+    %2 = avgpool(%1, pad=same, kernel=[3,3], stride=[2,2])
+    output %2
+  }
+}
+)");
+  const std::vector<AttrKey> pool = {AttrKey::kernel, AttrKey::stride, AttrKey::pad};
+  std::optional<Rule> l = lift_rule(r, {AttrKey::pad}, {}, pool);
+  ASSERT_TRUE(l.has_value());
+  std::vector<std::string> names;
+  for (const RuleParam& p : l->params) names.push_back(p.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"p", "pk", "pp"}));
+  const std::string text = print_one(*l);
+  EXPECT_NE(text.find("%0 = conv2d(i1, w1, pad=?p)"), std::string::npos) << text;
+  EXPECT_NE(text.find("%1 = maxpool(%0, pad=?pp, kernel=?pk)"), std::string::npos) << text;
+  EXPECT_NE(text.find("%2 = avgpool(%1, stride=[2,2], pad=?pp, kernel=?pk)"), std::string::npos)
+      << text;
+  EXPECT_FALSE(lift_rule(r, {}, {}, {}).has_value());
 }
 
 TEST(LiftRule, FusionLiftsEveryAttribute) {

@@ -155,22 +155,33 @@ class Parser {
     return Status::Ok();
   }
 
+  // `lift conv2d ATTR...` (stride, pad, dilation, groups) and `lift pool
+  // ATTR...` (kernel, stride, pad of avgpool and maxpool).
   Status lift(int line, const std::vector<std::string>& w) {
-    if (w.size() >= 2 && w[1] != "conv2d") return lift_layout(line, w);
+    if (w.size() >= 2 && w[1] != "conv2d" && w[1] != "pool") return lift_layout(line, w);
+    const bool conv = w.size() < 2 || w[1] == "conv2d";
+    const std::vector<AttrKey> allowed =
+        conv ? std::vector<AttrKey>{AttrKey::stride, AttrKey::pad, AttrKey::dilation,
+                                    AttrKey::groups}
+             : std::vector<AttrKey>{AttrKey::kernel, AttrKey::stride, AttrKey::pad};
+    const std::string names = conv ? "stride, pad, dilation" : "kernel, stride";
+    const std::string last = conv ? "groups" : "pad";
     if (w.size() < 3)
-      return error(line, "expected `lift conv2d ATTR...` (stride, pad, dilation, groups)");
-    if (lift_line_ != 0)
+      return error(line, std::string("expected `lift ") + (conv ? "conv2d" : "pool") +
+                             " ATTR...` (" + names + ", " + last + ")");
+    int& first = conv ? lift_line_ : lift_pool_line_;
+    if (first != 0)
       return error(line,
-                   "`lift conv2d` given twice (first on line " + std::to_string(lift_line_) + ")");
-    lift_line_ = line;
+                   "`lift " + w[1] + "` given twice (first on line " + std::to_string(first) + ")");
+    first = line;
+    std::vector<AttrKey>& keys = conv ? set_.lift_conv2d : set_.lift_pool;
     for (size_t i = 2; i < w.size(); ++i) {
       AttrKey k;
-      if (!find_attr_key(w[i], &k) || (k != AttrKey::stride && k != AttrKey::pad &&
-                                       k != AttrKey::dilation && k != AttrKey::groups))
-        return error(line, "cannot lift '" + w[i] + "' (stride, pad, dilation or groups)");
-      if (std::find(set_.lift_conv2d.begin(), set_.lift_conv2d.end(), k) != set_.lift_conv2d.end())
+      if (!find_attr_key(w[i], &k) || std::find(allowed.begin(), allowed.end(), k) == allowed.end())
+        return error(line, "cannot lift '" + w[i] + "' (" + names + " or " + last + ")");
+      if (std::find(keys.begin(), keys.end(), k) != keys.end())
         return error(line, "'" + w[i] + "' lifted twice");
-      set_.lift_conv2d.push_back(k);
+      keys.push_back(k);
     }
     return Status::Ok();
   }
@@ -190,8 +201,8 @@ class Parser {
     const size_t dots = w.size() == 3 && w[1] == "rank" ? w[2].find("..") : std::string::npos;
     if (dots == std::string::npos)
       return error(line,
-                   "expected `lift conv2d ATTR...`, `lift transpose perm`, `lift concat axis`, "
-                   "`lift split axis` or `lift rank LO..HI`");
+                   "expected `lift conv2d ATTR...`, `lift pool ATTR...`, `lift transpose perm`, "
+                   "`lift concat axis`, `lift split axis` or `lift rank LO..HI`");
     if (l.rank_lo != 0) return error(line, "`lift rank` given twice");
     int lo = 0, hi = 0;
     auto number = [](std::string_view x, int* out) {
@@ -256,6 +267,7 @@ class Parser {
   OpSet set_;
   std::map<std::string, int> classes_;
   int lift_line_ = 0;
+  int lift_pool_line_ = 0;
 };
 
 }  // namespace

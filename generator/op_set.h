@@ -55,6 +55,9 @@ struct OpSet {
   // whose conv2d nodes agree on one of these attributes also gets a copy
   // with that attribute a parameter (generator/lift.h). Empty: no copies.
   std::vector<AttrKey> lift_conv2d;
+  // `lift pool ATTR...` (kernel, stride, pad): the same for the avgpool and
+  // maxpool nodes of a rule, their attributes parameters ?pk ?ps ?pp.
+  std::vector<AttrKey> lift_pool;
   // `lift transpose perm`, `lift concat axis`, `lift split axis` and `lift
   // rank LO..HI` (required by the others): the lifted copy states a rule of
   // rank-generic operators (elementwise, transpose, concat, split, matmul)

@@ -152,7 +152,7 @@ GenerateResult write_rules(const OpSet& set, KindTable& table, std::span<const P
     std::snprintf(suffix, sizeof suffix, "%d_%06d", max_ops, index++);
     res.rules.rules.push_back(make_rule(table, cands[i].cand, set.rule_prefix + suffix, origin));
     if (std::optional<Rule> l =
-            lift_rule(res.rules.rules.back(), set.lift_conv2d, set.lift_layout)) {
+            lift_rule(res.rules.rules.back(), set.lift_conv2d, set.lift_layout, set.lift_pool)) {
       res.rules.rules.push_back(std::move(*l));
       ++n.lifted;
     }

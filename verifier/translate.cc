@@ -331,6 +331,10 @@ Expected<std::vector<std::vector<expr>>> Translator::shapes(Op op, const Attrs& 
     case Op::MaxPool: {
       std::vector<expr> out{x[0], x[1]};
       std::vector<expr> s = ints(AttrKey::stride), k = ints(AttrKey::kernel);
+      // Inference refuses a pad as wide as the kernel (a window of padding
+      // only); a pad or kernel given by a parameter needs it said.
+      const std::vector<expr> p = ints(AttrKey::pad);
+      for (int i = 0; i < 4; ++i) hyp(p[1 + i] < k[i % 2]);
       for (int d = 0; d < 2; ++d) {
         hyp(s[d] >= 1 && k[d] >= 1);
         out.push_back(
