@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -19,6 +20,7 @@
 #include "frontend/opaque.h"
 #include "frontend/random_weights.h"
 #include "onnx/common/version.h"
+#include "runtime/common/memory.h"
 
 namespace tso {
 
@@ -86,6 +88,7 @@ class Importer {
   std::optional<BatchChange> batch_;                 // set when ImportOptions::batch changes it
   std::unordered_map<int, ErfGeluChain> erf_gelus_;  // by the index of the chain's last node
   std::unordered_set<int> deferred_;                 // the chains' inner nodes
+  int64_t random_weight_bytes_ = 0;                  // made so far, in all
 };
 
 class ImporterContext : public NodeContext {
@@ -296,9 +299,21 @@ Status Importer::add_initializers(const onnx::GraphProto& g) {
       if (!options_.random_weights_seed)
         return error("initializer '" + t.name() + "': external data file " + lt->missing_file +
                      " is missing (use --random-weights SEED to fill graph-only models)");
-      if (uses_.count(t.name()))
+      if (uses_.count(t.name())) {
+        if (__builtin_add_overflow(random_weight_bytes_, byte_size(lt->type),
+                                   &random_weight_bytes_))
+          random_weight_bytes_ = std::numeric_limits<int64_t>::max();
+        const int64_t limit =
+            options_.max_random_weight_bytes.value_or(rt::available_memory_bytes());
+        if (Status s = rt::check_fits(
+                random_weight_bytes_, limit, "random weights",
+                options_.max_random_weight_bytes ? "the import's budget" : "the machine");
+            !s.ok())
+          return error("initializer '" + t.name() + "' (" + to_string(lt->type) +
+                       "): " + s.error().message);
         v.data =
             random_weight(*options_.random_weights_seed, t.name(), lt->type, weight_use_[t.name()]);
+      }
       if (std::find(result_.warnings.begin(), result_.warnings.end(),
                     "random weights: " + lt->missing_file) == result_.warnings.end())
         result_.warnings.push_back("random weights: " + lt->missing_file);

@@ -32,6 +32,10 @@ struct ImportOptions {
   // depend only on the seed and the tensor's name. When unset a missing
   // external file is an error that names it.
   std::optional<uint64_t> random_weights_seed;
+  // The bytes random weights may take in all; an initializer that would go
+  // past them is an error naming it, before anything is allocated. Unset:
+  // what the machine has available (rt::available_memory_bytes()).
+  std::optional<int64_t> max_random_weight_bytes;
   // Static shapes for graph inputs whose ONNX shape has symbolic or unknown
   // dimensions (e.g. a batch dimension), keyed by input name; the key "" is
   // a model's only input. A shape must keep the input's rank and every

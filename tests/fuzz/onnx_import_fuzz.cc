@@ -12,9 +12,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   tso::ImportOptions options;
   options.max_fold_elements = 1 << 16;  // keeps folded constants small
   options.random_weights_seed = 1;
-  auto r = tso::import_onnx_bytes(
-      std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.onnx",
-      "/nonexistent-fuzz-dir", options);
+  options.max_random_weight_bytes = int64_t{256} << 20;  // within -rss_limit_mb
+  auto r = tso::import_onnx_bytes(std::string_view(reinterpret_cast<const char*>(data), size),
+                                  "fuzz.onnx", "/nonexistent-fuzz-dir", options);
   (void)r;
   return 0;
 }
