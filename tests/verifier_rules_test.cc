@@ -6,12 +6,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <random>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "substitutions/rules.h"
 #include "verifier/rule_regions.h"
@@ -146,48 +149,75 @@ TEST(VerifierRules, ActivationsFuseAndScalesFoldExactlyWhereTheyHold) {
   }
 }
 
-// Re-verifies each committed generated rule file (all of it up to 2000 rules,
-// otherwise a fixed seeded sample of 2000; timeouts aside) and fails on any
-// status change.
-TEST(VerifierRules, CommittedFilesKeepTheirStatuses) {
+// The committed rule files that carry verifier statuses, one test each.
+std::vector<std::string> files_with_statuses() {
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(TSO_SOURCE_DIR "/substitutions")) {
+    if (entry.path().extension() == ".rules") files.push_back(entry.path().filename().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+bool timed_out(const RuleStatus& s) {
+  return s.kind == RuleStatus::Kind::kUnknown && s.detail.find("timeout") != std::string::npos;
+}
+
+class CommittedFile : public testing::TestWithParam<std::string> {};
+
+// Re-verifies a committed rule file (all of it up to 2000 rules, otherwise a
+// fixed seeded sample of 2000; timeouts aside) and fails on any status change.
+// A rule that times out here is decided again alone with six times the limit
+// before it counts as changed: a proof of 0.2 s can take ten times as long on
+// a loaded machine (a CI run timed one out at 10 s), which says nothing of
+// the specs.
+TEST_P(CommittedFile, KeepsItsStatuses) {
   constexpr size_t kMaxRules = 2000;
-  int files = 0;
-  for (const auto& entry : fs::directory_iterator("substitutions")) {
-    if (entry.path().extension() != ".rules") continue;
-    RuleSet set = load(entry.path().string());
-    bool has_statuses = std::any_of(set.rules.begin(), set.rules.end(), [](const Rule& r) {
-      return r.status.kind != RuleStatus::Kind::kUnverified;
-    });
-    if (!has_statuses) continue;
-    ++files;
-    // A rule left unknown by a timeout depends on the timeout and the
-    // machine's speed, not on the specs: it is not re-verified (bias_n4's
-    // lifted rules were verified with --timeout-ms 2000; 298 time out).
-    std::vector<Rule> rules;
-    std::copy_if(set.rules.begin(), set.rules.end(), std::back_inserter(rules), [](const Rule& r) {
-      return !(r.status.kind == RuleStatus::Kind::kUnknown &&
-               r.status.detail.starts_with("timeout"));
-    });
-    if (rules.size() > kMaxRules) {
-      std::mt19937_64 rng(7);
-      std::shuffle(rules.begin(), rules.end(), rng);
-      rules.resize(kMaxRules);
+  const std::string path = "substitutions/" + GetParam();
+  RuleSet set = load(TSO_SOURCE_DIR "/" + path);
+  bool has_statuses = std::any_of(set.rules.begin(), set.rules.end(), [](const Rule& r) {
+    return r.status.kind != RuleStatus::Kind::kUnverified;
+  });
+  if (!has_statuses) GTEST_SKIP() << path << " holds no verifier statuses";
+  // A rule left unknown by a timeout depends on the timeout and the machine's
+  // speed, not on the specs: it is not re-verified (bias_n4's lifted rules
+  // were verified with --timeout-ms 2000; 298 time out).
+  std::vector<Rule> rules;
+  std::copy_if(set.rules.begin(), set.rules.end(), std::back_inserter(rules),
+               [](const Rule& r) { return !timed_out(r.status); });
+  if (rules.size() > kMaxRules) {
+    std::mt19937_64 rng(7);
+    std::shuffle(rules.begin(), rules.end(), rng);
+    rules.resize(kMaxRules);
+  }
+  std::vector<verifier::RuleOutcome> out = verify(rules);
+  ASSERT_EQ(out.size(), rules.size());
+  for (size_t i = 0; i < rules.size(); ++i) {
+    if (timed_out(out[i].status)) {
+      Expected<std::vector<verifier::RuleOutcome>> again =
+          verifier::verify_rules({rules[i]}, shipped_specs(), {60000, 1});
+      ASSERT_TRUE(again.ok()) << again.error().message;
+      out[i] = (*again)[0];
     }
-    std::vector<verifier::RuleOutcome> out = verify(rules);
-    ASSERT_EQ(out.size(), rules.size());
-    for (size_t i = 0; i < rules.size(); ++i) {
-      EXPECT_EQ(out[i].status.kind, rules[i].status.kind)
-          << entry.path() << ": rule " << rules[i].name << " is now " << out[i].status.detail
-          << "; run `tso verify " << entry.path().string() << " -o " << entry.path().string()
-          << "` after changing the specs";
-      if (rules[i].status.kind == RuleStatus::Kind::kVerified) {
-        EXPECT_EQ(out[i].status.detail, rules[i].status.detail)
-            << rules[i].name << ": verified against other specs";
-      }
+    EXPECT_EQ(out[i].status.kind, rules[i].status.kind)
+        << path << ": rule " << rules[i].name << " is now " << out[i].status.detail
+        << "; run `tso verify " << path << " -o " << path << "` after changing the specs";
+    if (rules[i].status.kind == RuleStatus::Kind::kVerified) {
+      EXPECT_EQ(out[i].status.detail, rules[i].status.detail)
+          << rules[i].name << ": verified against other specs";
     }
   }
-  EXPECT_GT(files, 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(Substitutions, CommittedFile, testing::ValuesIn(files_with_statuses()),
+                         [](const testing::TestParamInfo<std::string>& info) {
+                           std::string name = fs::path(info.param).stem().string();
+                           std::replace_if(
+                               name.begin(), name.end(),
+                               [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); },
+                               '_');
+                           return name;
+                         });
 
 // Decides every rule of the committed files that the region check decided
 // (exact, partial) again, and fails on a changed status or correction.
