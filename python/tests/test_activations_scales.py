@@ -6,35 +6,23 @@ Runtime on the original, and close but false variants are left alone: a clip wit
 is not fused as relu6, a GELU's five nodes with another factor than 0.5 are not fused, a scale
 that is not a constant is not folded."""
 
-import numpy as np
-import onnx
-import onnxruntime as ort
-import pytest
-from onnx import TensorProto, helper, numpy_helper
+import functools
 
-import tso
-from conftest import H100
+import numpy as np
+import pytest
+from onnx import helper, numpy_helper
+
+import onnx_models
+from onnx_models import applied, make_model, op_types, random_feeds
 
 RNG = np.random.default_rng(16)
-
-
-def weight(name, shape, scale=0.5):
-    return numpy_helper.from_array((RNG.standard_normal(shape) * scale).astype(np.float32), name)
+weight = functools.partial(onnx_models.weight, RNG, scale=0.5)
+optimize = functools.partial(onnx_models.optimize, budget=60)
+assert_same_function = functools.partial(onnx_models.assert_same_function, rtol=1e-4, atol=1e-5)
 
 
 def scalar(name, value):
     return numpy_helper.from_array(np.array(value, dtype=np.float32), name)
-
-
-def make_model(name, nodes, inputs, outputs, initializers):
-    graph = helper.make_graph(
-        nodes, name,
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs],
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in outputs],
-        initializers)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
-    onnx.checker.check_model(model, full_check=True)
-    return model
 
 
 def conv_act_model(acts):
@@ -64,44 +52,13 @@ def gemm_act_model(acts):
     return make_model("gemm_act", nodes, inputs, outputs, inits)
 
 
-def feeds_for(model, scale):
-    return {i.name: RNG.standard_normal([d.dim_value for d in i.type.tensor_type.shape.dim])
-            .astype(np.float32) * scale for i in model.graph.input}
-
-
-def onnxruntime_outputs(model, feeds):
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return session.run(None, feeds)
-
-
-def assert_same_function(original, optimized, feeds):
-    expected = onnxruntime_outputs(original, feeds)
-    got = onnxruntime_outputs(optimized, feeds)
-    for e, g in zip(expected, got):
-        np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-5)
-
-
-def optimize(model):
-    optimized, report = tso.optimize(model, device=H100, budget=60)
-    onnx.checker.check_model(optimized, full_check=True)
-    return optimized, report
-
-
-def applied(report):
-    return {r["rule"] for r in report["rules_applied"]}
-
-
-def op_types(model):
-    return [n.op_type for n in model.graph.node]
-
-
 def test_activations_after_convs_are_fused():
     model = conv_act_model([("Clip", ["lo", "six"]), ("Sigmoid", []), ("Tanh", [])])
     optimized, report = optimize(model)
     assert report["classic_rewrites"]["fuse_activation"] == 3, applied(report)
     assert sum(r.startswith("act2_") for r in applied(report)) == 3, applied(report)
     assert report["operators"] == {"before": 6, "after": 3}
-    assert_same_function(model, optimized, feeds_for(model, 4))
+    assert_same_function(model, optimized, random_feeds(model, RNG, 4))
 
 
 def test_activations_after_gemms_are_fused():
@@ -112,7 +69,7 @@ def test_activations_after_gemms_are_fused():
     for op in ("relu", "sigmoid", "tanh", "clip"):
         assert f"hw_fuse_gemm_bias_{op}" in applied(report)
     assert report["operators"] == {"before": 8, "after": 4}
-    assert_same_function(model, optimized, feeds_for(model, 3))
+    assert_same_function(model, optimized, random_feeds(model, RNG, 3))
 
 
 def erf_gelu(x, y, half):
@@ -143,7 +100,7 @@ def test_an_exported_gelu_after_a_conv_and_a_gemm_is_fused():
     assert report["classic_rewrites"]["fuse_activation"] == 2, applied(report)
     assert "hw_fuse_gemm_bias_gelu" in applied(report)
     assert sum(r.startswith("act2_") for r in applied(report)) == 1, applied(report)
-    assert_same_function(model, optimized, feeds_for(model, 3))
+    assert_same_function(model, optimized, random_feeds(model, RNG, 3))
 
 
 def test_a_clip_to_other_bounds_is_not_fused_as_relu6():
@@ -151,7 +108,7 @@ def test_a_clip_to_other_bounds_is_not_fused_as_relu6():
     optimized, report = optimize(model)
     assert report["classic_rewrites"]["fuse_activation"] == 0, applied(report)
     assert "Clip" in op_types(optimized)
-    assert_same_function(model, optimized, feeds_for(model, 4))
+    assert_same_function(model, optimized, random_feeds(model, RNG, 4))
 
 
 def attention_scores_model(scale_op, scale_input="scale"):

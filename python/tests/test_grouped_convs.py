@@ -7,31 +7,19 @@ original. The close but false variant is left alone: with unequal widths (8 and 
 channels) a grouped conv would cut the weights at another place than the branches do, so the
 rules (where dim(w2,0) == dim(w1,0)) do not apply."""
 
-import numpy as np
-import onnx
-import onnxruntime as ort
-import pytest
-from onnx import TensorProto, helper, numpy_helper
+import functools
 
-import tso
-from conftest import H100
+import numpy as np
+import pytest
+from onnx import helper, numpy_helper
+
+import onnx_models
+from onnx_models import applied_in_order, make_model, op_types, random_feeds
 
 RNG = np.random.default_rng(162)
-
-
-def weight(name, shape):
-    return numpy_helper.from_array((RNG.standard_normal(shape) * 0.3).astype(np.float32), name)
-
-
-def make_model(name, nodes, inputs, outputs, initializers):
-    graph = helper.make_graph(
-        nodes, name,
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs],
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in outputs],
-        initializers)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
-    onnx.checker.check_model(model, full_check=True)
-    return model
+weight = functools.partial(onnx_models.weight, RNG, scale=0.3)
+optimize = functools.partial(onnx_models.optimize, budget=200)
+assert_same_function = functools.partial(onnx_models.assert_same_function, rtol=1e-4, atol=1e-5)
 
 
 def branches_model(form, width2):
@@ -51,52 +39,29 @@ def branches_model(form, width2):
     return make_model(f"branches_{form}", nodes, inputs, [("y", [1, 8 + width2, 16, 16])], inits)
 
 
-def optimize(model):
-    optimized, report = tso.optimize(model, device=H100, budget=200)
-    onnx.checker.check_model(optimized, full_check=True)
-    return optimized, report
-
-
 def convs_by_group(model):
     """The group attribute of each Conv of `model` (1 where it has none)."""
     return sorted(next((a.i for a in n.attribute if a.name == "group"), 1)
                   for n in model.graph.node if n.op_type == "Conv")
 
 
-def applied(report):
-    return [r["rule"] for r in report["rules_applied"]]
-
-
-def assert_same_function(original, optimized):
-    feeds = {i.name: RNG.standard_normal([d.dim_value for d in i.type.tensor_type.shape.dim])
-             .astype(np.float32) for i in original.graph.input}
-
-    def run(m):
-        session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
-        return session.run(None, feeds)
-
-    for e, g in zip(run(original), run(optimized)):
-        np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-5)
-
-
 @pytest.mark.parametrize("form", ["two_inputs", "split"])
 def test_convs_of_equal_width_merge_into_a_grouped_conv(form):
     model = branches_model(form, 8)
     optimized, report = optimize(model)
-    assert convs_by_group(optimized) == [2], ([n.op_type for n in optimized.graph.node],
-                                              applied(report))
+    assert convs_by_group(optimized) == [2], (op_types(optimized), applied_in_order(report))
     # Two inputs: their concatenation feeds the grouped conv; one input: the Split and the
     # Concat it undoes go too.
-    ops = [n.op_type for n in optimized.graph.node]
-    assert ops == (["Concat", "Conv"] if form == "two_inputs" else ["Conv"]), (ops,
-                                                                              applied(report))
+    ops = op_types(optimized)
+    assert ops == (["Concat", "Conv"] if form == "two_inputs" else ["Conv"]), (
+        ops, applied_in_order(report))
     assert report["predicted_cost_us"]["after"] < report["predicted_cost_us"]["before"]
-    assert_same_function(model, optimized)
+    assert_same_function(model, optimized, random_feeds(model, RNG))
 
 
 @pytest.mark.parametrize("form", ["two_inputs", "split"])
 def test_convs_of_unequal_widths_stay_apart(form):
     model = branches_model(form, 4)
     optimized, report = optimize(model)
-    assert convs_by_group(optimized) == [1, 1], applied(report)
-    assert_same_function(model, optimized)
+    assert convs_by_group(optimized) == [1, 1], applied_in_order(report)
+    assert_same_function(model, optimized, random_feeds(model, RNG))

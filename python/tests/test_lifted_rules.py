@@ -6,52 +6,19 @@ names, and drops a split that undoes its concat on axis 2; the optimized model a
 ONNX Runtime on the original; close but false variants are left alone: a second transpose that
 is not the inverse, a split on another axis than its concat's."""
 
-import numpy as np
-import onnx
-import onnxruntime as ort
-from onnx import TensorProto, helper, numpy_helper
+import functools
 
-import tso
-from conftest import H100, ROOT
+import numpy as np
+from onnx import helper, numpy_helper
+
+import onnx_models
+from conftest import ROOT
+from onnx_models import applied, make_model, op_types, random_feeds
 
 RNG = np.random.default_rng(161)
 RULES = [str(ROOT / "substitutions" / "lifted_n3.rules")]
-
-
-def make_model(name, nodes, inputs, outputs):
-    graph = helper.make_graph(
-        nodes, name,
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs],
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in outputs])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
-    onnx.checker.check_model(model, full_check=True)
-    return model
-
-
-def optimize(model):
-    optimized, report = tso.optimize(model, device=H100, rules=RULES, budget=200)
-    onnx.checker.check_model(optimized, full_check=True)
-    return optimized, report
-
-
-def applied(report):
-    return {r["rule"] for r in report["rules_applied"]}
-
-
-def op_types(model):
-    return [n.op_type for n in model.graph.node]
-
-
-def assert_same_function(original, optimized):
-    feeds = {i.name: RNG.standard_normal([d.dim_value for d in i.type.tensor_type.shape.dim])
-             .astype(np.float32) for i in original.graph.input}
-
-    def run(m):
-        session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
-        return session.run(None, feeds)
-
-    for e, g in zip(run(original), run(optimized)):
-        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+optimize = functools.partial(onnx_models.optimize, rules=RULES, budget=200)
+assert_same_function = functools.partial(onnx_models.assert_same_function, rtol=1e-5, atol=1e-6)
 
 
 def transpose_relu_model(second_perm):
@@ -69,14 +36,14 @@ def test_a_4d_transpose_and_its_inverse_around_a_relu_go():
     optimized, report = optimize(model)
     assert op_types(optimized) == ["Relu"], (op_types(optimized), applied(report))
     assert all(r.endswith("_lifted") for r in applied(report)), applied(report)
-    assert_same_function(model, optimized)
+    assert_same_function(model, optimized, random_feeds(model, RNG))
 
 
 def test_a_transpose_that_is_not_the_inverse_stays():
     model = transpose_relu_model([0, 2, 3, 1])
     optimized, report = optimize(model)
     assert op_types(optimized).count("Transpose") == 2, (op_types(optimized), applied(report))
-    assert_same_function(model, optimized)
+    assert_same_function(model, optimized, random_feeds(model, RNG))
 
 
 def concat_relu_model(axis):
@@ -94,25 +61,20 @@ def test_relus_of_a_concat_on_axis_2_merge():
     assert sorted(op_types(optimized)) == ["Concat", "Relu"], (op_types(optimized),
                                                               applied(report))
     assert all(r.endswith("_lifted") for r in applied(report)), applied(report)
-    assert_same_function(model, optimized)
+    assert_same_function(model, optimized, random_feeds(model, RNG))
 
 
 def split_concat_model(split_axis):
     """Concat on axis 2, split in two, the pieces added: split on axis 2 gives back the concat's
     inputs; on axis 3 it does not."""
     out = [1, 2, 4, 4] if split_axis == 2 else [1, 2, 8, 2]
-    graph = helper.make_graph([
+    return make_model("split_concat", [
         helper.make_node("Concat", ["a", "b"], ["c"], axis=2),
         helper.make_node("Split", ["c", "sizes"], ["p", "q"], axis=split_axis),
         helper.make_node("Add", ["p", "q"], ["y"]),
-    ], "split_concat",
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 2, 4, 4]) for n in "ab"],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, out)],
+    ], [(n, [1, 2, 4, 4]) for n in "ab"], [("y", out)],
         [numpy_helper.from_array(np.array([4, 4] if split_axis == 2 else [2, 2], np.int64),
                                  "sizes")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
-    onnx.checker.check_model(model, full_check=True)
-    return model
 
 
 def test_a_split_of_a_concat_on_its_axis_goes():
@@ -120,7 +82,7 @@ def test_a_split_of_a_concat_on_its_axis_goes():
     optimized, report = optimize(model)
     assert op_types(optimized) == ["Add"], (op_types(optimized), applied(report))
     assert all(r.endswith("_lifted") for r in applied(report)), applied(report)
-    assert_same_function(model, optimized)
+    assert_same_function(model, optimized, random_feeds(model, RNG))
 
 
 def test_a_split_on_another_axis_than_its_concat_stays():
@@ -128,4 +90,4 @@ def test_a_split_on_another_axis_than_its_concat_stays():
     optimized, report = optimize(model)
     assert sorted(op_types(optimized)) == ["Add", "Concat", "Split"], (op_types(optimized),
                                                                         applied(report))
-    assert_same_function(model, optimized)
+    assert_same_function(model, optimized, random_feeds(model, RNG))

@@ -7,26 +7,24 @@ through the lifted copies; the optimized model agrees with ONNX Runtime on the o
 close but false variant, two average pools of other kernels with outputs of one shape, keeps
 both pools."""
 
-import numpy as np
-import onnx
-import onnxruntime as ort
-from onnx import TensorProto, helper
+import functools
 
-import tso
-from conftest import H100, ROOT
+import numpy as np
+from onnx import helper
+
+import onnx_models
+from conftest import ROOT
+from onnx_models import applied, make_model, op_types, random_feeds
 
 RNG = np.random.default_rng(1631)
 RULES = [str(ROOT / "substitutions" / "pool_n3.rules")]
+optimize = functools.partial(onnx_models.optimize, rules=RULES, budget=100)
+assert_same_function = functools.partial(onnx_models.assert_same_function, rtol=1e-5, atol=1e-6)
 
 
-def make_model(nodes, inputs, output):
-    graph = helper.make_graph(
-        nodes, "pools",
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 4, 8, 8]) for n in inputs],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, output)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
-    onnx.checker.check_model(model, full_check=True)
-    return model
+def pools_model(nodes, inputs, output):
+    """`nodes` of `inputs`, each [1, 4, 8, 8], to y of shape `output`."""
+    return make_model("pools", nodes, [(n, [1, 4, 8, 8]) for n in inputs], [("y", output)])
 
 
 def pool(op, x, out, kernel, stride, pads):
@@ -34,37 +32,11 @@ def pool(op, x, out, kernel, stride, pads):
 
 
 def added_avgpools_model(second_kernel, second_pads):
-    return make_model([
+    return pools_model([
         pool("AveragePool", "a", "pa", [3, 3], [2, 2], [1, 1, 1, 1]),
         pool("AveragePool", "b", "pb", second_kernel, [2, 2], second_pads),
         helper.make_node("Add", ["pa", "pb"], ["y"]),
     ], ["a", "b"], [1, 4, 4, 4])
-
-
-def optimize(model):
-    optimized, report = tso.optimize(model, device=H100, rules=RULES, budget=100)
-    onnx.checker.check_model(optimized, full_check=True)
-    return optimized, report
-
-
-def applied(report):
-    return {r["rule"] for r in report["rules_applied"]}
-
-
-def op_types(model):
-    return [n.op_type for n in model.graph.node]
-
-
-def assert_same_function(original, optimized):
-    feeds = {i.name: RNG.standard_normal([d.dim_value for d in i.type.tensor_type.shape.dim])
-             .astype(np.float32) for i in original.graph.input}
-
-    def run(m):
-        session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
-        return session.run(None, feeds)
-
-    for e, g in zip(run(original), run(optimized)):
-        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
 
 
 def only_lifted(report):
@@ -78,11 +50,11 @@ def test_two_strided_padded_avgpools_added_become_one_pool_of_the_sum():
     assert sorted(op_types(optimized)) == ["Add", "AveragePool"], (op_types(optimized),
                                                                     applied(report))
     assert only_lifted(report), applied(report)
-    assert_same_function(model, optimized)
+    assert_same_function(model, optimized, random_feeds(model, RNG))
 
 
 def test_max_pools_of_a_concats_pieces_become_one_pool():
-    model = make_model([
+    model = pools_model([
         pool("MaxPool", "a", "pa", [2, 2], [2, 2], [0, 0, 0, 0]),
         pool("MaxPool", "b", "pb", [2, 2], [2, 2], [0, 0, 0, 0]),
         helper.make_node("Concat", ["pa", "pb"], ["y"], axis=1),
@@ -91,11 +63,11 @@ def test_max_pools_of_a_concats_pieces_become_one_pool():
     assert sorted(op_types(optimized)) == ["Concat", "MaxPool"], (op_types(optimized),
                                                                    applied(report))
     assert only_lifted(report), applied(report)
-    assert_same_function(model, optimized)
+    assert_same_function(model, optimized, random_feeds(model, RNG))
 
 
 def test_avgpools_of_other_kernels_stay_apart():
     model = added_avgpools_model([2, 2], [0, 0, 0, 0])
     optimized, report = optimize(model)
     assert op_types(optimized).count("AveragePool") == 2, (op_types(optimized), applied(report))
-    assert_same_function(model, optimized)
+    assert_same_function(model, optimized, random_feeds(model, RNG))

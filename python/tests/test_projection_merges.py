@@ -10,21 +10,21 @@ The search uses linear_bias_n5.rules alone: with every shipped file, each MatMul
 into a Gemm (hw_fuse_matmul_bias_add), which costs as much as the merge at these sizes on the
 H100's analytic model (every operator at its 2.5 us floor) and which no rule merges."""
 
-import numpy as np
-import onnx
-import onnxruntime as ort
-from onnx import TensorProto, helper, numpy_helper
+import functools
 
-import tso
-from conftest import H100, ROOT
+import numpy as np
+from onnx import helper
+
+import onnx_models
+from conftest import ROOT
+from onnx_models import applied, make_model, op_types, random_feeds
 
 RNG = np.random.default_rng(1625)
 TOKENS, FEATURES, OUT = 16, 32, 24
 RULES = [str(ROOT / "substitutions" / "linear_bias_n5.rules")]
-
-
-def weight(name, shape):
-    return numpy_helper.from_array((RNG.standard_normal(shape) * 0.5).astype(np.float32), name)
+weight = functools.partial(onnx_models.weight, RNG, scale=0.5)
+optimize = functools.partial(onnx_models.optimize, rules=RULES, budget=200)
+assert_same_function = functools.partial(onnx_models.assert_same_function, rtol=1e-4, atol=1e-4)
 
 
 def projections_model(sources, bias_shape=(OUT,)):
@@ -34,46 +34,13 @@ def projections_model(sources, bias_shape=(OUT,)):
         inits += [weight(f"w{k}", (FEATURES, OUT)), weight(f"b{k}", bias_shape)]
         nodes.append(helper.make_node("MatMul", [x, f"w{k}"], [f"m{k}"], name=f"matmul{k}"))
         nodes.append(helper.make_node("Add", [f"m{k}", f"b{k}"], [f"y{k}"], name=f"add{k}"))
-    graph = helper.make_graph(
-        nodes, "projections",
-        [helper.make_tensor_value_info(x, TensorProto.FLOAT, [TOKENS, FEATURES])
-         for x in sorted(set(sources))],
-        [helper.make_tensor_value_info(f"y{k}", TensorProto.FLOAT, [TOKENS, OUT])
-         for k in range(len(sources))],
-        inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
-    onnx.checker.check_model(model, full_check=True)
-    return model
-
-
-def optimize(model):
-    optimized, report = tso.optimize(model, device=H100, rules=RULES, budget=200)
-    onnx.checker.check_model(optimized, full_check=True)
-    return optimized, report
-
-
-def applied(report):
-    return {r["rule"] for r in report["rules_applied"]}
+    return make_model("projections", nodes,
+                      [(x, [TOKENS, FEATURES]) for x in sorted(set(sources))],
+                      [(f"y{k}", [TOKENS, OUT]) for k in range(len(sources))], inits)
 
 
 def products(model):
     return sum(n.op_type in ("MatMul", "Gemm") for n in model.graph.node)
-
-
-def op_types(model):
-    return [n.op_type for n in model.graph.node]
-
-
-def assert_same_function(original, optimized):
-    feeds = {i.name: RNG.standard_normal([d.dim_value for d in i.type.tensor_type.shape.dim])
-             .astype(np.float32) for i in original.graph.input}
-
-    def run(m):
-        session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
-        return session.run(None, feeds)
-
-    for e, g in zip(run(original), run(optimized)):
-        np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4)
 
 
 def merged_by_lifted_copies(report):
@@ -87,14 +54,14 @@ def test_three_biased_projections_of_a_matrix_merge_into_one_product():
     optimized, report = optimize(model)
     assert products(optimized) == 1, (op_types(optimized), applied(report))
     assert merged_by_lifted_copies(report), applied(report)
-    assert_same_function(model, optimized)
+    assert_same_function(model, optimized, random_feeds(model, RNG))
 
 
 def test_a_projection_of_another_input_keeps_its_product():
     model = projections_model(["x", "x", "z"])
     optimized, report = optimize(model)
     assert products(optimized) == 2, (op_types(optimized), applied(report))
-    assert_same_function(model, optimized)
+    assert_same_function(model, optimized, random_feeds(model, RNG))
 
 
 def test_biases_along_the_rows_are_not_merged_as_vectors():
@@ -102,4 +69,4 @@ def test_biases_along_the_rows_are_not_merged_as_vectors():
     optimized, report = optimize(model)
     assert not any(r.startswith("linear_bias5_") for r in applied(report)), applied(report)
     assert op_types(optimized).count("Add") == 3, (op_types(optimized), applied(report))
-    assert_same_function(model, optimized)
+    assert_same_function(model, optimized, random_feeds(model, RNG))
