@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The sanitizer build: every target compiled by clang with AddressSanitizer,
-# UndefinedBehaviorSanitizer and libFuzzer's coverage (TSO_SANITIZE) in
-# build-asan/, then its tests: the unit and cross-stage tests except those
-# labelled `cpu-slow` or `slow` (the real models, the committed rule files) and
-# `gpu` and the timing (SERIAL) tests, and each parser's fuzz target for
-# TSO_FUZZ_SECONDS (60 by default).
+# The sanitizer build: the libraries and their tests compiled by clang with
+# AddressSanitizer, UndefinedBehaviorSanitizer and libFuzzer's coverage
+# (TSO_SANITIZE) in build-asan/, then its tests: the unit and cross-stage tests
+# except those labelled `cpu-slow` or `slow` (the real models, the committed
+# rule files) and `gpu`, the timing (SERIAL) tests and the tests of the `tso`
+# binary (CLI), and each parser's fuzz target for TSO_FUZZ_SECONDS (60 by
+# default).
 #   tests/sanitize.sh [ctest arguments]
 set -euo pipefail
 cd "$(dirname "$0")/.."
