@@ -13,8 +13,18 @@
 namespace tso::gen {
 namespace {
 
-std::string op_set_error(const std::string& text) {
-  Expected<OpSet> s = parse_op_set(text, "bad.ops");
+// The first three lines of every op set here; each test writes the rest.
+constexpr const char* kSet = "name t\ninput i1 : f32[1,4,5,5]\nweight w1 : f32[4,4,3,3]\n";
+
+// The op set of kSet and `lines` (the first of them is line 4), read from
+// `path`.
+Expected<OpSet> op_set(const std::string& lines, std::string_view path = "t.ops") {
+  return parse_op_set(std::string(kSet) + lines, path);
+}
+
+// The error that op set gives, read from bad.ops.
+std::string op_set_error(const std::string& lines) {
+  Expected<OpSet> s = op_set(lines, "bad.ops");
   EXPECT_FALSE(s.ok());
   return s.ok() ? "" : s.error().message;
 }
@@ -31,48 +41,52 @@ std::string print_one(const Rule& r) {
   return print_rules(s);
 }
 
-constexpr const char* kSet = "name t\ninput i1 : f32[1,4,5,5]\nweight w1 : f32[4,4,3,3]\n";
+std::vector<std::string> param_names(const Rule& r) {
+  std::vector<std::string> names;
+  for (const RuleParam& p : r.params) names.push_back(p.name);
+  return names;
+}
+
+// Every conv2d attribute `lift conv2d` takes.
+const std::vector<AttrKey> kEveryConvAttr = {AttrKey::stride, AttrKey::pad, AttrKey::dilation,
+                                             AttrKey::groups};
 
 TEST(LiftOpSet, ParsesTheAttributes) {
-  Expected<OpSet> s = parse_op_set(
-      std::string(kSet) + "op conv2d kernel=[3,3] pad=same\nlift conv2d groups stride pad\n",
-      "t.ops");
+  Expected<OpSet> s = op_set("op conv2d kernel=[3,3] pad=same\nlift conv2d groups stride pad\n");
   ASSERT_TRUE(s.ok()) << s.error().message;
   EXPECT_EQ(s->lift_conv2d, (std::vector<AttrKey>{AttrKey::groups, AttrKey::stride, AttrKey::pad}));
-  Expected<OpSet> none = parse_op_set(std::string(kSet) + "op relu\n", "t.ops");
+  Expected<OpSet> none = op_set("op relu\n");
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->lift_conv2d.empty());
 }
 
 TEST(LiftOpSet, ErrorsNameFileAndLine) {
-  EXPECT_EQ(op_set_error(std::string(kSet) + "lift relu stride\n"),
+  EXPECT_EQ(op_set_error("lift relu stride\n"),
             "bad.ops:4: expected `lift conv2d ATTR...`, `lift pool ATTR...`, `lift transpose "
             "perm`, `lift concat axis`, `lift split axis` or `lift rank LO..HI`");
-  EXPECT_EQ(op_set_error(std::string(kSet) + "lift conv2d\n"),
+  EXPECT_EQ(op_set_error("lift conv2d\n"),
             "bad.ops:4: expected `lift conv2d ATTR...` (stride, pad, dilation, groups)");
-  EXPECT_EQ(op_set_error(std::string(kSet) + "lift conv2d act\n"),
+  EXPECT_EQ(op_set_error("lift conv2d act\n"),
             "bad.ops:4: cannot lift 'act' (stride, pad, dilation or groups)");
-  EXPECT_EQ(op_set_error(std::string(kSet) + "lift conv2d strides\n"),
+  EXPECT_EQ(op_set_error("lift conv2d strides\n"),
             "bad.ops:4: cannot lift 'strides' (stride, pad, dilation or groups)");
-  EXPECT_EQ(op_set_error(std::string(kSet) + "lift conv2d pad pad\n"),
-            "bad.ops:4: 'pad' lifted twice");
-  EXPECT_EQ(op_set_error(std::string(kSet) + "lift conv2d pad\nlift conv2d stride\n"),
+  EXPECT_EQ(op_set_error("lift conv2d pad pad\n"), "bad.ops:4: 'pad' lifted twice");
+  EXPECT_EQ(op_set_error("lift conv2d pad\nlift conv2d stride\n"),
             "bad.ops:5: `lift conv2d` given twice (first on line 4)");
 }
 
 TEST(LiftOpSet, PoolStatementAndItsErrors) {
-  Expected<OpSet> s = parse_op_set(
-      std::string(kSet) + "op maxpool kernel=[3,3] pad=same\nlift pool stride kernel\n", "t.ops");
+  Expected<OpSet> s = op_set("op maxpool kernel=[3,3] pad=same\nlift pool stride kernel\n");
   ASSERT_TRUE(s.ok()) << s.error().message;
   EXPECT_EQ(s->lift_pool, (std::vector<AttrKey>{AttrKey::stride, AttrKey::kernel}));
   EXPECT_TRUE(s->lift_conv2d.empty());
-  EXPECT_EQ(op_set_error(std::string(kSet) + "lift pool\n"),
+  EXPECT_EQ(op_set_error("lift pool\n"),
             "bad.ops:4: expected `lift pool ATTR...` (kernel, stride, pad)");
-  EXPECT_EQ(op_set_error(std::string(kSet) + "lift pool dilation\n"),
+  EXPECT_EQ(op_set_error("lift pool dilation\n"),
             "bad.ops:4: cannot lift 'dilation' (kernel, stride or pad)");
-  EXPECT_EQ(op_set_error(std::string(kSet) + "lift pool pad\nlift pool kernel\n"),
+  EXPECT_EQ(op_set_error("lift pool pad\nlift pool kernel\n"),
             "bad.ops:5: `lift pool` given twice (first on line 4)");
-  EXPECT_EQ(op_set_error(std::string(kSet) + "lift\n"),
+  EXPECT_EQ(op_set_error("lift\n"),
             "bad.ops:4: expected `lift conv2d ATTR...` (stride, pad, dilation, groups)");
 }
 
@@ -102,9 +116,7 @@ TEST(LiftRule, PoolsLiftApartFromConvs) {
   const std::vector<AttrKey> pool = {AttrKey::kernel, AttrKey::stride, AttrKey::pad};
   std::optional<Rule> l = lift_rule(r, {AttrKey::pad}, {}, pool);
   ASSERT_TRUE(l.has_value());
-  std::vector<std::string> names;
-  for (const RuleParam& p : l->params) names.push_back(p.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"p", "pk", "pp"}));
+  EXPECT_EQ(param_names(*l), (std::vector<std::string>{"p", "pk", "pp"}));
   const std::string text = print_one(*l);
   EXPECT_NE(text.find("%0 = conv2d(i1, w1, pad=?p)"), std::string::npos) << text;
   EXPECT_NE(text.find("%1 = maxpool(%0, pad=?pp, kernel=?pk)"), std::string::npos) << text;
@@ -131,8 +143,7 @@ TEST(LiftRule, FusionLiftsEveryAttribute) {
   }
 }
 )");
-  std::optional<Rule> l =
-      lift_rule(r, {AttrKey::stride, AttrKey::pad, AttrKey::dilation, AttrKey::groups});
+  std::optional<Rule> l = lift_rule(r, kEveryConvAttr);
   ASSERT_TRUE(l.has_value());
   EXPECT_EQ(print_one(*l), R"(# tso rules v1
 
@@ -160,10 +171,9 @@ rule g4_000001_lifted {
   // Only the listed attributes, in the listed order.
   std::optional<Rule> p = lift_rule(r, {AttrKey::pad});
   ASSERT_TRUE(p.has_value());
-  ASSERT_EQ(p->params.size(), 1u);
-  EXPECT_EQ(p->params[0].name, "p");
-  EXPECT_NE(print_one(*p).find("%0 = conv2d(i1, w1, b1, pad=?p, act=relu)"), std::string::npos)
-      << print_one(*p);
+  EXPECT_EQ(param_names(*p), std::vector<std::string>{"p"});
+  const std::string text = print_one(*p);
+  EXPECT_NE(text.find("%0 = conv2d(i1, w1, b1, pad=?p, act=relu)"), std::string::npos) << text;
 }
 
 TEST(LiftRule, KeepsDerivedGroupsAndDifferingValues) {
@@ -185,12 +195,9 @@ TEST(LiftRule, KeepsDerivedGroupsAndDifferingValues) {
   }
 }
 )");
-  std::optional<Rule> l =
-      lift_rule(r, {AttrKey::stride, AttrKey::pad, AttrKey::dilation, AttrKey::groups});
+  std::optional<Rule> l = lift_rule(r, kEveryConvAttr);
   ASSERT_TRUE(l.has_value());
-  ASSERT_EQ(l->params.size(), 2u);
-  EXPECT_EQ(l->params[0].name, "p");
-  EXPECT_EQ(l->params[1].name, "d");
+  EXPECT_EQ(param_names(*l), (std::vector<std::string>{"p", "d"}));
   const std::string text = print_one(*l);
   EXPECT_NE(text.find("%0 = conv2d(i1, d1, stride=[2,2], pad=?p, dilation=?d, groups=dim(i1,1))"),
             std::string::npos)
@@ -224,11 +231,9 @@ TEST(LiftRule, NoCopyWithoutConv) {
 // The rule writer on a small set: each lifted copy follows its original, the
 // counts say how many, and the file parses back.
 TEST(LiftGenerate, CopiesFollowTheirOriginals) {
-  Expected<OpSet> s = parse_op_set(
-      std::string(kSet) +
-          "op conv2d kernel=[3,3] pad=same\nop conv2d kernel=[3,3] pad=same act=relu\nop relu\n"
-          "lift conv2d stride pad dilation groups\n",
-      "t.ops");
+  Expected<OpSet> s = op_set(
+      "op conv2d kernel=[3,3] pad=same\nop conv2d kernel=[3,3] pad=same act=relu\nop relu\n"
+      "lift conv2d stride pad dilation groups\n");
   ASSERT_TRUE(s.ok()) << s.error().message;
   GenerateOptions o;
   o.max_ops = 2;
@@ -248,8 +253,7 @@ TEST(LiftGenerate, CopiesFollowTheirOriginals) {
       ASSERT_GT(i, 0u);
       EXPECT_EQ(rules[i].name, rules[i - 1].name + "_lifted");
       EXPECT_EQ(rules[i].params.size(), 4u);
-      Rule expected = *lift_rule(
-          rules[i - 1], {AttrKey::stride, AttrKey::pad, AttrKey::dilation, AttrKey::groups});
+      Rule expected = *lift_rule(rules[i - 1], kEveryConvAttr);
       EXPECT_EQ(rules[i], expected);
       fusion |= rules[i].source.nodes.size() == 2 && rules[i].target.nodes.size() == 1 &&
                 rules[i].source.nodes[1].op == Op::Relu;
@@ -271,21 +275,18 @@ TEST(LiftGenerate, CopiesFollowTheirOriginals) {
 }
 
 TEST(LiftOpSet, LayoutStatements) {
-  Expected<OpSet> s = parse_op_set(
-      std::string(kSet) + "op relu\nlift transpose perm\nlift concat axis\nlift rank 2..4\n",
-      "t.ops");
+  Expected<OpSet> s = op_set("op relu\nlift transpose perm\nlift concat axis\nlift rank 2..4\n");
   ASSERT_TRUE(s.ok()) << s.error().message;
   EXPECT_EQ(s->lift_layout, (LayoutLift{true, true, false, 2, 4}));
-  EXPECT_EQ(op_set_error(std::string(kSet) + "op relu\nlift transpose perm\n"),
+  EXPECT_EQ(op_set_error("op relu\nlift transpose perm\n"),
             "bad.ops:6: `lift transpose perm`, `lift concat axis` and `lift split axis` need "
             "`lift rank LO..HI` (the ranks their copies are proved at)");
-  EXPECT_EQ(op_set_error(std::string(kSet) + "lift rank 0..4\n"),
+  EXPECT_EQ(op_set_error("lift rank 0..4\n"),
             "bad.ops:4: `lift rank LO..HI` takes ranks in 1..4 (the specs' ranks), got '0..4'");
-  EXPECT_EQ(op_set_error(std::string(kSet) + "lift rank 2..5\n"),
+  EXPECT_EQ(op_set_error("lift rank 2..5\n"),
             "bad.ops:4: `lift rank LO..HI` takes ranks in 1..4 (the specs' ranks), got '2..5'");
-  EXPECT_EQ(op_set_error(std::string(kSet) + "lift rank 2..4\nlift rank 2..4\n"),
-            "bad.ops:5: `lift rank` given twice");
-  EXPECT_EQ(op_set_error(std::string(kSet) + "lift split axis\nlift split axis\n"),
+  EXPECT_EQ(op_set_error("lift rank 2..4\nlift rank 2..4\n"), "bad.ops:5: `lift rank` given twice");
+  EXPECT_EQ(op_set_error("lift split axis\nlift split axis\n"),
             "bad.ops:5: `lift split axis` given twice");
 }
 
@@ -390,9 +391,9 @@ rule t_000002_lifted {
   // Axes not lifted count from the end; the split's sizes keep their dims.
   std::optional<Rule> ranked = lift_rule(r, {}, LayoutLift{false, false, false, 2, 4});
   ASSERT_TRUE(ranked.has_value());
-  EXPECT_NE(print_one(*ranked).find("split(%1, axis=-1, sizes=[dim(x1,-1), dim(x2,-1)])"),
-            std::string::npos)
-      << print_one(*ranked);
+  const std::string text = print_one(*ranked);
+  EXPECT_NE(text.find("split(%1, axis=-1, sizes=[dim(x1,-1), dim(x2,-1)])"), std::string::npos)
+      << text;
   // A split in the target would leave its sizes unbound: no copy.
   std::swap(r.source, r.target);
   EXPECT_FALSE(lift_rule(r, {}, kLayout).has_value());

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
+
 #include "core/text_format.h"
 #include "optimizer/test_graphs.h"
 #include "optimizer/test_rules.h"
@@ -21,29 +23,53 @@ RuleSet rules(std::string_view text) {
   return s.ok() ? std::move(*s) : RuleSet{};
 }
 
-// "rule: node names of the match" for every match, in report order.
-std::vector<std::string> matches(const Graph& g, const RuleIndex& index) {
-  GraphIndex gi(g);
-  std::vector<std::string> out;
-  for_each_match(g, gi, index, [&](const Match& m) {
-    std::string s = m.rule->rule->name + ":";
-    for (int n : m.nodes) s += " " + g.node(n).name;
-    out.push_back(s);
-  });
-  return out;
-}
-
-class MatcherTest : public ::testing::Test {
+// Rules compiled forward only: the reverse directions are
+// reverse_rule_test's subject.
+class Matcher : public ::testing::Test {
  protected:
-  void SetUp() override {
-    set_ = rules(testing::kClassicRules);
-    // Forward only: the reverse directions are reverse_rule_test's subject.
-    index_.add(set_, {.reverse_verified = false});
-    ASSERT_EQ(index_.rules().size(), set_.rules.size());
+  // Parses `text` and compiles its rules into `index_` (the sets live as
+  // long as the test, as the index points into them).
+  void add_rules(std::string_view text) {
+    sets_.push_back(rules(text));
+    index_.add(sets_.back(), {.reverse_verified = false});
   }
-  RuleSet set_;
+
+  // "rule: node names of the match" for every match, in report order.
+  std::vector<std::string> matches(const Graph& g) const {
+    GraphIndex gi(g);
+    std::vector<std::string> out;
+    for_each_match(g, gi, index_, [&](const Match& m) {
+      std::string s = m.rule->rule->name + ":";
+      for (int n : m.nodes) s += " " + g.node(n).name;
+      out.push_back(s);
+    });
+    return out;
+  }
+
+  std::deque<RuleSet> sets_;
   RuleIndex index_;
 };
+
+// The classic rules, every one compiled.
+class MatcherTest : public Matcher {
+ protected:
+  void SetUp() override {
+    add_rules(testing::kClassicRules);
+    ASSERT_EQ(index_.rules().size(), sets_.front().rules.size());
+  }
+};
+
+// Two convs of one input, one of them followed by a relu.
+constexpr const char* kOverlapping = R"(graph g {
+  input x: f32[1,4,8,8]
+  weight w1: f32[4,4,3,3]
+  weight w2: f32[4,4,3,3]
+  %a = conv2d(x, w1, pad=same)
+  %b = conv2d(x, w2, pad=same)
+  %c = relu(%a)
+  output b = %b
+  output c = %c
+})";
 
 TEST_F(MatcherTest, SingleOutputRuleBindsParamsAndMatchesEquivalentPadding) {
   Graph g = parse(R"(graph g {
@@ -56,7 +82,7 @@ TEST_F(MatcherTest, SingleOutputRuleBindsParamsAndMatchesEquivalentPadding) {
   %d = relu(%c)
   output y = %d
 })");
-  EXPECT_EQ(matches(g, index_),
+  EXPECT_EQ(matches(g),
             (std::vector<std::string>{"t_fuse_conv_relu: %a %b", "t_fuse_conv_relu: %c %d"}));
 }
 
@@ -69,7 +95,7 @@ TEST_F(MatcherTest, InternalResultUsedElsewhereRejectsTheMatch) {
   output y = %b
   output z = %a
 })");
-  EXPECT_TRUE(matches(g, index_).empty());
+  EXPECT_TRUE(matches(g).empty());
 }
 
 TEST_F(MatcherTest, MultiOutputRuleMatchesEveryOrderedPairSharingTheInput) {
@@ -91,16 +117,16 @@ TEST_F(MatcherTest, MultiOutputRuleMatchesEveryOrderedPairSharingTheInput) {
   // %d reads another input; the 1x1 %c pairs with the 3x3 ones under both
   // rules (the plain merge fails later, when its target is built), and
   // `where dim(w1,2) == 1` keeps the 3x3 ones out of the enlarge rule's w1.
-  EXPECT_EQ(matches(g, index_), (std::vector<std::string>{
-                                    "t_merge_conv: %a %b",
-                                    "t_merge_conv: %a %c",
-                                    "t_merge_conv: %b %a",
-                                    "t_merge_conv: %b %c",
-                                    "t_merge_conv: %c %a",
-                                    "t_merge_conv: %c %b",
-                                    "t_merge_conv_enlarge: %c %a",
-                                    "t_merge_conv_enlarge: %c %b",
-                                }));
+  EXPECT_EQ(matches(g), (std::vector<std::string>{
+                            "t_merge_conv: %a %b",
+                            "t_merge_conv: %a %c",
+                            "t_merge_conv: %b %a",
+                            "t_merge_conv: %b %c",
+                            "t_merge_conv: %c %a",
+                            "t_merge_conv: %c %b",
+                            "t_merge_conv_enlarge: %c %a",
+                            "t_merge_conv_enlarge: %c %b",
+                        }));
 }
 
 TEST_F(MatcherTest, ConditionsRejectAndParamsMustAgree) {
@@ -114,11 +140,11 @@ TEST_F(MatcherTest, ConditionsRejectAndParamsMustAgree) {
   output b = %b
 })");
   // ?a binds relu on one conv and none on the other: no merge.
-  EXPECT_TRUE(matches(g, index_).empty());
+  EXPECT_TRUE(matches(g).empty());
 }
 
-TEST(Matcher, CommutativeOperatorsMatchInEitherOrder) {
-  RuleSet set = rules(R"(# tso rules v1
+TEST_F(Matcher, CommutativeOperatorsMatchInEitherOrder) {
+  add_rules(R"(# tso rules v1
 rule add_relu {
   origin handwritten
   status verified specs=test
@@ -136,8 +162,6 @@ rule add_relu {
   }
 }
 )");
-  RuleIndex index;
-  index.add(set, {.reverse_verified = false});
   Graph g = parse(R"(graph g {
   input a: f32[4]
   input b: f32[4]
@@ -148,7 +172,7 @@ rule add_relu {
   output s = %s
   output u = %u
 })");
-  EXPECT_EQ(matches(g, index), (std::vector<std::string>{"add_relu: %r %s", "add_relu: %t %u"}));
+  EXPECT_EQ(matches(g), (std::vector<std::string>{"add_relu: %r %s", "add_relu: %t %u"}));
 }
 
 // A rule without a rank clause is proved at its example ranks only: its
@@ -156,8 +180,8 @@ rule add_relu {
 // rank, where the law may be false (substitutions/README.md, `rank`). A
 // broadcasting add stated for a matrix and a row is not a law for a 3-D
 // tensor and a matrix.
-TEST(Matcher, ARuleWithoutARankClauseBindsItsExampleRanksOnly) {
-  RuleSet set = rules(R"(# tso rules v1
+TEST_F(Matcher, ARuleWithoutARankClauseBindsItsExampleRanksOnly) {
+  add_rules(R"(# tso rules v1
 rule relu_add_row {
   origin handwritten
   status verified specs=test
@@ -175,8 +199,6 @@ rule relu_add_row {
   }
 }
 )");
-  RuleIndex index;
-  index.add(set, {.reverse_verified = false});
   Graph own_rank = parse(R"(graph g {
   input x: f32[3,5]
   input b: f32[5]
@@ -184,7 +206,7 @@ rule relu_add_row {
   %r = relu(%a)
   output y = %r
 })");
-  EXPECT_EQ(matches(own_rank, index), (std::vector<std::string>{"relu_add_row: %a %r"}));
+  EXPECT_EQ(matches(own_rank), (std::vector<std::string>{"relu_add_row: %a %r"}));
   Graph higher_rank = parse(R"(graph g {
   input x: f32[2,3,5]
   input b: f32[5]
@@ -192,7 +214,7 @@ rule relu_add_row {
   %r = relu(%a)
   output y = %r
 })");
-  EXPECT_TRUE(matches(higher_rank, index).empty());
+  EXPECT_TRUE(matches(higher_rank).empty());
   Graph other_variable = parse(R"(graph g {
   input x: f32[3,5]
   input b: f32[3,5]
@@ -200,7 +222,7 @@ rule relu_add_row {
   %r = relu(%a)
   output y = %r
 })");
-  EXPECT_TRUE(matches(other_variable, index).empty());
+  EXPECT_TRUE(matches(other_variable).empty());
 }
 
 // A pattern node read by two others (the smul of g4_006169's reverse), where
@@ -209,8 +231,8 @@ rule relu_add_row {
 // (tests/optimizer_diff_fuzz --seed 86): matmul(matmul(I, s), smul(I, w))
 // matched as matmul(matmul(y1, %0), %0) with %0 = smul(I, w), and the
 // rewrite dropped s.
-TEST(Matcher, ANodeReadTwiceIsTheSameNodeForEveryReader) {
-  RuleSet set = rules(R"(# tso rules v1
+TEST_F(Matcher, ANodeReadTwiceIsTheSameNodeForEveryReader) {
+  add_rules(R"(# tso rules v1
 rule shared {
   origin handwritten
   status verified specs=test
@@ -231,8 +253,6 @@ rule shared {
   }
 }
 )");
-  RuleIndex index;
-  index.add(set, {.reverse_verified = false});
   Graph g = parse(R"(graph g {
   input s: f32[4,4]
   input e: f32[4,4]
@@ -246,7 +266,7 @@ rule shared {
   output n = %n
   output q = %q
 })");
-  EXPECT_EQ(matches(g, index), (std::vector<std::string>{"shared: %k %p %q"}));
+  EXPECT_EQ(matches(g), (std::vector<std::string>{"shared: %k %p %q"}));
 }
 
 // Two pattern outputs and a variable computed from one of them outside the
@@ -254,8 +274,8 @@ rule shared {
 // fuzzer's seed 436: g4_002946 (reverse) on add(s, w) and add(f(add(s, w)),
 // s) made the search build a cyclic graph and exhaust memory). The same
 // graph with the variable independent of the match matches.
-TEST(Matcher, AVariableComputedFromTheMatchIsNoMatch) {
-  RuleSet set = rules(R"(# tso rules v1
+TEST_F(Matcher, AVariableComputedFromTheMatchIsNoMatch) {
+  add_rules(R"(# tso rules v1
 rule two_adds {
   origin handwritten
   status verified specs=test
@@ -274,8 +294,6 @@ rule two_adds {
   }
 }
 )");
-  RuleIndex index;
-  index.add(set, {.reverse_verified = false});
   auto graph = [](const char* m) {
     return parse(std::string(R"(graph g {
   input s: f32[2,4]
@@ -288,46 +306,25 @@ rule two_adds {
   output b = %b
 })");
   };
-  EXPECT_EQ(matches(graph("%a"), index), std::vector<std::string>{});
-  EXPECT_EQ(matches(graph("w"), index),
-            (std::vector<std::string>{"two_adds: %a %b", "two_adds: %b %a"}));
+  EXPECT_EQ(matches(graph("%a")), std::vector<std::string>{});
+  EXPECT_EQ(matches(graph("w")), (std::vector<std::string>{"two_adds: %a %b", "two_adds: %b %a"}));
 }
 
 TEST_F(MatcherTest, OverlappingMatchesAreAllReported) {
   // concat(split(x)) and the conv merges overlap on the same nodes.
-  Graph g = parse(R"(graph g {
-  input x: f32[1,4,8,8]
-  weight w1: f32[4,4,3,3]
-  weight w2: f32[4,4,3,3]
-  %a = conv2d(x, w1, pad=same)
-  %b = conv2d(x, w2, pad=same)
-  %c = relu(%a)
-  output b = %b
-  output c = %c
-})");
-  EXPECT_EQ(matches(g, index_),
-            (std::vector<std::string>{"t_merge_conv: %a %b", "t_merge_conv: %b %a",
-                                      "t_fuse_conv_relu: %a %c"}));
+  Graph g = parse(kOverlapping);
+  EXPECT_EQ(matches(g), (std::vector<std::string>{"t_merge_conv: %a %b", "t_merge_conv: %b %a",
+                                                  "t_fuse_conv_relu: %a %c"}));
 }
 
 TEST_F(MatcherTest, MatchingNeverModifiesTheGraph) {
-  const char* text = R"(graph g {
-  input x: f32[1,4,8,8]
-  weight w1: f32[4,4,3,3]
-  weight w2: f32[4,4,3,3]
-  %a = conv2d(x, w1, pad=same)
-  %b = conv2d(x, w2, pad=same)
-  %c = relu(%a)
-  output b = %b
-  output c = %c
-})";
-  Graph g = parse(text);
+  Graph g = parse(kOverlapping);
   std::string before = print(g);
   uint64_t hash = structural_hash(g);
-  EXPECT_FALSE(matches(g, index_).empty());
+  EXPECT_FALSE(matches(g).empty());
   EXPECT_EQ(print(g), before);
   EXPECT_EQ(structural_hash(g), hash);
-  EXPECT_EQ(g, parse(text));
+  EXPECT_EQ(g, parse(kOverlapping));
 }
 
 TEST(RuleIndex, SkipsRulesThatAreNotVerifiedUnlessAllowed) {
