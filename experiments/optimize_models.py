@@ -19,6 +19,7 @@ minimum of the rounds' minimums and the median of their medians).
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -164,7 +165,7 @@ def timed(stem, files, a):
         progress(f"{stem}: round {r}/{a.rounds}: " + ", ".join(said))
     for name, _ in files:
         if name not in res:
-            res[name] = (min(mins[name]), sorted(medians[name])[len(medians[name]) // 2])
+            res[name] = (min(mins[name]), statistics.median(medians[name]))
     return res
 
 
