@@ -286,6 +286,30 @@ def gpu_part(records, gpu, gpu_note):
 
 
 # --------------------------------------------------------------------- file
+def disturbed_rows(records, done):
+    """The rows that other processes disturbed: more than a quarter of the
+    CPUs busy in the second before the row (reproduce.cpu_busy); rows kept
+    before that was recorded by a load average above 0.5, which also counts
+    the run's own row before."""
+    busy, loaded = [], []
+    for i in done:
+        rec = records[i]
+        if rec.get("busy_at_start") is not None:
+            if rec["busy_at_start"] > 0.25:
+                busy.append(f"{i} ({rec['busy_at_start']:.0%})")
+        elif rec.get("load_at_start", [0])[0] > 0.5:
+            loaded.append(f"{i} ({rec['load_at_start'][0]:.2f})")
+    out = []
+    if busy:
+        out += ["Rows started while other processes kept more than a quarter of the CPUs busy "
+                "(disturbed): " + ", ".join(busy) + "."]
+    if loaded:
+        out += ["Rows measured with a load average above 0.5 at their start (disturbed, or the "
+                "run's own row before: these rows predate the CPU-busy check): "
+                + ", ".join(loaded) + "."]
+    return out
+
+
 def results_md(machine_lines, rows, records, plots, gpu, gpu_note, interrupted):
     done = [r.id for r in rows if r.id in records]
     missing = [r.id for r in rows if r.id not in records]
@@ -306,9 +330,5 @@ def results_md(machine_lines, rows, records, plots, gpu, gpu_note, interrupted):
         out += ["## Plots", ""]
         for path, caption in plots:
             out += [f"![{os.path.basename(path)}]({os.path.basename(path)})", "", caption, ""]
-    kept_load = [(i, records[i]["load_at_start"][0]) for i in done
-                 if records[i].get("load_at_start", [0])[0] > 0.5]
-    if kept_load:
-        out += ["Rows measured with a load average above 0.5 at their start (disturbed): "
-                + ", ".join(f"{i} ({l:.2f})" for i, l in kept_load) + "."]
+    out += disturbed_rows(records, done)
     return "\n".join(out) + "\n"

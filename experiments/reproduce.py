@@ -48,6 +48,7 @@ PROFILES = {
 }
 MIN_ROUNDS = 5  # ../shared/MEASURING.md
 LOAD_WARNING = 0.5  # load average (1 min) above which timings are disturbed
+BUSY_WARNING = 0.25  # share of the CPUs busy just before a row above which it is disturbed
 
 # Prior estimates (seconds) of each row on an idle machine, for the time left
 # before any row has finished; then they are scaled by the finished rows'
@@ -84,6 +85,24 @@ def progress(msg):
 
 def loadavg():
     return cpu_bench.loadavg() or [0.0, 0.0, 0.0]
+
+
+def cpu_busy(seconds=1.0):
+    """The share of the machine's CPU time spent outside idle over `seconds`
+    (/proc/stat), or None where it cannot be read. Taken between rows, when no
+    process of this run is running, it is other processes' load, which the
+    load average mixes with this run's row before."""
+    def sample():
+        with open("/proc/stat") as f:
+            ticks = [int(x) for x in f.readline().split()[1:]]
+        return sum(ticks), ticks[3] + ticks[4]  # all, idle + iowait
+    try:
+        all0, idle0 = sample()
+        time.sleep(seconds)
+        all1, idle1 = sample()
+    except (OSError, ValueError, IndexError):
+        return None
+    return 1 - (idle1 - idle0) / (all1 - all0) if all1 > all0 else None
 
 
 def duration(s):
@@ -256,11 +275,11 @@ def run_rows(rows, out):
         left_prior = sum(x.estimate_s for x in todo[k - 1:])
         factor = actual / prior if prior else 1.0
         basis = "from the rows finished so far" if prior else "before any row finished"
-        load = loadavg()
+        load, busy = loadavg(), cpu_busy()
         progress(f"[{k}/{len(todo)}] {r.id}: {duration(time.monotonic() - start)} elapsed, "
                  f"about {duration(left_prior * factor)} left (estimate {basis})"
-                 + (f"; WARNING load average {load[0]:.2f}: something else is running"
-                    if load[0] > LOAD_WARNING else ""))
+                 + (f"; WARNING {busy:.0%} of the CPUs busy in the second before it: something "
+                    "else is running" if busy is not None and busy > BUSY_WARNING else ""))
         t = time.monotonic()
         try:
             result = r.run()
@@ -275,6 +294,7 @@ def run_rows(rows, out):
         actual += seconds
         prior += r.estimate_s
         rec = {"id": r.id, "settings": r.settings, "seconds": seconds, "load_at_start": load,
+               "busy_at_start": busy,
                "finished": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
                "result": result}
         write_atomically(r.path(out), json.dumps(rec, indent=1) + "\n")

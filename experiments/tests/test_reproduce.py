@@ -157,3 +157,19 @@ def test_results_keep_published_figures_apart_and_say_not_yet():
 def test_models_without_published_figures_get_none(stem):
     import references
     assert references.tensat(stem) is None
+
+
+def test_rows_are_disturbed_by_other_processes_not_by_the_run_itself():
+    import repro_report
+    records = {"a": {"load_at_start": [1.9, 0, 0], "busy_at_start": 0.02},
+               "b": {"load_at_start": [0.1, 0, 0], "busy_at_start": 0.6},
+               "c": {"load_at_start": [1.2, 0, 0]},
+               "d": {"load_at_start": [0.2, 0, 0]}}
+    text = "\n".join(repro_report.disturbed_rows(records, ["a", "b", "c", "d"]))
+    assert "b (60%)" in text and "c (1.20)" in text
+    assert "a (" not in text and "d (" not in text
+
+
+def test_cpu_busy_is_a_share():
+    busy = reproduce.cpu_busy(0.2)
+    assert busy is None or 0.0 <= busy <= 1.0
