@@ -352,28 +352,30 @@ def configs(path, opt):
     return out
 
 
-def bench_model(stem, path, opt, a):
-    """{config: (min, median)} or {config: 'error'}; configs "ort", "tso" and,
-    with an optimized file, "ort_opt", "tso_opt"."""
-    runs = a.heavy_runs if stem in HEAVY else a.runs
-    cs = configs(path, opt)
-    mins = {c: [] for c, _, _ in cs}
-    medians = {c: [] for c, _, _ in cs}
+def alternate(label, timers, rounds, warm_runs, runs):
+    """{name: (min, median) or error} of timers [(name, time)], where time(n)
+    runs one process of n timed runs and returns ((min, median), None) or
+    (None, error): one untimed warm-up process of `warm_runs` each, then
+    `rounds` rounds alternating them; the minimum of the rounds' minimums and
+    the median of their medians. A configuration that fails once is not
+    timed again."""
+    mins = {c: [] for c, _ in timers}
+    medians = {c: [] for c, _ in timers}
     error = {}
-    for c, fn, f in cs:  # the untimed warm-up process of each
-        _, err = fn(f, min(runs, 3), a.warmup, a)
+    for c, time in timers:
+        _, err = time(warm_runs)
         if err:
             error[c] = err
-        progress(f"{stem}: warm-up {c}: {'failed: ' + err if err else 'ok'}")
-    for r in range(1, a.rounds + 1):
-        if len(error) == len(cs):
-            progress(f"{stem}: no rounds: every configuration failed")
+        progress(f"{label}: warm-up {c}: {'failed: ' + err if err else 'ok'}")
+    for r in range(1, rounds + 1):
+        if len(error) == len(timers):
+            progress(f"{label}: no rounds: every configuration failed")
             break
         said = []
-        for c, fn, f in cs:
-            if c in error:  # failed once: not retried every round
+        for c, time in timers:
+            if c in error:
                 continue
-            res, err = fn(f, runs, a.warmup, a)
+            res, err = time(runs)
             if err:
                 error[c] = f"(round {r}) {err}"
                 said.append(f"{c} failed: {err}")
@@ -381,9 +383,17 @@ def bench_model(stem, path, opt, a):
             mins[c].append(res[0])
             medians[c].append(res[1])
             said.append(f"{c} min {res[0]:.2f} median {res[1]:.2f} ms")
-        progress(f"{stem}: round {r}/{a.rounds}: " + ", ".join(said))
+        progress(f"{label}: round {r}/{rounds}: " + ", ".join(said))
     return {c: error[c] if c in error else (min(mins[c]), statistics.median(medians[c]))
-            for c, _, _ in cs}
+            for c, _ in timers}
+
+
+def bench_model(stem, path, opt, a):
+    """{config: (min, median)} or {config: 'error'}; configs "ort", "tso" and,
+    with an optimized file, "ort_opt", "tso_opt"."""
+    runs = a.heavy_runs if stem in HEAVY else a.runs
+    timers = [(c, lambda n, fn=fn, f=f: fn(f, n, a.warmup, a)) for c, fn, f in configs(path, opt)]
+    return alternate(stem, timers, a.rounds, min(runs, 3), runs)
 
 
 # ------------------------------------------------------------------- table

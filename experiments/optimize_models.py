@@ -19,7 +19,6 @@ minimum of the rounds' minimums and the median of their medians).
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -142,31 +141,8 @@ def optimize(stem, path, side, old_rules, a):
 def timed(stem, files, a):
     """{name: (min, median) or error} over files [(name, path)], alternated."""
     runs = a.heavy_runs if stem in cpu_bench.HEAVY else a.runs
-    res = {}
-    for name, f in files:
-        _, err = cpu_bench.time_tso(f, min(runs, 3), 0, a)
-        if err:
-            res[name] = err
-        progress(f"{stem}: warm-up {name}: {'failed: ' + err if err else 'ok'}")
-    mins = {name: [] for name, _ in files}
-    medians = {name: [] for name, _ in files}
-    for r in range(1, a.rounds + 1):
-        said = []
-        for name, f in files:
-            if name in res:
-                continue
-            t, err = cpu_bench.time_tso(f, runs, 0, a)
-            if err:
-                res[name] = f"(round {r}) {err}"
-                continue
-            mins[name].append(t[0])
-            medians[name].append(t[1])
-            said.append(f"{name} {t[0]:.2f}/{t[1]:.2f} ms")
-        progress(f"{stem}: round {r}/{a.rounds}: " + ", ".join(said))
-    for name, _ in files:
-        if name not in res:
-            res[name] = (min(mins[name]), statistics.median(medians[name]))
-    return res
+    timers = [(name, lambda n, f=f: cpu_bench.time_tso(f, n, 0, a)) for name, f in files]
+    return cpu_bench.alternate(stem, timers, a.rounds, min(runs, 3), runs)
 
 
 def rewrite_cells(opt):

@@ -21,7 +21,6 @@ import json
 import os
 import re
 import shlex
-import statistics
 import subprocess
 import sys
 import time
@@ -125,8 +124,6 @@ def correction_ms(path, a):
 def bench(stem, batch, configs, a):
     """{config: (min, median) or error}, alternating rounds."""
     runs = a.heavy_runs if batch > 1 or stem == "bert_base_seq128" else a.runs
-    mins, medians, error = ({c: [] for c, _, _ in configs} for _ in range(3))
-    error = {}
 
     def timed(path, flags, n):
         saved = a.tso_flags
@@ -136,25 +133,9 @@ def bench(stem, batch, configs, a):
         finally:
             a.tso_flags = saved
 
-    for c, path, flags in configs:
-        _, err = timed(path, flags, 2)
-        if err:
-            error[c] = err
-    for r in range(1, a.rounds + 1):
-        said = []
-        for c, path, flags in configs:
-            if c in error:
-                continue
-            res, err = timed(path, flags, runs)
-            if err:
-                error[c] = f"(round {r}) {err}"
-                continue
-            mins[c].append(res[0])
-            medians[c].append(res[1])
-            said.append(f"{c} {res[0]:.1f}")
-        progress(f"{stem} b{batch}: round {r}/{a.rounds}: min " + ", ".join(said) + " ms")
-    return {c: error[c] if c in error else (min(mins[c]), statistics.median(medians[c]))
-            for c, _, _ in configs}
+    timers = [(c, lambda n, path=path, flags=flags: timed(path, flags, n))
+              for c, path, flags in configs]
+    return cpu_bench.alternate(f"{stem} b{batch}", timers, a.rounds, 2, runs)
 
 
 def fired(rep):
