@@ -41,6 +41,7 @@ TSO_LATENCY = re.compile(r"^latency\s+median\s+([0-9.]+)\s*ms\s*\(min\s+([0-9.]+
 ORT_LINE = re.compile(r"^ort min_ms=([0-9.]+) median_ms=([0-9.]+) runs=\d+\s*$", re.M)
 COST_CACHE = "cpu_costs.json"  # in --cache: one cache of measured costs for every optimization
 ERR_WIDTH = 160
+LOAD_WARNING = 0.5  # load average (1 min) above which timings are disturbed
 
 T0 = time.monotonic()
 
@@ -161,7 +162,7 @@ def setting_lines(a, models, n_cpus):
     ]
     if env:
         lines.append(("env", env))
-    if load and load[0] > 0.5:
+    if load and load[0] > LOAD_WARNING:
         lines.append(("warning", f"load average {load[0]:.2f} at start: something else is running; "
                                  "MEASURING.md asks for an idle machine"))
     return lines

@@ -16,6 +16,7 @@ import references
 from cpu_bench import geomean, shown_path, version
 
 NOT_YET = "not yet"
+BUSY_WARNING = 0.25  # share of the CPUs busy before a row above which it is disturbed
 
 
 def machine(a, tso, profile, command, gpu_note):
@@ -44,7 +45,7 @@ def machine(a, tso, profile, command, gpu_note):
         ("gpu", gpu_note),
         ("command", command),
     ]
-    if load[0] > 0.5:
+    if load[0] > cpu_bench.LOAD_WARNING:
         lines.append(("warning", f"load average {load[0]:.2f} at start: something else is "
                                  "running; ../shared/MEASURING.md asks for an idle machine"))
     return lines
@@ -295,9 +296,9 @@ def disturbed_rows(records, done):
     for i in done:
         rec = records[i]
         if rec.get("busy_at_start") is not None:
-            if rec["busy_at_start"] > 0.25:
+            if rec["busy_at_start"] > BUSY_WARNING:
                 busy.append(f"{i} ({rec['busy_at_start']:.0%})")
-        elif rec.get("load_at_start", [0])[0] > 0.5:
+        elif rec.get("load_at_start", [0])[0] > cpu_bench.LOAD_WARNING:
             loaded.append(f"{i} ({rec['load_at_start'][0]:.2f})")
     out = []
     if busy:

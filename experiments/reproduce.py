@@ -47,8 +47,6 @@ PROFILES = {
               "pet_heavy_runs": 3, "batches": [1], "max_ops": [3]},
 }
 MIN_ROUNDS = 5  # ../shared/MEASURING.md
-LOAD_WARNING = 0.5  # load average (1 min) above which timings are disturbed
-BUSY_WARNING = 0.25  # share of the CPUs busy just before a row above which it is disturbed
 
 # Prior estimates (seconds) of each row on an idle machine, for the time left
 # before any row has finished; then they are scaled by the finished rows'
@@ -276,10 +274,11 @@ def run_rows(rows, out):
         factor = actual / prior if prior else 1.0
         basis = "from the rows finished so far" if prior else "before any row finished"
         load, busy = loadavg(), cpu_busy()
+        busy_note = (f"; WARNING {busy:.0%} of the CPUs busy in the second before it: something "
+                     "else is running" if busy is not None and busy > repro_report.BUSY_WARNING
+                     else "")
         progress(f"[{k}/{len(todo)}] {r.id}: {duration(time.monotonic() - start)} elapsed, "
-                 f"about {duration(left_prior * factor)} left (estimate {basis})"
-                 + (f"; WARNING {busy:.0%} of the CPUs busy in the second before it: something "
-                    "else is running" if busy is not None and busy > BUSY_WARNING else ""))
+                 f"about {duration(left_prior * factor)} left (estimate {basis}){busy_note}")
         t = time.monotonic()
         try:
             result = r.run()
