@@ -1,11 +1,14 @@
 #include "runtime/cpu/executor.h"
 
+#include <cpuid.h>
+#include <immintrin.h>
 #include <omp.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "runtime/common/arena.h"
 #include "runtime/common/memory.h"
@@ -27,6 +30,23 @@ Block allocate(int64_t bytes) {
   return Block(static_cast<std::byte*>(std::aligned_alloc(kAlignment, size)));
 }
 
+constexpr int64_t kCacheLine = 64;
+
+bool has_clflushopt() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_CLFLUSHOPT);
+}
+
+// clflushopt evicts lines without ordering them against each other (one
+// fence at the end), several times the rate of clflush on large tensors.
+__attribute__((target("clflushopt"))) void flush_unordered(const std::byte* p, int64_t bytes) {
+  for (int64_t i = 0; i < bytes; i += kCacheLine) _mm_clflushopt(const_cast<std::byte*>(p + i));
+}
+
+void flush_ordered(const std::byte* p, int64_t bytes) {
+  for (int64_t i = 0; i < bytes; i += kCacheLine) _mm_clflush(p + i);
+}
+
 }  // namespace
 
 struct Executor::Impl : Bindings {
@@ -37,6 +57,7 @@ struct Executor::Impl : Bindings {
   memory scratch_mem;
   std::vector<Run> runs;
   std::vector<int> run_steps;  // plan step of each run
+  std::vector<int> run_constants;  // kHost and kStatic tensors the run steps read
   ExecutorStats stats;
   int threads = 1;
 
@@ -152,6 +173,8 @@ struct Executor::Impl : Bindings {
         p.host.reset();
         p.host_bytes = nullptr;
       }
+      if (read_at_run[t] && (p.storage == Storage::kHost || p.storage == Storage::kStatic))
+        run_constants.push_back(static_cast<int>(t));
     }
     return {};
   }
@@ -279,25 +302,43 @@ Expected<std::vector<StepTime>> Executor::profile_steps(int iters) {
   return times;
 }
 
+int64_t Executor::evict_constants() {
+  static const bool unordered = has_clflushopt();
+  int64_t bytes = 0;
+  for (int t : impl_->run_constants) {
+    const int64_t n = impl_->plan.tensors[t].bytes;
+    if (unordered)
+      flush_unordered(impl_->data(t), n);
+    else
+      flush_ordered(impl_->data(t), n);
+    bytes += n;
+  }
+  _mm_mfence();
+  return bytes;
+}
+
 ExecutorStats Executor::stats() const { return impl_->stats; }
 
 std::string Executor::library_info() {
   const dnnl_version_t* v = dnnl_version();
-  std::string isa;
-  switch (dnnl::get_effective_cpu_isa()) {
-    case dnnl::cpu_isa::avx2:
-      isa = "avx2";
-      break;
-    case dnnl::cpu_isa::avx512_core:
-      isa = "avx512_core";
-      break;
-    case dnnl::cpu_isa::sse41:
-      isa = "sse41";
-      break;
-    default:
-      isa = "isa " + std::to_string(static_cast<int>(dnnl::get_effective_cpu_isa()));
-      break;
-  }
+  using dnnl::cpu_isa;
+  static const std::pair<cpu_isa, const char*> kNames[] = {
+      {cpu_isa::sse41, "sse41"},
+      {cpu_isa::avx, "avx"},
+      {cpu_isa::avx2, "avx2"},
+      {cpu_isa::avx2_vnni, "avx2_vnni"},
+      {cpu_isa::avx2_vnni_2, "avx2_vnni_2"},
+      {cpu_isa::avx512_core, "avx512_core"},
+      {cpu_isa::avx512_core_vnni, "avx512_core_vnni"},
+      {cpu_isa::avx512_core_bf16, "avx512_core_bf16"},
+      {cpu_isa::avx512_core_fp16, "avx512_core_fp16"},
+      {cpu_isa::avx512_core_amx, "avx512_core_amx"},
+      {cpu_isa::avx512_core_amx_fp16, "avx512_core_amx_fp16"},
+  };
+  const cpu_isa effective = dnnl::get_effective_cpu_isa();
+  std::string isa = "isa " + std::to_string(static_cast<int>(effective));
+  for (const auto& [value, name] : kNames)
+    if (value == effective) isa = name;
   return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
          std::to_string(v->patch) + ", " + isa;
 }

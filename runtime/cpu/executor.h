@@ -86,6 +86,12 @@ class Executor {
   Expected<std::vector<double>> time_runs(int iters, int warmup);
   // Runs `iters` times timing every step; one entry per step, in plan order.
   Expected<std::vector<StepTime>> profile_steps(int iters);
+  // Writes back and evicts from every cache level the constants a run reads
+  // (weights in the primitives' layouts, stored constants), so the next run
+  // reads them from memory as it does inside a model, where the rest of
+  // the model passes through the caches between two runs of one operator.
+  // Activations and inputs stay where they are. Returns the bytes evicted.
+  int64_t evict_constants();
 
   ExecutorStats stats() const;
   // oneDNN's version and the ISA it dispatches to, e.g. "oneDNN 3.2.0, avx2".

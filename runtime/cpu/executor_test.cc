@@ -297,6 +297,48 @@ TEST(CpuExecutor, ConstantSubgraphsRunOnceInThePrologue) {
                            true);
 }
 
+// The profiler evicts a plan's constants before each timed run: the bytes
+// are those the run steps read (the weight in the convolution's layout,
+// padded to its blocks; not what only the prologue reads), and the results
+// stay the same.
+TEST(CpuExecutor, EvictingConstantsKeepsTheResults) {
+  const Graph g = ref::testing::graph_with_weights(R"(graph g {
+  input x: f32[1,4,9,9]
+  weight a: f32[3,4,1,1]
+  weight b: f32[5,4,3,3]
+  %e = enlarge(a, kernel=[3,3])
+  %w = concat(%e, b, axis=0)
+  %c = conv2d(x, %w, pad=same)
+  output y = %c
+})",
+                                                   3);
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
+  ASSERT_TRUE(ex.ok()) << ex.error().message;
+  const std::vector<float> x(4 * 9 * 9, 0.5f);
+  ASSERT_TRUE((*ex)->set_input("x", std::span<const float>(x)).ok());
+  ASSERT_TRUE((*ex)->run().ok());
+  const Expected<std::vector<float>> before = (*ex)->output(0);
+  ASSERT_TRUE(before.ok());
+  const int64_t weight_bytes = 8 * 4 * 3 * 3 * 4;
+  const int64_t evicted = (*ex)->evict_constants();
+  EXPECT_GE(evicted, weight_bytes);
+  // The static block also holds the input and the prologue's enlarged and
+  // concatenated weights, which no run step reads.
+  EXPECT_LT(evicted, (*ex)->stats().static_bytes - 4 * 9 * 9 * 4);
+  ASSERT_TRUE((*ex)->run().ok());
+  EXPECT_EQ((*ex)->output(0).value(), before.value());
+
+  const Graph none = ref::testing::graph_with_weights(R"(graph n {
+  input x: f32[2,8]
+  %r = relu(x)
+  output y = %r
+})",
+                                                      3);
+  Expected<std::unique_ptr<Executor>> plain = Executor::create(none, {});
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_EQ((*plain)->evict_constants(), 0);
+}
+
 TEST(CpuExecutor, ChannelsLastInputsTakeNhwcBytes) {
   const Graph g = ref::testing::graph_with_weights(R"(graph g {
   input x: f32[1,3,2,2]

@@ -64,9 +64,11 @@ Expected<rt::CostEntry> profile_post_op(Op anchor, const Node& n,
 Expected<rt::CostTable> profile_model(const Graph& g, const std::string& model_name,
                                       const ProfileOptions& options);
 
-// The machine and library a CPU measurement belongs to, e.g.
-// "cpu: AMD EPYC 7B13, 2 threads, oneDNN 3.2.0, avx2" (the model name from
-// /proc/cpuinfo; `threads` 0 means all cores, as the executor counts them).
+// The machine, library and method a CPU measurement belongs to, e.g.
+// "cpu: AMD EPYC 7B13, 2 threads, oneDNN 3.2.0, avx2, constants cold" (the
+// model name from /proc/cpuinfo; `threads` 0 means all cores, as the
+// executor counts them; "constants cold": each timed run reads its weights
+// from memory, so tables measured with cached weights are not mixed in).
 std::string device_description(int threads);
 
 }  // namespace tso::cpu
