@@ -96,9 +96,13 @@ const PatternAttr* find_attr(const RuleNode& n, AttrKey k) {
 }
 
 // dim(v, i) of a clause variable counts from the end: dim(v, i - n).
-void count_from_end(ShapeExpr* e, const std::set<std::string>& clause, int n) {
-  if (e->kind == ShapeExpr::Kind::kDim && clause.contains(e->var) && e->value >= 0) e->value -= n;
-  for (ShapeExpr& a : e->args) count_from_end(&a, clause, n);
+// `least_rank` becomes at least the rank every such dim() needs to exist.
+void count_from_end(ShapeExpr* e, const std::set<std::string>& clause, int n, int* least_rank) {
+  if (e->kind == ShapeExpr::Kind::kDim && clause.contains(e->var)) {
+    if (e->value >= 0) e->value -= n;
+    *least_rank = std::max(*least_rank, static_cast<int>(-e->value));
+  }
+  for (ShapeExpr& a : e->args) count_from_end(&a, clause, n, least_rank);
 }
 
 // Transposes by the involution `perm` become ?p where their argument is in
@@ -211,14 +215,26 @@ std::optional<Rule> lift_layout(const Rule& rule, const LayoutLift& o) {
       }
     }
   if (lifted_axis >= 0) r.params.insert(r.params.begin() + (perm ? 1 : 0), {"a", lifted_axis});
+  // The clause starts at the least rank where every dim() it counts from the
+  // end exists (an elementwise rule's shape conditions name every axis), and
+  // where a split whose sizes are a parameter still splits the axis it was
+  // found on, so that its sizes fit the verifier's instances (the last
+  // extents of the example types, verifier/instances.h).
+  int least = o.rank_lo;
   for (RuleSide* s : sides)
     for (RuleNode& node : s->nodes)
       for (PatternAttr& a : node.attrs)
-        for (ShapeExpr& e : a.exprs) count_from_end(&e, clause, n);
+        for (ShapeExpr& e : a.exprs) count_from_end(&e, clause, n, &least);
   for (Condition& c : r.where) {
-    count_from_end(&c.lhs, clause, n);
-    count_from_end(&c.rhs, clause, n);
+    count_from_end(&c.lhs, clause, n, &least);
+    count_from_end(&c.rhs, clause, n, &least);
   }
+  if (splits > 0) least = std::max(least, n - static_cast<int>(lifted_axis));
+  if (least > o.rank_hi) return std::nullopt;
+  r.ranks.lo = least;
+  // At the example rank only, the copy says no more than the rule unless an
+  // axis or a permutation became a parameter.
+  if (least == n && o.rank_hi == n && lifted_axis < 0 && !perm) return std::nullopt;
   return r;
 }
 

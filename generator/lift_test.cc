@@ -399,6 +399,73 @@ rule t_000002_lifted {
   EXPECT_FALSE(lift_rule(r, {}, kLayout).has_value());
 }
 
+// The clause starts where the copy's dim()s exist and where a split with
+// parameter sizes still splits its axis: taso.ops's 4-D weights concatenated
+// on axis 0 (from the end, -4) give `rank u1 u2 in 4..4`, and an elementwise
+// rule whose conditions name all four axes, lifting nothing else, no copy.
+TEST(LiftRule, RankClauseStartsWhereDimsAndSplitAxesExist) {
+  Rule split = parse_one(R"(rule t_000005 {
+  origin generated version=0.2 ops=t seed=1
+  status unverified
+  input u1: f32[4,4,1,3]
+  input u2: f32[4,4,1,3]
+  input s1: f32[]
+  source {
+    %0 = concat(u1, u2, axis=0)
+    %1 = smul(%0, s1)
+    %2, %3 = split(%1, axis=0, sizes=[4,4])
+    output %2, %3
+  }
+  target {
+    %0 = smul(u1, s1)
+    %1 = smul(u2, s1)
+    output %0, %1
+  }
+}
+)");
+  std::optional<Rule> l = lift_rule(split, {}, kLayout);
+  ASSERT_TRUE(l.has_value());
+  EXPECT_EQ(l->ranks.lo, 4);
+  EXPECT_EQ(l->ranks.hi, 4);
+  EXPECT_EQ(param_names(*l), (std::vector<std::string>{"a", "z0"}));
+  // On the last axis the sizes fit every rank: the clause starts at 2.
+  Rule last = split;
+  for (RuleSide* side : {&last.source})
+    for (RuleNode& n : side->nodes)
+      for (PatternAttr& a : n.attrs)
+        if (a.key == AttrKey::axis) a.value = AttrValue{int64_t{3}};
+  for (PatternAttr& a : last.source.nodes[2].attrs)
+    if (a.key == AttrKey::sizes) a.value = AttrValue{std::vector<int64_t>{3, 3}};
+  std::optional<Rule> on_last = lift_rule(last, {}, kLayout);
+  ASSERT_TRUE(on_last.has_value());
+  EXPECT_EQ(on_last->ranks.lo, 2);
+
+  Rule add = parse_one(R"(rule t_000006 {
+  origin generated version=0.2 ops=t seed=1
+  status unverified
+  input u1: f32[4,4,1,3]
+  input u2: f32[4,4,1,3]
+  where dim(u1,0) == dim(u2,0)
+  where dim(u1,1) == dim(u2,1)
+  where dim(u1,2) == dim(u2,2)
+  where dim(u1,3) == dim(u2,3)
+  source {
+    %0 = add(u1, u2)
+    output %0
+  }
+  target {
+    %0 = add(u2, u1)
+    output %0
+  }
+}
+)");
+  EXPECT_FALSE(lift_rule(add, {}, LayoutLift{true, true, true, 2, 4}).has_value());
+  // Up to rank 5 the copy still says more than the rule.
+  std::optional<Rule> higher = lift_rule(add, {}, LayoutLift{true, true, true, 2, 5});
+  ASSERT_TRUE(higher.has_value());
+  EXPECT_EQ(higher->ranks.lo, 4);
+}
+
 TEST(LiftRule, NoLayoutCopyForConvsOrMixedPermutations) {
   Rule conv = parse_one(R"(rule t_000003 {
   origin generated version=0.2 ops=t seed=1
