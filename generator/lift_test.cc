@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 #include "generator/generator.h"
 
@@ -272,6 +273,33 @@ TEST(LiftGenerate, CopiesFollowTheirOriginals) {
   Expected<RuleSet> back = parse_rules(print_rules(r->rules), "t.rules");
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(*back, r->rules);
+}
+
+// Relus around concats and splits on either axis of a matrix: the copies of
+// originals found on axis 0 and on axis 1 are one rule once the axis is ?a,
+// and only the first is written.
+TEST(LiftGenerate, CopiesOfOneRenamingClassAreWrittenOnce) {
+  Expected<OpSet> s = parse_op_set(
+      "name t\ninput x1 x2 : f32[2,4]\nop relu\nop concat axis=0\nop concat axis=1\n"
+      "op split axis=0\nop split axis=1\nlift concat axis\nlift split axis\nlift rank 2..4\n",
+      "t.ops");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  GenerateOptions o;
+  o.max_ops = 3;
+  Expected<GenerateResult> r = generate(*s, o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  std::set<std::string> keys;
+  int originals_with_copies = 0;
+  for (const Rule& rule : r->rules.rules) {
+    if (rule.name.ends_with("_lifted")) {
+      EXPECT_TRUE(keys.insert(structure_key(rule)).second) << rule.name;
+    } else if (lift_rule(rule, {}, s->lift_layout)) {
+      ++originals_with_copies;
+    }
+  }
+  EXPECT_EQ(r->counts.lifted, keys.size());
+  EXPECT_GT(keys.size(), 0u);
+  EXPECT_LT(static_cast<int>(keys.size()), originals_with_copies);
 }
 
 TEST(LiftOpSet, LayoutStatements) {

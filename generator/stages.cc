@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <optional>
+#include <string>
 #include <unordered_set>
 
 #include "generator/lift.h"
@@ -145,14 +146,19 @@ GenerateResult write_rules(const OpSet& set, KindTable& table, std::span<const P
   res.rules.header.push_back(std::string("generator: tso ") + kGeneratorVersion +
                              ", ops: " + set.name + ", seed: " + std::to_string(seed) +
                              ", max-ops: " + std::to_string(max_ops));
+  // Originals found on different axes or attributes can lift to one copy
+  // (a concat on axis 0 and one on axis 1 both become axis=?a): only the
+  // first is written, as the renaming stage keeps one original per class.
+  std::unordered_set<std::string> copies;
   int index = 0;
   for (size_t i = 0; i < cands.size(); ++i) {
     if (!keep[i]) continue;
     char suffix[32];
     std::snprintf(suffix, sizeof suffix, "%d_%06d", max_ops, index++);
     res.rules.rules.push_back(make_rule(table, cands[i].cand, set.rule_prefix + suffix, origin));
-    if (std::optional<Rule> l =
-            lift_rule(res.rules.rules.back(), set.lift_conv2d, set.lift_layout, set.lift_pool)) {
+    std::optional<Rule> l =
+        lift_rule(res.rules.rules.back(), set.lift_conv2d, set.lift_layout, set.lift_pool);
+    if (l && copies.insert(structure_key(*l)).second) {
       res.rules.rules.push_back(std::move(*l));
       ++n.lifted;
     }
