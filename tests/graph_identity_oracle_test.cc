@@ -214,6 +214,7 @@ void print_tally(const std::string& what, const std::map<std::string, Tally>& ta
 }
 
 const char* kKeyedFiles[] = {"substitutions/handwritten.rules", "substitutions/taso_n3.rules",
+                             "substitutions/lifted_n3.rules",
                              "substitutions/bias_n4.rules", "substitutions/pet_mutants.rules"};
 
 // structure_key gives two rules one key exactly when the oracle finds a

@@ -130,7 +130,8 @@ Rule renamed(const Rule& r, uint64_t seed) {
   for (RuleSide* s : sides(out))
     for (RuleNode& node : s->nodes)
       for (PatternAttr& a : node.attrs)
-        if (a.form == PatternAttr::Form::kParam) a.param = pnames.at(a.param);
+        if (a.form == PatternAttr::Form::kParam || a.form == PatternAttr::Form::kParamInverse)
+          a.param = pnames.at(a.param);
   return out;
 }
 
