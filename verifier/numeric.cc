@@ -5,6 +5,7 @@
 #include <set>
 
 #include "runtime/reference/executor.h"
+#include "verifier/instances.h"
 
 namespace tso::verifier {
 
@@ -69,6 +70,23 @@ RuleBindings perturbed_types(const Rule& rule, std::mt19937_64& rng) {
     return b;
   }
   const int64_t scale = uniform(2, 3);
+  if (scheme == 0) {
+    // A split's sizes given by a parameter (a lifted rule's ?z0) are extents
+    // too: scaled with them, they still split what the variables' concat
+    // makes.
+    for (const RuleSide* side : {&rule.source, &rule.target})
+      for (const RuleNode& n : side->nodes)
+        for (const PatternAttr& a : n.attrs) {
+          if (a.key != AttrKey::sizes || a.form != PatternAttr::Form::kParam) continue;
+          for (const RuleParam& p : rule.params)
+            if (const auto* sizes = std::get_if<std::vector<int64_t>>(&p.example);
+                sizes && p.name == a.param) {
+              std::vector<int64_t> scaled = *sizes;
+              for (int64_t& e : scaled) e *= scale;
+              b.params[p.name] = std::move(scaled);
+            }
+        }
+  }
   std::map<int64_t, int64_t> remap;
   auto pick = [&](int64_t v) -> int64_t {
     if (scheme == 0) return v * scale;
@@ -99,15 +117,20 @@ bool same_output_types(const Graph& a, const Graph& b) {
 
 std::vector<Instance> perturbed_instances(const Rule& rule, int count, int attempts,
                                           std::mt19937_64& rng) {
+  // A lifted rule stands for one concrete rule per rank of its clause and
+  // permutation (instances.h): each is perturbed in turn.
+  const std::vector<RuleInstance> forms = rule_instances(rule);
   std::vector<Instance> out;
   std::set<std::string> seen;
   for (int i = 0; i < attempts && static_cast<int>(out.size()) < count; ++i) {
+    const RuleInstance& form = forms[static_cast<size_t>(i) % forms.size()];
     Instance inst;
-    inst.bindings = perturbed_types(rule, rng);
+    inst.bindings = perturbed_types(form.rule, rng);
+    if (!form.label.empty()) inst.shapes = " (" + form.label + ")";
     for (const auto& [name, t] : inst.bindings.types) inst.shapes += " " + name + ": " + to_string(t);
     if (seen.count(inst.shapes)) continue;
-    Expected<Graph> src = instantiate(rule, RuleSideKind::kSource, inst.bindings);
-    Expected<Graph> dst = instantiate(rule, RuleSideKind::kTarget, inst.bindings);
+    Expected<Graph> src = instantiate(form.rule, RuleSideKind::kSource, inst.bindings);
+    Expected<Graph> dst = instantiate(form.rule, RuleSideKind::kTarget, inst.bindings);
     if (!src || !dst || !same_output_types(*src, *dst)) continue;
     seen.insert(inst.shapes);
     inst.source = std::move(*src);

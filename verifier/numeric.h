@@ -31,7 +31,8 @@ Expected<double> compare_graphs(const Graph& a, const Graph& b, std::mt19937_64&
 // one of four schemes (every extent scaled alike, equal extents mapped to
 // equal new ones, independent nudges, or one extent of one variable changed),
 // so that equalities and sums between extents often survive, or all but one
-// do. Not always valid for the rule.
+// do; where every extent is scaled, a split's sizes parameter is scaled
+// with them. Not always valid for the rule.
 RuleBindings perturbed_types(const Rule& rule, std::mt19937_64& rng);
 
 // A rule at one binding: both sides, as `instantiate` builds them.
@@ -43,7 +44,9 @@ struct Instance {
 
 // Distinct instances of the rule at perturbed types where the optimizer may
 // apply it (both sides valid, each target output of its source output's
-// type), up to `count` of them out of `attempts` tries.
+// type), up to `count` of them out of `attempts` tries. A lifted rule's
+// tries go round its concrete rules (every rank of its clause and
+// permutation, instances.h), whose label leads `shapes`.
 std::vector<Instance> perturbed_instances(const Rule& rule, int count, int attempts,
                                           std::mt19937_64& rng);
 
