@@ -48,6 +48,13 @@ std::vector<std::string> param_names(const Rule& r) {
   return names;
 }
 
+// What `set` generates up to `max_ops` operators.
+Expected<GenerateResult> generated(const OpSet& set, int max_ops) {
+  GenerateOptions o;
+  o.max_ops = max_ops;
+  return generate(set, o);
+}
+
 // Every conv2d attribute `lift conv2d` takes.
 const std::vector<AttrKey> kEveryConvAttr = {AttrKey::stride, AttrKey::pad, AttrKey::dilation,
                                              AttrKey::groups};
@@ -236,9 +243,7 @@ TEST(LiftGenerate, CopiesFollowTheirOriginals) {
       "op conv2d kernel=[3,3] pad=same\nop conv2d kernel=[3,3] pad=same act=relu\nop relu\n"
       "lift conv2d stride pad dilation groups\n");
   ASSERT_TRUE(s.ok()) << s.error().message;
-  GenerateOptions o;
-  o.max_ops = 2;
-  Expected<GenerateResult> r = generate(*s, o);
+  Expected<GenerateResult> r = generated(*s, 2);
   ASSERT_TRUE(r.ok()) << r.error().message;
   const std::vector<Rule>& rules = r->rules.rules;
   size_t lifted = 0;
@@ -284,9 +289,7 @@ TEST(LiftGenerate, CopiesOfOneRenamingClassAreWrittenOnce) {
       "op split axis=0\nop split axis=1\nlift concat axis\nlift split axis\nlift rank 2..4\n",
       "t.ops");
   ASSERT_TRUE(s.ok()) << s.error().message;
-  GenerateOptions o;
-  o.max_ops = 3;
-  Expected<GenerateResult> r = generate(*s, o);
+  Expected<GenerateResult> r = generated(*s, 3);
   ASSERT_TRUE(r.ok()) << r.error().message;
   std::set<std::string> keys;
   int originals_with_copies = 0;

@@ -271,8 +271,9 @@ TEST(CpuExecutor, GroupsOfFourChannelsRunOnADirectKernel) {
   expect_matches_reference(c, true);
 }
 
-TEST(CpuExecutor, ConstantSubgraphsRunOnceInThePrologue) {
-  const Graph g = ref::testing::graph_with_weights(R"(graph g {
+// A convolution whose weight the prologue computes: a 1x1 kernel enlarged
+// to 3x3 and concatenated with a 3x3 one.
+constexpr const char* kPrologueGraph = R"(graph g {
   input x: f32[1,4,9,9]
   weight a: f32[3,4,1,1]
   weight b: f32[5,4,3,3]
@@ -280,21 +281,14 @@ TEST(CpuExecutor, ConstantSubgraphsRunOnceInThePrologue) {
   %w = concat(%e, b, axis=0)
   %c = conv2d(x, %w, pad=same)
   output y = %c
-})",
-                                                   3);
+})";
+
+TEST(CpuExecutor, ConstantSubgraphsRunOnceInThePrologue) {
+  const Graph g = ref::testing::graph_with_weights(kPrologueGraph, 3);
   Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
   ASSERT_TRUE(ex.ok()) << ex.error().message;
   EXPECT_LE((*ex)->stats().steps, 3);  // the conv, and reorders at the boundary
-  expect_matches_reference({"prologue", R"(graph g {
-  input x: f32[1,4,9,9]
-  weight a: f32[3,4,1,1]
-  weight b: f32[5,4,3,3]
-  %e = enlarge(a, kernel=[3,3])
-  %w = concat(%e, b, axis=0)
-  %c = conv2d(x, %w, pad=same)
-  output y = %c
-})"},
-                           true);
+  expect_matches_reference({"prologue", kPrologueGraph}, true);
 }
 
 // The profiler evicts a plan's constants before each timed run: the bytes
@@ -302,16 +296,7 @@ TEST(CpuExecutor, ConstantSubgraphsRunOnceInThePrologue) {
 // padded to its blocks; not what only the prologue reads), and the results
 // stay the same.
 TEST(CpuExecutor, EvictingConstantsKeepsTheResults) {
-  const Graph g = ref::testing::graph_with_weights(R"(graph g {
-  input x: f32[1,4,9,9]
-  weight a: f32[3,4,1,1]
-  weight b: f32[5,4,3,3]
-  %e = enlarge(a, kernel=[3,3])
-  %w = concat(%e, b, axis=0)
-  %c = conv2d(x, %w, pad=same)
-  output y = %c
-})",
-                                                   3);
+  const Graph g = ref::testing::graph_with_weights(kPrologueGraph, 3);
   Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
   ASSERT_TRUE(ex.ok()) << ex.error().message;
   const std::vector<float> x(4 * 9 * 9, 0.5f);
