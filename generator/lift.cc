@@ -169,7 +169,6 @@ std::optional<Rule> lift_layout(const Rule& rule, const LayoutLift& o) {
       clause.insert(v.name);
       r.ranks.vars.push_back(v.name);
     }
-  r.ranks.lo = o.rank_lo;
   r.ranks.hi = o.rank_hi;
   std::optional<std::vector<int64_t>> perm;
   for (const RuleSide* s : {&rule.source, &rule.target})

@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "verifier/instances.h"
@@ -57,6 +58,45 @@ TEST(LiftedInstances, OnePerRankAndPermutation) {
   std::vector<RuleInstance> p = rule_instances(plain);
   ASSERT_EQ(p.size(), 1u);
   EXPECT_TRUE(p[0].label.empty());
+}
+
+// The soundness net's shapes for a lifted rule: its tries go round every
+// rank of the clause (labelled), and a split whose sizes are a parameter
+// gets them scaled with the extents, so a concat undone by a split has
+// valid shapes beyond its example.
+TEST(LiftedInstances, PerturbedShapesCoverEveryRankAndScaleSplitSizes) {
+  Expected<RuleSet> set = parse_rules(R"(# tso rules v1
+rule concat_split {
+  origin handwritten
+  status unverified
+  input x1: f32[2,4]
+  input x2: f32[2,4]
+  param ?a = 1
+  param ?z0 = [4,4]
+  rank x1 x2 in 2..4
+  source {
+    %0 = concat(x1, x2, axis=?a)
+    %1, %2 = split(%0, axis=?a, sizes=?z0)
+    output %1, %2
+  }
+  target {
+    output x1, x2
+  }
+}
+)",
+                                      "t.rules");
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  std::mt19937_64 rng(3);
+  const std::vector<Instance> found = perturbed_instances(set->rules[0], 12, 400, rng);
+  EXPECT_GE(found.size(), 6u);
+  std::set<std::string> ranks;
+  for (const Instance& inst : found) {
+    ranks.insert(inst.shapes.substr(0, inst.shapes.find(')') + 1));
+    EXPECT_EQ(inst.source.type(inst.source.outputs()[0].ref),
+              inst.target.type(inst.target.outputs()[0].ref))
+        << inst.shapes;
+  }
+  EXPECT_EQ(ranks, (std::set<std::string>{" (rank 2)", " (rank 3)", " (rank 4)"}));
 }
 
 TEST(LiftedProofs, TrueAtEveryInstanceFalseNamingOne) {

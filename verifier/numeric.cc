@@ -52,6 +52,20 @@ Expected<double> compare_graphs(const Graph& a, const Graph& b, std::mt19937_64&
   return worst;
 }
 
+namespace {
+
+// Whether some split's sizes are the parameter `name`.
+bool sizes_param(const Rule& rule, const std::string& name) {
+  for (const RuleSide* side : {&rule.source, &rule.target})
+    for (const RuleNode& n : side->nodes)
+      for (const PatternAttr& a : n.attrs)
+        if (a.key == AttrKey::sizes && a.form == PatternAttr::Form::kParam && a.param == name)
+          return true;
+  return false;
+}
+
+}  // namespace
+
 RuleBindings perturbed_types(const Rule& rule, std::mt19937_64& rng) {
   RuleBindings b;
   for (const RuleVar& v : rule.inputs) b.types[v.name] = v.type;
@@ -74,18 +88,13 @@ RuleBindings perturbed_types(const Rule& rule, std::mt19937_64& rng) {
     // A split's sizes given by a parameter (a lifted rule's ?z0) are extents
     // too: scaled with them, they still split what the variables' concat
     // makes.
-    for (const RuleSide* side : {&rule.source, &rule.target})
-      for (const RuleNode& n : side->nodes)
-        for (const PatternAttr& a : n.attrs) {
-          if (a.key != AttrKey::sizes || a.form != PatternAttr::Form::kParam) continue;
-          for (const RuleParam& p : rule.params)
-            if (const auto* sizes = std::get_if<std::vector<int64_t>>(&p.example);
-                sizes && p.name == a.param) {
-              std::vector<int64_t> scaled = *sizes;
-              for (int64_t& e : scaled) e *= scale;
-              b.params[p.name] = std::move(scaled);
-            }
-        }
+    for (const RuleParam& p : rule.params) {
+      const auto* sizes = std::get_if<std::vector<int64_t>>(&p.example);
+      if (!sizes || !sizes_param(rule, p.name)) continue;
+      std::vector<int64_t> scaled = *sizes;
+      for (int64_t& e : scaled) e *= scale;
+      b.params[p.name] = std::move(scaled);
+    }
   }
   std::map<int64_t, int64_t> remap;
   auto pick = [&](int64_t v) -> int64_t {

@@ -182,6 +182,8 @@ TEST(CpuProfiler, DeviceNamesMachineThreadsAndLibrary) {
   EXPECT_NE(d.find(", 2 threads, oneDNN "), std::string::npos) << d;
   // Costs measured with warm weights (before eviction) are another device.
   EXPECT_TRUE(d.ends_with(", constants cold")) << d;
+  // Every ISA oneDNN reports has a name, not its enum's number.
+  EXPECT_EQ(d.find(", isa "), std::string::npos) << d;
 }
 
 TEST(CpuProfiler, OpaqueNodeIsAnError) {
