@@ -48,11 +48,16 @@ void set_attr(RuleNode* n, PatternAttr a) {
     n->attrs.insert(it, std::move(a));
 }
 
+// The nodes of `ops`, none when the source has none: a parameter must be
+// bound by the source (a relu rewritten as a conv2d by an identity kernel
+// states nothing for other conv attributes).
 std::vector<RuleNode*> nodes_of(Rule* r, std::initializer_list<Op> ops) {
   std::vector<RuleNode*> out;
-  for (RuleSide* side : {&r->source, &r->target})
+  for (RuleSide* side : {&r->source, &r->target}) {
     for (RuleNode& n : side->nodes)
       if (std::find(ops.begin(), ops.end(), n.op) != ops.end()) out.push_back(&n);
+    if (out.empty()) break;
+  }
   return out;
 }
 
@@ -242,14 +247,14 @@ std::optional<Rule> lift_layout(const Rule& rule, const LayoutLift& o) {
 std::optional<Rule> lift_rule(const Rule& rule, const std::vector<AttrKey>& keys,
                               const LayoutLift& layout, const std::vector<AttrKey>& pool_keys) {
   if (std::optional<Rule> l = lift_layout(rule, layout)) {
-    l->name += "_lifted";
+    l->name += kLiftedSuffix;
     return l;
   }
   Rule lifted = rule;
   lift_attrs(&lifted, nodes_of(&lifted, {Op::Conv2d}), keys, "");
   lift_attrs(&lifted, nodes_of(&lifted, {Op::AvgPool, Op::MaxPool}), pool_keys, "p");
   if (lifted.params.size() == rule.params.size()) return std::nullopt;
-  lifted.name += "_lifted";
+  lifted.name += kLiftedSuffix;
   return lifted;
 }
 

@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "generator/lift.h"
+#include "generator/rule_class.h"
 #include "generator/rule_writer.h"
 
 namespace tso::gen {
@@ -147,8 +148,9 @@ GenerateResult write_rules(const OpSet& set, KindTable& table, std::span<const P
                              ", ops: " + set.name + ", seed: " + std::to_string(seed) +
                              ", max-ops: " + std::to_string(max_ops));
   // Originals found on different axes or attributes can lift to one copy
-  // (a concat on axis 0 and one on axis 1 both become axis=?a): only the
-  // first is written, as the renaming stage keeps one original per class.
+  // (a concat on axis 0 and one on axis 1 both become axis=?a), up to a
+  // renaming within classes: only the first of each renaming class is
+  // written, as the renaming stage keeps one original per class.
   std::unordered_set<std::string> copies;
   int index = 0;
   for (size_t i = 0; i < cands.size(); ++i) {
@@ -158,7 +160,7 @@ GenerateResult write_rules(const OpSet& set, KindTable& table, std::span<const P
     res.rules.rules.push_back(make_rule(table, cands[i].cand, set.rule_prefix + suffix, origin));
     std::optional<Rule> l =
         lift_rule(res.rules.rules.back(), set.lift_conv2d, set.lift_layout, set.lift_pool);
-    if (l && copies.insert(structure_key(*l)).second) {
+    if (l && copies.insert(renaming_class_key(set, *l)).second) {
       res.rules.rules.push_back(std::move(*l));
       ++n.lifted;
     }

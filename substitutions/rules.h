@@ -222,6 +222,10 @@ struct RuleBindings {
 // exactly when each type has its variable's example rank.
 bool ranks_fit(const Rule& rule, std::span<const TensorType> var_types);
 
+// The generator writes the lifted copy of its rule X as `X_lifted`
+// (generator/lift.h), right after X.
+inline constexpr std::string_view kLiftedSuffix = "_lifted";
+
 // The text two rules share exactly when they are the same rewrite up to the
 // names of their variables and parameters (renamed in order of first use)
 // and their provenance, status and example types.
