@@ -118,6 +118,43 @@ TEST(LiftedProofs, TrueAtEveryInstanceFalseNamingOne) {
   EXPECT_TRUE(merge.detail.starts_with("at rank 3: ")) << merge.detail;
 }
 
+// A lifted copy `X_lifted` is decided after its original X, whatever their
+// order: a refuted or unknown original gives the copy its status (it is one
+// of the copy's instances), a verified one leaves the copy to its own proof.
+// The copies here are other rules of the file renamed, so each outcome shows
+// where it came from.
+TEST(LiftedProofs, CopiesOfUndecidedOriginalsTakeTheirStatus) {
+  const RuleSet set = load("verifier/testdata/lifted.rules");
+  auto as = [&](const std::string& rule, const std::string& name) {
+    Rule r = named(set, rule);
+    r.name = name;
+    return r;
+  };
+  const std::vector<Rule> rules = {
+      as("lifted_concat_relu", "a_lifted"),
+      as("lifted_split_of_concat", "c_lifted"),
+      as("lifted_transpose_twice_false", "e_lifted"),
+      as("lifted_transpose_twice_false", "a"),
+      as("lifted_matmul_concat", "c"),
+      as("lifted_transpose_relu_inverse", "e"),
+  };
+  Expected<specs::SpecSource> specs = specs::read_specs(specs::default_specs_dir());
+  ASSERT_TRUE(specs.ok()) << specs.error().message;
+  Expected<std::vector<RuleOutcome>> out = verify_rules(rules, *specs, {10000, 2});
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  ASSERT_EQ(out->size(), rules.size());
+  const RuleStatus& a = (*out)[0].status;
+  EXPECT_EQ(a.kind, RuleStatus::Kind::kRefuted) << a.detail;
+  EXPECT_TRUE(a.detail.starts_with("at its original a: at rank 3, ?p=[1,2,0]: ")) << a.detail;
+  const RuleStatus& c = (*out)[1].status;
+  EXPECT_EQ(c.kind, RuleStatus::Kind::kUnknown) << c.detail;
+  EXPECT_TRUE(c.detail.starts_with("at its original c: at rank 3: ")) << c.detail;
+  const RuleStatus& e = (*out)[2].status;
+  EXPECT_EQ(e.kind, RuleStatus::Kind::kRefuted) << e.detail;
+  EXPECT_TRUE(e.detail.starts_with("at rank 3, ?p=[1,2,0]: ")) << e.detail;
+  EXPECT_EQ((*out)[5].status.kind, RuleStatus::Kind::kVerified) << (*out)[5].status.detail;
+}
+
 // Every instance of every lifted rule of the committed file, in double on
 // the reference executor: each rank and permutation the proofs covered.
 TEST(LiftedProofs, CommittedCopiesAgreeOnTheReferenceExecutorAtEveryInstance) {

@@ -6,7 +6,9 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <string_view>
 #include <thread>
+#include <unordered_map>
 
 #include "verifier/instances.h"
 #include "verifier/numeric.h"
@@ -117,23 +119,56 @@ RuleStatus prove_one(const Rule& rule, z3::solver& s, const specs::OpFunctions& 
 }
 
 // A lifted rule is proved instance by instance (instances.h): refuted by the
-// first instance refuted, naming it; else unknown by the first instance
-// unknown; else verified.
+// first instance refuted, naming it; verified when every instance is. Z3
+// stops at the first instance it cannot decide: a copy of 32 instances
+// that each time out would hold a job for 32 timeouts, to end unknown
+// anyway. The numeric check then goes over every instance for a
+// counterexample, so a copy false at a later instance is still refuted.
 RuleStatus prove(const Rule& rule, z3::solver& s, const specs::OpFunctions& fns,
                  const std::string& hash, unsigned timeout_ms) {
   std::vector<RuleInstance> instances = rule_instances(rule);
   if (instances.size() == 1 && instances[0].label.empty())
     return prove_one(rule, s, fns, hash, timeout_ms);
-  std::optional<RuleStatus> unknown;
   for (const RuleInstance& inst : instances) {
     RuleStatus st = prove_one(inst.rule, s, fns, hash, timeout_ms);
     if (st.kind == RuleStatus::Kind::kVerified) continue;
     st.detail = "at " + inst.label + ": " + st.detail;
-    if (st.kind == RuleStatus::Kind::kRefuted) return st;
-    if (!unknown) unknown = std::move(st);
+    if (st.kind == RuleStatus::Kind::kUnknown)
+      if (std::optional<std::string> c = numeric_counterexample(rule))
+        return {RuleStatus::Kind::kRefuted, *c + "; z3 " + st.detail};
+    return st;
   }
-  if (unknown) return *unknown;
   return {RuleStatus::Kind::kVerified, hash};
+}
+
+// The index of each rule's original, the rule `X` of a lifted copy
+// `X_lifted` (generator/lift.h) in the same list, or -1.
+std::vector<int> originals_of(const std::vector<Rule>& rules) {
+  std::unordered_map<std::string_view, int> index;
+  for (size_t i = 0; i < rules.size(); ++i) index.emplace(rules[i].name, static_cast<int>(i));
+  std::vector<int> original(rules.size(), -1);
+  for (size_t i = 0; i < rules.size(); ++i) {
+    std::string_view name = rules[i].name;
+    if (!name.ends_with(kLiftedSuffix)) continue;
+    auto it = index.find(name.substr(0, name.size() - kLiftedSuffix.size()));
+    if (it != index.end()) original[i] = it->second;
+  }
+  return original;
+}
+
+// A copy's status from its original's, which is one of its instances (the
+// copy at its parameters' and ranks' examples): a refuted original refutes
+// the copy; an unknown one leaves it unknown, as Z3 would stop at that
+// instance (a copy of a timed-out original would cost one more timeout);
+// nullopt when the original is verified and the copy must be proved.
+std::optional<RuleStatus> from_original(const Rule& original, const RuleOutcome& o) {
+  switch (o.status.kind) {
+    case RuleStatus::Kind::kRefuted:
+    case RuleStatus::Kind::kUnknown:
+      return RuleStatus{o.status.kind, "at its original " + original.name + ": " + o.status.detail};
+    default:
+      return std::nullopt;
+  }
 }
 
 }  // namespace
@@ -158,47 +193,63 @@ Expected<std::vector<RuleOutcome>> verify_rules(
     }
   }
   std::vector<RuleOutcome> outcomes(rules.size());
-  std::atomic<size_t> next{0};
+  std::vector<int> original = originals_of(rules);
   std::mutex mu;
   VerifyProgress prog;
   prog.total = static_cast<int>(rules.size());
   std::string error;
-  auto worker = [&] {
-    z3::context ctx;
-    specs::OpFunctions fns(ctx);
-    Expected<std::vector<specs::Axiom>> axioms = specs::parse_axioms(specs, fns);
-    if (!axioms) {
-      std::lock_guard<std::mutex> lock(mu);
-      error = axioms.error().message;
-      return;
-    }
-    z3::solver solver = axiom_solver(ctx, *axioms, options.timeout_ms);
-    for (size_t i; (i = next++) < rules.size();) {
-      RuleOutcome o;
-      auto start = std::chrono::steady_clock::now();
-      if (rules[i].status.kind == RuleStatus::Kind::kPartial ||
-          rules[i].status.kind == RuleStatus::Kind::kExact) {
-        o.status = rules[i].status;
-      } else {
-        o.status = prove(rules[i], solver, fns, specs.hash, options.timeout_ms);
+  // Decides the rules of `todo` on `jobs` threads, one z3::context each.
+  auto run = [&](const std::vector<size_t>& todo) {
+    std::atomic<size_t> next{0};
+    auto worker = [&] {
+      z3::context ctx;
+      specs::OpFunctions fns(ctx);
+      Expected<std::vector<specs::Axiom>> axioms = specs::parse_axioms(specs, fns);
+      if (!axioms) {
+        std::lock_guard<std::mutex> lock(mu);
+        error = axioms.error().message;
+        return;
       }
-      o.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                 .count();
-      std::lock_guard<std::mutex> lock(mu);
-      outcomes[i] = o;
-      ++prog.done;
-      prog.verified += o.status.kind == RuleStatus::Kind::kVerified;
-      prog.refuted += o.status.kind == RuleStatus::Kind::kRefuted;
-      prog.unknown += o.status.kind == RuleStatus::Kind::kUnknown;
-      if (progress) progress(prog);
-    }
+      z3::solver solver = axiom_solver(ctx, *axioms, options.timeout_ms);
+      for (size_t k; (k = next++) < todo.size();) {
+        const size_t i = todo[k];
+        RuleOutcome o;
+        auto start = std::chrono::steady_clock::now();
+        if (rules[i].status.kind == RuleStatus::Kind::kPartial ||
+            rules[i].status.kind == RuleStatus::Kind::kExact) {
+          o.status = rules[i].status;
+        } else if (std::optional<RuleStatus> st =
+                       original[i] < 0 ? std::nullopt
+                                       : from_original(rules[original[i]], outcomes[original[i]])) {
+          o.status = *st;
+        } else {
+          o.status = prove(rules[i], solver, fns, specs.hash, options.timeout_ms);
+        }
+        o.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                   .count();
+        std::lock_guard<std::mutex> lock(mu);
+        outcomes[i] = o;
+        ++prog.done;
+        prog.verified += o.status.kind == RuleStatus::Kind::kVerified;
+        prog.refuted += o.status.kind == RuleStatus::Kind::kRefuted;
+        prog.unknown += o.status.kind == RuleStatus::Kind::kUnknown;
+        if (progress) progress(prog);
+      }
+    };
+    int jobs = std::max(1, std::min<int>(options.jobs, static_cast<int>(todo.size())));
+    std::vector<std::thread> threads;
+    for (int j = 1; j < jobs; ++j) threads.emplace_back(worker);
+    worker();
+    for (std::thread& t : threads) t.join();
   };
-  int jobs = std::max(1, std::min<int>(options.jobs, static_cast<int>(rules.size())));
-  std::vector<std::thread> threads;
-  for (int j = 1; j < jobs; ++j) threads.emplace_back(worker);
-  worker();
-  for (std::thread& t : threads) t.join();
-  if (!error.empty()) return Error{error};
+  // Lifted copies whose original is in the file go second, when the
+  // original's outcome is known.
+  std::vector<size_t> passes[2];
+  for (size_t i = 0; i < rules.size(); ++i) passes[original[i] >= 0].push_back(i);
+  for (const std::vector<size_t>& todo : passes) {
+    if (!todo.empty()) run(todo);
+    if (!error.empty()) return Error{error};
+  }
   return outcomes;
 }
 
