@@ -141,6 +141,10 @@ RuleStatus prove(const Rule& rule, z3::solver& s, const specs::OpFunctions& fns,
   return {RuleStatus::Kind::kVerified, hash};
 }
 
+// A rule stated for every value of a parameter or at every rank of a
+// clause.
+bool is_lifted(const Rule& r) { return !r.params.empty() || !r.ranks.vars.empty(); }
+
 // The index of each rule's original, the rule `X` of a lifted copy
 // `X_lifted` (generator/lift.h) in the same list, or -1.
 std::vector<int> originals_of(const std::vector<Rule>& rules) {
@@ -210,7 +214,7 @@ Expected<std::vector<RuleOutcome>> verify_rules(
         error = axioms.error().message;
         return;
       }
-      z3::solver solver = axiom_solver(ctx, *axioms, options.timeout_ms);
+      z3::solver shared = axiom_solver(ctx, *axioms, options.timeout_ms);
       for (size_t k; (k = next++) < todo.size();) {
         const size_t i = todo[k];
         RuleOutcome o;
@@ -222,8 +226,14 @@ Expected<std::vector<RuleOutcome>> verify_rules(
                        original[i] < 0 ? std::nullopt
                                        : from_original(rules[original[i]], outcomes[original[i]])) {
           o.status = *st;
+        } else if (is_lifted(rules[i])) {
+          // A solver of its own: what earlier rules left in a shared one
+          // decided some of these longer proofs, which a check of the rule
+          // alone then could not repeat (README).
+          z3::solver own = axiom_solver(ctx, *axioms, options.timeout_ms);
+          o.status = prove(rules[i], own, fns, specs.hash, options.timeout_ms);
         } else {
-          o.status = prove(rules[i], solver, fns, specs.hash, options.timeout_ms);
+          o.status = prove(rules[i], shared, fns, specs.hash, options.timeout_ms);
         }
         o.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                    .count();
