@@ -29,7 +29,7 @@ namespace {
 
 struct GenerateFlags {
   int max_ops = 3;
-  std::string ops = "generator/taso.ops";
+  std::string ops = gen::default_op_set_path();
   uint64_t seed = 1;
   int threads = 0;
   std::string out;

@@ -284,4 +284,6 @@ Expected<OpSet> load_op_set(const std::string& path) {
   return parse_op_set(s.str(), path);
 }
 
+std::string default_op_set_path() { return TSO_SOURCE_DIR "/generator/taso.ops"; }
+
 }  // namespace tso::gen

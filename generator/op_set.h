@@ -70,4 +70,8 @@ struct OpSet {
 Expected<OpSet> parse_op_set(std::string_view text, std::string_view filename);
 Expected<OpSet> load_op_set(const std::string& path);
 
+// TASO's operator set in the source tree (generator/taso.ops), the default
+// of `tso generate --ops` from any working directory.
+std::string default_op_set_path();
+
 }  // namespace tso::gen

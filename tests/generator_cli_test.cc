@@ -47,9 +47,9 @@ class Generate : public ::testing::Test {
 
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
-  // Runs `tso generate ARGS...` in the source tree.
-  RunResult run(const std::vector<std::string>& args) const {
-    std::string cmd = "cd " + quote(TSO_SOURCE_DIR) + " && " + quote(TSO_BINARY) + " generate";
+  // Runs `tso generate ARGS...` in `cwd` (the source tree unless given).
+  RunResult run(const std::vector<std::string>& args, const std::string& cwd = TSO_SOURCE_DIR) const {
+    std::string cmd = "cd " + quote(cwd) + " && " + quote(TSO_BINARY) + " generate";
     for (const std::string& a : args) cmd += " " + quote(a);
     cmd += " >" + quote(path("stdout")) + " 2>" + quote(path("stderr"));
     int status = std::system(cmd.c_str());
@@ -71,6 +71,13 @@ class Generate : public ::testing::Test {
 
   fs::path dir_;
 };
+
+// The default operator set is found from any working directory.
+TEST_F(Generate, DefaultOpSetOutsideTheSourceTree) {
+  RunResult r = run({"--max-ops", "1", "-o", "out.rules"}, dir_.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(read_file(path("out.rules")).find("ops: taso,"), std::string::npos);
+}
 
 TEST_F(Generate, UnknownOperatorNamesFileAndLine) {
   std::ofstream(path("bad.ops")) << "name bad\ninput x1 x2 : f32[2,4]\nop relu\nop frobnicate\n";
