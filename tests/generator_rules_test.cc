@@ -158,6 +158,34 @@ void expect_verified(const Rule* r, const std::string& what) {
   EXPECT_EQ(r->status.kind, RuleStatus::Kind::kVerified) << what << ": " << r->name;
 }
 
+// taso.ops lifts its rules over rank, axis and permutation: the layout laws
+// a real model's 4-D tensors need are verified copies in both files (an
+// elementwise operator moves through a transpose by any permutation,
+// transposes by ?p and inv(?p) cancel, a split undoes a concat on any axis,
+// relus of a concat's pieces are a relu of the concat), each at ranks 2..4.
+void expect_lifted_layout_rules(const RuleSet& set) {
+  auto lifted = [](const std::string& param) {
+    return [param](const Rule& r) {
+      return r.name.ends_with("_lifted") && r.ranks.lo == 2 && r.ranks.hi == 4 &&
+             std::any_of(r.params.begin(), r.params.end(),
+                         [&](const RuleParam& p) { return p.name == param; });
+    };
+  };
+  expect_verified(find_rule(set, "relu(1) transpose(1)", "relu(1) transpose(1)", lifted("p")),
+                  "relu then transpose by ?p is transpose by ?p then relu");
+  expect_verified(find_rule(set, "transpose(1) transpose(1)", "", lifted("p")),
+                  "transposes by ?p and inv(?p) cancel");
+  expect_verified(find_rule(set, "concat(2) split(1)", "", lifted("a")),
+                  "split on axis ?a undoes a concat on it");
+  expect_verified(find_rule(set, "concat(2) relu(1) split(1)", "relu(1) relu(1)", lifted("a")),
+                  "relus of a concat's pieces are a relu of the concat, on axis ?a");
+}
+
+TEST(GeneratedRules, TasoFilesHoldLiftedLayoutRules) {
+  expect_lifted_layout_rules(load("substitutions/taso_n3.rules"));
+  expect_lifted_layout_rules(load("substitutions/taso_n4.rules"));
+}
+
 TEST(GeneratedRules, BiasN4ParsesWithMatchingCounts) {
   RuleSet set = load("substitutions/bias_n4.rules");
   check_header(set, "bias");
