@@ -7,6 +7,8 @@
 // to rank 4 (specs/00_helpers.smt2), which bounds the clauses worth proving.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,12 +17,17 @@
 namespace tso::verifier {
 
 struct RuleInstance {
-  std::string label;  // "rank 3, ?p=[1,2,0]": which instance; empty for the rule itself
+  std::string label;  // "rank 3, ?p=[1,2,0], ?a=0": which instance; empty for the rule itself
   Rule rule;          // no rank clause, no permutation parameter
+  // The axis parameters' values in this instance (translate_rule's pins).
+  // Where the example types can be moved to that axis, the parameter's
+  // example is the pinned value too, so the rule instantiates at it; where
+  // not, the example stays and only the proof pins the axis.
+  std::map<std::string, int64_t> pins;
 };
 
-// The rule itself (one instance, empty label) when it has neither a rank
-// clause nor a permutation parameter. At a rank r below a clause variable's
+// The rule itself (one instance, empty label) when it has no rank clause,
+// permutation parameter or axis parameter. At a rank r below a clause variable's
 // example rank the variable keeps its last r extents; above it, extents of 2
 // are put in front; an axis parameter's example keeps naming its axis
 // counted from the end.

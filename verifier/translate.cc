@@ -34,8 +34,9 @@ struct SymAttr {
 
 class Translator {
  public:
-  Translator(const Rule& rule, const specs::OpFunctions& fns)
-      : rule_(rule), fns_(fns), ctx_(fns.ctx()) {}
+  Translator(const Rule& rule, const specs::OpFunctions& fns,
+             const std::map<std::string, int64_t>& pins)
+      : rule_(rule), fns_(fns), ctx_(fns.ctx()), pins_(pins) {}
   Expected<Translation> run();
 
  private:
@@ -63,6 +64,7 @@ class Translator {
   const Rule& rule_;
   const specs::OpFunctions& fns_;
   z3::context& ctx_;
+  const std::map<std::string, int64_t>& pins_;
   Translation out_;
   std::map<std::string, SymTensor> vars_;
   std::map<std::string, std::pair<expr, AttrType>> params_;
@@ -112,7 +114,11 @@ Expected<expr> Translator::param(const std::string& name, AttrType type, AttrVal
     return it->second.first;
   }
   std::string sym = "?" + name;
-  expr c = ctx_.constant(sym.c_str(), fns_.attr_sort(type));
+  auto pin = pins_.find(name);
+  if (pin != pins_.end() && type != AttrType::Int)
+    return fail("parameter ?" + name + " pinned but not an integer");
+  expr c = pin != pins_.end() ? ctx_.int_val(pin->second)
+                              : ctx_.constant(sym.c_str(), fns_.attr_sort(type));
   params_.emplace(name, std::make_pair(c, type));
   out_.symbols.emplace_back(sym, c);
   // Never clip: a fused clip's bounds are not the defaults, so a pattern
@@ -570,8 +576,9 @@ std::vector<std::string> unspecified_operators(const Rule& rule, const specs::Op
   return {missing.begin(), missing.end()};
 }
 
-Expected<Translation> translate_rule(const Rule& rule, const specs::OpFunctions& fns) {
-  return Translator(rule, fns).run();
+Expected<Translation> translate_rule(const Rule& rule, const specs::OpFunctions& fns,
+                                     const std::map<std::string, int64_t>& pins) {
+  return Translator(rule, fns, pins).run();
 }
 
 }  // namespace tso::verifier

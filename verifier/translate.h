@@ -12,6 +12,8 @@
 
 #include <z3++.h>
 
+#include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
@@ -36,8 +38,11 @@ std::vector<std::string> unspecified_operators(const Rule& rule, const specs::Op
                                                const std::set<std::string>& specified);
 
 // Translates `rule`. An error means the rule uses something the translation
-// cannot express (an axis given by a parameter, an operator without symbolic
-// shape inference); the caller reports it as `unknown`.
-Expected<Translation> translate_rule(const Rule& rule, const specs::OpFunctions& fns);
+// cannot express (an operator without symbolic shape inference); the caller
+// reports it as `unknown`. A parameter in `pins` is that integer in every
+// term instead of a constant (instances.h pins axes); its example still
+// types the rule.
+Expected<Translation> translate_rule(const Rule& rule, const specs::OpFunctions& fns,
+                                     const std::map<std::string, int64_t>& pins = {});
 
 }  // namespace tso::verifier

@@ -3,6 +3,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -61,34 +63,44 @@ std::optional<std::string> numeric_counterexample(const Rule& rule) {
   return std::nullopt;
 }
 
-// A solver holding the axioms, reused for every rule of a thread: each rule's
-// assertions live in a push/pop scope, so the axioms are internalized once.
-z3::solver axiom_solver(z3::context& ctx, const std::vector<specs::Axiom>& axioms,
-                        unsigned timeout_ms) {
-  z3::solver s(ctx);
-  z3::params p(ctx);
-  p.set("timeout", timeout_ms);
+// A Z3 context with the specs' functions and axioms, and a solver holding
+// the axioms: each rule's assertions live in a push/pop scope, so the axioms
+// are internalized once per prover.
+struct Prover {
+  z3::context ctx;
+  specs::OpFunctions fns{ctx};
+  std::optional<z3::solver> solver;
+};
+
+Expected<std::unique_ptr<Prover>> make_prover(const specs::SpecSource& specs,
+                                              unsigned timeout_ms) {
+  auto p = std::make_unique<Prover>();
+  Expected<std::vector<specs::Axiom>> axioms = specs::parse_axioms(specs, p->fns);
+  if (!axioms) return axioms.error();
+  z3::solver& s = p->solver.emplace(p->ctx);
+  z3::params params(p->ctx);
+  params.set("timeout", timeout_ms);
   // E-matching on the axioms' patterns only: model-based instantiation rarely
   // finds a countermodel over these axioms and spends the whole timeout trying.
-  p.set("mbqi", false);
+  params.set("mbqi", false);
   // No SIGINT handler of Z3's around each check: with several threads
   // checking at once each restores the handler it found, so Z3's can outlive
   // the checks and a later Ctrl-C crashes in it instead of reaching tso's
   // (cli/interrupt.h), which removes the temporaries of the files being
   // written.
-  p.set("ctrl_c", false);
-  s.set(p);
+  params.set("ctrl_c", false);
+  s.set(params);
   // Incremental mode (a scope before the first check): the one-shot pipeline
   // preprocesses the quantifiers into a form on which E-matching is orders of
   // magnitude slower here.
   s.push();
-  for (const specs::Axiom& a : axioms) s.add(a.formula);
-  return s;
+  for (const specs::Axiom& a : *axioms) s.add(a.formula);
+  return p;
 }
 
-RuleStatus prove_one(const Rule& rule, z3::solver& s, const specs::OpFunctions& fns,
-                     const std::string& hash, unsigned timeout_ms) {
-  Expected<Translation> t = translate_rule(rule, fns);
+RuleStatus check(const Rule& rule, const std::map<std::string, int64_t>& pins, z3::solver& s,
+                 const specs::OpFunctions& fns, const std::string& hash, unsigned timeout_ms) {
+  Expected<Translation> t = translate_rule(rule, fns, pins);
   if (!t) return {RuleStatus::Kind::kUnknown, t.error().message};
   z3::context& ctx = fns.ctx();
   struct Scope {
@@ -118,6 +130,23 @@ RuleStatus prove_one(const Rule& rule, z3::solver& s, const specs::OpFunctions& 
   }
 }
 
+// check(), with an exception of Z3's (it gives up on a term it cannot
+// hold, e.g. "Overflow encountered when expanding vector") as unknown: the
+// rule is undecided, the run goes on, and the numeric check still looks for
+// a counterexample.
+RuleStatus prove_one(const Rule& rule, const std::map<std::string, int64_t>& pins,
+                     z3::solver& s, const specs::OpFunctions& fns, const std::string& hash,
+                     unsigned timeout_ms) {
+  try {
+    return check(rule, pins, s, fns, hash, timeout_ms);
+  } catch (const z3::exception& e) {
+    const std::string why = std::string("z3 gave up: ") + e.msg();
+    if (std::optional<std::string> c = numeric_counterexample(rule))
+      return {RuleStatus::Kind::kRefuted, *c + "; " + why};
+    return {RuleStatus::Kind::kUnknown, why};
+  }
+}
+
 // A lifted rule is proved instance by instance (instances.h): refuted by the
 // first instance refuted, naming it; verified when every instance is. Z3
 // stops at the first instance it cannot decide: a copy of 32 instances
@@ -128,9 +157,9 @@ RuleStatus prove(const Rule& rule, z3::solver& s, const specs::OpFunctions& fns,
                  const std::string& hash, unsigned timeout_ms) {
   std::vector<RuleInstance> instances = rule_instances(rule);
   if (instances.size() == 1 && instances[0].label.empty())
-    return prove_one(rule, s, fns, hash, timeout_ms);
+    return prove_one(rule, {}, s, fns, hash, timeout_ms);
   for (const RuleInstance& inst : instances) {
-    RuleStatus st = prove_one(inst.rule, s, fns, hash, timeout_ms);
+    RuleStatus st = prove_one(inst.rule, inst.pins, s, fns, hash, timeout_ms);
     if (st.kind == RuleStatus::Kind::kVerified) continue;
     st.detail = "at " + inst.label + ": " + st.detail;
     if (st.kind == RuleStatus::Kind::kUnknown)
@@ -206,15 +235,12 @@ Expected<std::vector<RuleOutcome>> verify_rules(
   auto run = [&](const std::vector<size_t>& todo) {
     std::atomic<size_t> next{0};
     auto worker = [&] {
-      z3::context ctx;
-      specs::OpFunctions fns(ctx);
-      Expected<std::vector<specs::Axiom>> axioms = specs::parse_axioms(specs, fns);
-      if (!axioms) {
+      auto fail = [&](const Error& e) {
         std::lock_guard<std::mutex> lock(mu);
-        error = axioms.error().message;
-        return;
-      }
-      z3::solver shared = axiom_solver(ctx, *axioms, options.timeout_ms);
+        error = e.message;
+      };
+      Expected<std::unique_ptr<Prover>> shared = make_prover(specs, options.timeout_ms);
+      if (!shared) return fail(shared.error());
       for (size_t k; (k = next++) < todo.size();) {
         const size_t i = todo[k];
         RuleOutcome o;
@@ -227,13 +253,16 @@ Expected<std::vector<RuleOutcome>> verify_rules(
                                        : from_original(rules[original[i]], outcomes[original[i]])) {
           o.status = *st;
         } else if (is_lifted(rules[i])) {
-          // A solver of its own: what earlier rules left in a shared one
-          // decided some of these longer proofs, which a check of the rule
-          // alone then could not repeat (README).
-          z3::solver own = axiom_solver(ctx, *axioms, options.timeout_ms);
-          o.status = prove(rules[i], own, fns, specs.hash, options.timeout_ms);
+          // A context of its own: what earlier rules left in a shared
+          // context or solver decided some of these longer proofs, which a
+          // check of the rule alone then could not repeat (README).
+          Expected<std::unique_ptr<Prover>> own = make_prover(specs, options.timeout_ms);
+          if (!own) return fail(own.error());
+          Prover& p = **own;
+          o.status = prove(rules[i], *p.solver, p.fns, specs.hash, options.timeout_ms);
         } else {
-          o.status = prove(rules[i], shared, fns, specs.hash, options.timeout_ms);
+          Prover& p = **shared;
+          o.status = prove(rules[i], *p.solver, p.fns, specs.hash, options.timeout_ms);
         }
         o.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                    .count();
