@@ -32,9 +32,10 @@ struct SignatureNode {
 
 // Which arguments of `n` (with argument types `inputs`) are stored weights:
 // conv2d and gemm weights and bias, batchnorm and layernorm parameters, a
-// rank-2 right operand of matmul (a linear layer), and the smaller,
-// broadcast operand of a binary elementwise operator (a bias or scale).
-// Everything else is a graph input.
+// rank-2 right operand of matmul (a linear layer) or, where that operand is
+// one column and the left a matrix of several rows, the left one (the
+// layer transposed: W'·x'), and the smaller, broadcast operand of a binary
+// elementwise operator (a bias or scale). Everything else is a graph input.
 std::vector<bool> weight_args(const Node& n, std::span<const TensorType> inputs);
 
 // Seeded values of `type`: uniform in [-1, 1] for floats, zeros otherwise

@@ -60,6 +60,16 @@ TEST(SignatureGraph, WeightArgsFollowTheConvention) {
   EXPECT_EQ(weights_of(Op::Mul), (std::vector<bool>{false, true}));     // the broadcast scale
   EXPECT_EQ(weights_of(Op::Add), (std::vector<bool>{false, false}));    // equal sizes
   EXPECT_EQ(weights_of(Op::Matmul), (std::vector<bool>{false, true}));  // a linear layer
+  // The layer transposed, a matrix by a column (the search's W'·x'): the
+  // matrix is the weight; a row by a column stays a layer.
+  Node mm;
+  mm.op = Op::Matmul;
+  const TensorType matrix{DType::kF32, Shape{512, 1024}}, column{DType::kF32, Shape{1024, 1}},
+      row{DType::kF32, Shape{1, 1024}};
+  EXPECT_EQ(weight_args(mm, std::vector<TensorType>{matrix, column}),
+            (std::vector<bool>{true, false}));
+  EXPECT_EQ(weight_args(mm, std::vector<TensorType>{row, column}),
+            (std::vector<bool>{false, true}));
 }
 
 TEST(SignatureGraph, StoresSeededWeightsAndKeepsTheSignature) {
