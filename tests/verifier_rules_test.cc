@@ -184,7 +184,7 @@ TEST_P(CommittedFile, KeepsItsStatuses) {
   // speed, not on the specs: it is not re-verified (bias_n4's lifted rules
   // were verified with --timeout-ms 2000; 298 time out).
   // Lifted copies are sampled apart, at most kMaxCopies: a copy's proof
-  // takes a solver of its own and often every rank of its clause, about
+  // takes a Z3 context of its own and often every rank of its clause, about
   // 0.9 s against milliseconds for an original (taso_n4's 3,604 copies).
   std::vector<Rule> rules, copies;
   for (const Rule& r : set.rules)

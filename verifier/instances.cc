@@ -9,16 +9,23 @@ namespace tso::verifier {
 
 namespace {
 
+// Calls visit(node, attr) for every attribute of every node of both sides.
+template <typename Visit>
+void each_attr(const Rule& rule, const Visit& visit) {
+  for (const RuleSide* s : {&rule.source, &rule.target})
+    for (const RuleNode& n : s->nodes)
+      for (const PatternAttr& a : n.attrs) visit(n, a);
+}
+
 // Parameters some transpose's perm takes, plainly or inverted.
 std::vector<std::string> perm_params(const Rule& rule) {
   std::vector<std::string> out;
-  for (const RuleSide* s : {&rule.source, &rule.target})
-    for (const RuleNode& n : s->nodes)
-      for (const PatternAttr& a : n.attrs)
-        if (a.key == AttrKey::perm &&
-            (a.form == PatternAttr::Form::kParam || a.form == PatternAttr::Form::kParamInverse) &&
-            std::find(out.begin(), out.end(), a.param) == out.end())
-          out.push_back(a.param);
+  each_attr(rule, [&](const RuleNode&, const PatternAttr& a) {
+    if (a.key == AttrKey::perm &&
+        (a.form == PatternAttr::Form::kParam || a.form == PatternAttr::Form::kParamInverse) &&
+        std::find(out.begin(), out.end(), a.param) == out.end())
+      out.push_back(a.param);
+  });
   return out;
 }
 
@@ -29,26 +36,24 @@ std::vector<std::string> axis_params(const Rule& rule) {
   for (const RuleParam& p : rule.params) {
     if (!std::holds_alternative<int64_t>(p.example)) continue;
     bool axis = false, other = false;
-    for (const RuleSide* s : {&rule.source, &rule.target})
-      for (const RuleNode& n : s->nodes)
-        for (const PatternAttr& a : n.attrs) {
-          if (a.param != p.name) continue;
-          const bool concat_axis = a.key == AttrKey::axis && a.form == PatternAttr::Form::kParam &&
-                                   (n.op == Op::Concat || n.op == Op::Split);
-          (concat_axis ? axis : other) = true;
-        }
+    each_attr(rule, [&](const RuleNode& n, const PatternAttr& a) {
+      if (a.param != p.name) return;
+      const bool concat_axis = a.key == AttrKey::axis && a.form == PatternAttr::Form::kParam &&
+                               (n.op == Op::Concat || n.op == Op::Split);
+      (concat_axis ? axis : other) = true;
+    });
     if (axis && !other) out.push_back(p.name);
   }
   return out;
 }
 
 bool axis_param(const Rule& rule, const std::string& name) {
-  for (const RuleSide* s : {&rule.source, &rule.target})
-    for (const RuleNode& n : s->nodes)
-      for (const PatternAttr& a : n.attrs)
-        if (a.key == AttrKey::axis && a.form == PatternAttr::Form::kParam && a.param == name)
-          return true;
-  return false;
+  bool found = false;
+  each_attr(rule, [&](const RuleNode&, const PatternAttr& a) {
+    found = found || (a.key == AttrKey::axis && a.form == PatternAttr::Form::kParam &&
+                      a.param == name);
+  });
+  return found;
 }
 
 // The largest rank of any tensor of either side at the example types, 0
@@ -132,7 +137,7 @@ RuleInstance with_axes(const Rule& base, const std::string& label,
   Rule moved = base;
   bool movable = true;
   for (size_t k = 0; k < names.size(); ++k) {
-    out.label += ", ?" + names[k] + "=" + std::to_string(values[k]);
+    out.label += (out.label.empty() ? "?" : ", ?") + names[k] + "=" + std::to_string(values[k]);
     out.pins[names[k]] = values[k];
     for (RuleParam& p : moved.params) {
       if (p.name != names[k]) continue;
@@ -203,7 +208,6 @@ std::vector<RuleInstance> rule_instances(const Rule& rule) {
            [&](const std::vector<size_t>& at) {
              const std::vector<int64_t> values(at.begin(), at.end());
              out.push_back(with_axes(base, label, axes, values));
-             if (out.back().label.starts_with(", ")) out.back().label.erase(0, 2);
            });
     });
   }
