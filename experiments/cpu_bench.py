@@ -216,21 +216,26 @@ def prepared(stem, src, graph_only, a):
     return out, None
 
 
-def optimize_command(path, out, report, a):
-    return ([a.tso, "optimize", path, "-o", out, "--device", "cpu", "--report", report,
-             "--cost-cache", os.path.join(a.cache, COST_CACHE), "-q"] + shlex.split(a.optimize_flags))
+def optimize_command(path, out, report, a, device="cpu"):
+    cache = COST_CACHE if device == "cpu" else f"{device}_costs.json"
+    return ([a.tso, "optimize", path, "-o", out, "--device", device, "--report", report,
+             "--cost-cache", os.path.join(a.cache, cache), "-q"] + shlex.split(a.optimize_flags))
 
 
-def optimized(stem, path, a):
-    """{"path", "report", "seconds", "reused"} or {"error"}: `tso optimize` of
-    path into the cache, reused while newer than path and the tso binary and
-    made by the same command (its record, <model>.opt.run.json, is written
-    last, so an interrupted optimization is never reused)."""
+def optimized(stem, path, a, device="cpu"):
+    """{"path", "report", "seconds", "reused"} or {"error"}: `tso optimize
+    --device DEVICE` of path into the cache, reused while newer than path and
+    the tso binary and made by the same command (its record,
+    <model>[.<device>].opt.run.json, is written last, so an interrupted
+    optimization is never reused). Each device has its own cost cache,
+    <device>_costs.json (cpu: COST_CACHE)."""
     if not os.path.isfile(a.tso):
         return {"error": f"tso optimize: no tso binary at {a.tso} (build the tso target)"}
     base = os.path.join(a.cache, os.path.basename(path)[: -len(".onnx")])
+    if device != "cpu":
+        base += "." + device
     out, report, record = base + ".opt.onnx", base + ".opt.json", base + ".opt.run.json"
-    cmd = optimize_command(path, out, report, a)
+    cmd = optimize_command(path, out, report, a, device)
     newest_input = max(os.path.getmtime(path), os.path.getmtime(a.tso))
     try:
         with open(record) as f:

@@ -1,7 +1,8 @@
 """The PNG plots of experiments/reproduce.py, from the rows kept in OUT/rows:
 per-model speedups with the peers, predicted vs measured latency (with the
 diagonal), the search's best cost over time for the three largest models,
-and PET's speedups. A plot whose rows are not measured yet is not drawn.
+PET's speedups and, with a GPU, TASO's table there. A plot whose rows are
+not measured yet is not drawn.
 """
 import os
 
@@ -166,6 +167,48 @@ def pet_plot(path, records):
     return True
 
 
+def gpu_plot(path, records):
+    """TASO's table on the GPU, two panels as speedup_plot's: tso optimize's
+    speedup per model (measured on tso's CUDA runtime and predicted, the
+    published GPU figures hatched beside), and each configuration's speed
+    relative to PyTorch eager."""
+    rows = []
+    for rid, rec in sorted(records.items()):
+        res = rec["result"]
+        if rid.startswith("gpu/") and "times" in res:
+            rows.append((rid.split("/", 1)[1], res["times"], res["optimize"]))
+    if not rows:
+        return False
+    names = [n for n, _, _ in rows]
+    series = {"tso's CUDA runtime, measured": [], "predicted (tso's cost model)": [],
+              "TASO, published": [], "Tensat, published": []}
+    configs = {"tso on input": "tso", "tso on tso output": "tso_opt",
+               "PyTorch + CUDA graph": "torch_graph", "torch.compile": "torch_compile"}
+    vs_eager = {label: [] for label in configs}
+    for stem, t, opt in rows:
+        ok = lambda *ks: all(timed(t.get(k)) for k in ks)
+        series["tso's CUDA runtime, measured"].append(
+            t["tso"][0] / t["tso_opt"][0] if ok("tso", "tso_opt") else 0)
+        pc = opt.get("report", {}).get("predicted_cost_us")
+        series["predicted (tso's cost model)"].append(pc["before"] / pc["after"] if pc else 0)
+        ref = references.tensat(stem)
+        series["TASO, published"].append(ref["taso_speedup"] if ref else 0)
+        series["Tensat, published"].append(ref["tensat_speedup"] if ref else 0)
+        for label, c in configs.items():
+            vs_eager[label].append(t["torch_eager"][0] / t[c][0] if ok("torch_eager", c) else 0)
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(max(7, 1.4 * len(names)), 8))
+    bars(ax1, names, series, hatched={"TASO, published", "Tensat, published"})
+    ax1.set_ylabel("speedup, input / optimized")
+    ax1.set_title("tso optimize --device cuda: speedup per model (batch 1; hatched: published)")
+    bars(ax2, names, vs_eager, hatched=set())
+    ax2.set_ylabel("speed relative to PyTorch eager")
+    ax2.set_title("tso's CUDA runtime and PyTorch on the GPU, same run (min over rounds)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return True
+
+
 def write_all(out, records):
     """[(path, caption)] of the plots written into `out`."""
     models = taso_results(records)
@@ -188,4 +231,9 @@ def write_all(out, records):
     if pet_plot(p, records):
         done.append((p, "PET's table as bars: speedup over the input with the fully equivalent "
                         "rules and with the partial rules."))
+    p = os.path.join(out, "gpu_speedup.png")
+    if gpu_plot(p, records):
+        done.append((p, "TASO's table on the GPU: tso optimize's speedup on the CUDA runtime "
+                        "(measured and predicted), TASO's and Tensat's published GPU speedups "
+                        "hatched; below, each configuration against PyTorch eager."))
     return done

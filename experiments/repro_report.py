@@ -10,6 +10,7 @@ import platform
 
 import cpu_bench
 import cpu_bench_optimized
+import gpu_bench
 import pet_bench
 import pipeline_bench
 import references
@@ -262,28 +263,69 @@ def search_lines(models):
 
 
 # ---------------------------------------------------------------------- GPU
-def gpu_section(records, gpu, gpu_note):
-    out = ["## GPU: tso's CUDA runtime beside PyTorch", ""]
+def gpu_rows(rows, records):
+    return [(r.id.split("/", 1)[1], result(records, r.id)) for r in rows if r.id.startswith("gpu/")]
+
+
+def gpu_section(rows, records, gpu, gpu_note):
+    out = ["## TASO's table on the GPU: tso's CUDA runtime beside PyTorch", ""]
     if not gpu:
         return out + [f"Skipped: {gpu_note}. On a machine where `nvidia-smi` lists a GPU this part "
-                      "runs experiments/gpu_bench.sh (experiments/torch_bench.py: PyTorch eager and "
-                      "CUDA graphs).", ""]
-    res = result(records, "gpu/bench")
-    if res is None:
-        return out + [NOT_YET, ""]
-    if "error" in res:
-        out += [f"failed: {res['error']}", ""]
-    return out + [f"{gpu_note}; experiments/gpu_bench.sh (medians over its runs):", "", "```",
-                  res.get("stdout", "").rstrip(), "```", ""]
+                      "runs experiments/gpu_bench.py for each model of TASO's table: tso's CUDA "
+                      "runtime on the input file and on `tso optimize --device cuda`'s output, "
+                      "beside PyTorch eager, eager with a CUDA graph and torch.compile "
+                      "(experiments/torch_bench.py).", ""]
+    models = gpu_rows(rows, records)
+    out += [f"On {gpu_note}, batch 1. Latency in ms, minimum over the rounds (median of the "
+            "rounds' medians), each configuration a fresh process. *tso output*: the file `tso "
+            "optimize --device cuda` wrote (costs measured on this GPU; its speed check keeps the "
+            "input graph when the optimized one measured slower). PyTorch "
+            "(experiments/torch_bench.py): eager, the same captured in a CUDA graph, and "
+            "torch.compile with mode reduce-overhead; fp32 with TF32 on in both tso and PyTorch. "
+            "The last column but two divides tso's output by the fastest PyTorch configuration "
+            "(below 1: tso faster). The last two are published GPU figures of others (sources "
+            "under TASO's table above).", "",
+            "| model | tso input | tso output | predicted speedup | measured speedup | torch eager "
+            "| torch + CUDA graph | torch.compile | tso output / fastest torch | written "
+            "| published: TASO | published: Tensat |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |"]
+    for stem, res in models:
+        ref = references.tensat(stem)
+        refs = (f"{ref['taso_speedup']:.3f}x", f"{ref['tensat_speedup']:.3f}x") if ref else ("-", "-")
+        if res is None or "error" in res:
+            why = NOT_YET if res is None else "failed: " + res["error"].replace("|", "\\|")
+            out.append(f"| {stem} | {why} | | | | | | | | | {refs[0]} | {refs[1]} |")
+            continue
+        t = tuples(res["times"])
+        opt = res["optimize"]
+        pred, written = None, "failed: " + opt.get("error", "?").replace("|", "\\|")
+        if "report" in opt:
+            pc = opt["report"]["predicted_cost_us"]
+            pred = pc["before"] / pc["after"] if pc["after"] > 0 else None
+            written = cpu_bench_optimized.written_cell(opt)
+        best = gpu_bench.best_torch(t)
+        vs_torch = ratio(t.get("tso_opt"), best[1]) if best else None
+        out.append(f"| {stem} | {cell(t.get('tso'))} | {cell(t.get('tso_opt'))} | {x(pred)} "
+                   f"| {x(ratio(t.get('tso'), t.get('tso_opt')))} | {cell(t.get('torch_eager'))} "
+                   f"| {cell(t.get('torch_graph'))} | {cell(t.get('torch_compile'))} "
+                   f"| {f'{vs_torch:.2f}' if vs_torch else '-'} | {written} | {refs[0]} | {refs[1]} |")
+    out.append("")
+    for stem, res in models:
+        for key, v in (res or {}).get("times", {}).items():
+            if isinstance(v, str):
+                out.append(f"{stem}, {key} failed: {v}  ")
+    return out + [""]
 
 
-def gpu_part(records, gpu, gpu_note):
+def gpu_part(rows, records, gpu, gpu_note):
     if not gpu:
         return f"the GPU part skipped: {gpu_note}"
-    res = result(records, "gpu/bench")
-    if res is None:
-        return f"the GPU part {NOT_YET}"
-    return "the GPU part, which failed (below)" if "error" in res else "the GPU part too"
+    models = gpu_rows(rows, records)
+    failed = [s for s, r in models if r and "error" in r]
+    missing = [s for s, r in models if r is None]
+    if missing:
+        return f"the GPU part, {len(models) - len(missing)} of {len(models)} models"
+    return "the GPU part too" + (f" ({', '.join(failed)} failed)" if failed else "")
 
 
 # --------------------------------------------------------------------- file
@@ -320,13 +362,13 @@ def results_md(machine_lines, rows, records, plots, gpu, gpu_note, interrupted):
             f"Rows: {len(done)} of {len(rows)} measured"
             + (" (the run was interrupted: the same command resumes)" if interrupted else "")
             + (f"; {NOT_YET}: {', '.join(missing)}" if missing else "") + ".  ",
-            "Parts run: the CPU tables; " + gpu_part(records, gpu, gpu_note) + ".",
+            "Parts run: the CPU tables; " + gpu_part(rows, records, gpu, gpu_note) + ".",
             ""]
     taso = taso_rows(rows, records)
     out += taso_section(rows, records)
     out += pet_section(rows, records)
     out += pipeline_section(rows, records, taso)
-    out += gpu_section(records, gpu, gpu_note)
+    out += gpu_section(rows, records, gpu, gpu_note)
     if plots:
         out += ["## Plots", ""]
         for path, caption in plots:

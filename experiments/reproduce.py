@@ -4,7 +4,7 @@ picks the venv's Python); see `reproduce.sh --help` and experiments/README.md.
 
 A run is a list of rows (a model of a table, a generator run, ...), each
 measured by the scripts beside this one (cpu_bench, pet_bench,
-pipeline_bench, gpu_bench.sh) and kept as OUT/rows/<row>.json as soon as it
+pipeline_bench, gpu_bench) and kept as OUT/rows/<row>.json as soon as it
 is finished. A second run with the same --out skips the rows kept there
 (those measured with other settings or another tso binary are measured
 again), so an interrupted run resumes. Then OUT/results.md and the plots
@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import cpu_bench
+import gpu_bench
 import pet_bench
 import pipeline_bench
 import repro_plots
@@ -38,13 +39,14 @@ TASO_MODELS = ["squeezenet1_1", "resnet50", "resnext50_32x4d", "inception_v3", "
                "bert_base_seq128", "nasnetalarge"]
 PET_MODELS = ["resnet18", "csrnet", "inception_v3", "bert_base_seq128"]
 PROFILES = {
-    # rounds, timed runs per process (heavy models: fewer), PET's, batches, generator sizes
+    # rounds, timed runs per process (heavy models: fewer), PET's, batches, generator sizes,
+    # timed runs per process on the GPU (replays for tso)
     "full": {"models": TASO_MODELS, "rounds": 5, "runs": 20, "heavy_runs": 10,
              "pet_models": PET_MODELS, "pet_runs": 10, "pet_heavy_runs": 3, "batches": [1, 16],
-             "max_ops": [3, 4]},
+             "max_ops": [3, 4], "gpu_runs": 200},
     "quick": {"models": ["squeezenet1_1", "resnet50", "nasrnn"], "rounds": 3, "runs": 10,
               "heavy_runs": 5, "pet_models": ["resnet18", "csrnet"], "pet_runs": 5,
-              "pet_heavy_runs": 3, "batches": [1], "max_ops": [3]},
+              "pet_heavy_runs": 3, "batches": [1], "max_ops": [3], "gpu_runs": 50},
 }
 MIN_ROUNDS = 5  # ../shared/MEASURING.md
 
@@ -62,7 +64,10 @@ PET_ESTIMATE = {("resnet18", 1): (60, 2), ("csrnet", 1): (120, 5), ("inception_v
                 ("bert_base_seq128", 16): (900, 25)}
 PIPELINE_ESTIMATE = {("generate", 3): 8, ("verify", 3): 10, ("generate", 4): 330,
                      ("verify", 4): 160}
-GPU_ESTIMATE = 300
+# The GPU's: optimizing (costs measured on the GPU) and the rounds of 5
+# configurations, mostly PyTorch's start and compile (a guess: never run yet).
+GPU_ESTIMATE = {"nasnetalarge": 900, "bert_base_seq128": 400}
+GPU_DEFAULT_ESTIMATE = 300
 
 
 @dataclass
@@ -180,14 +185,10 @@ def gen_rules(n, ctx):
     return os.path.join(ctx["work"], f"taso_n{n}.rules")
 
 
-def gpu_row(ctx):
-    """gpu_bench.sh: tso's CUDA runtime beside PyTorch eager and CUDA graphs."""
-    cmd = [os.path.join(ROOT, "experiments", "gpu_bench.sh"), "--tso", ctx["tso"], "--models",
-           ctx["cpu"].models_dir]
-    r = pipeline_bench.run_measured(cmd, ctx["timeout"])
-    if r["rc"] != 0:
-        return {"error": pipeline_bench.failure(r, "gpu_bench.sh"), "stdout": r["stdout"]}
-    return {"stdout": r["stdout"], "wall_s": r["wall_s"]}
+def gpu_row(stem, ctx):
+    """TASO's table on the GPU, one model (gpu_bench): tso's CUDA runtime on the
+    input file and on `tso optimize --device cuda`'s output, beside PyTorch."""
+    return gpu_bench.bench_row(stem, ctx["gpu"])
 
 
 def plan(a, p, ctx, gpu):
@@ -214,7 +215,10 @@ def plan(a, p, ctx, gpu):
         rows.append(Row(f"pipeline/verify.n{n}", PIPELINE_ESTIMATE.get(("verify", n), 600),
                         lambda n=n: verify_row(n, ctx), {"tso": tso_id}))
     if gpu:
-        rows.append(Row("gpu/bench", GPU_ESTIMATE, lambda: gpu_row(ctx), {"tso": tso_id}))
+        gpu_timing = {"tso": tso_id, "seed": a.seed, "rounds": a.rounds, "runs": p["gpu_runs"]}
+        for stem in p["models"]:
+            rows.append(Row(f"gpu/{stem}", GPU_ESTIMATE.get(stem, GPU_DEFAULT_ESTIMATE),
+                            lambda stem=stem: gpu_row(stem, ctx), gpu_timing))
     return rows
 
 
@@ -306,7 +310,7 @@ def run_rows(rows, out):
 def remove_stale_costs(work, tso):
     """Cost caches older than the tso binary hold a runtime's costs that is
     gone (cpu_bench's rule, for both caches of the work folder)."""
-    for name in (cpu_bench.COST_CACHE, pet_bench.COST_CACHE):
+    for name in (cpu_bench.COST_CACHE, pet_bench.COST_CACHE, gpu_bench.COST_CACHE):
         path = os.path.join(work, name)
         if os.path.exists(path) and os.path.getmtime(path) < os.path.getmtime(tso):
             progress(f"removing {shown_path(path)}: older than the tso binary")
@@ -373,8 +377,11 @@ def main():
                                          "--heavy-runs", str(p["heavy_runs"])])
     pet = pet_bench.options(common + ["--runs", str(p["pet_runs"]),
                                       "--heavy-runs", str(p["pet_heavy_runs"])])
-    ctx = {"cpu": cpu, "pet": pet, "tso": tso, "work": work, "timeout": a.timeout,
-           "shared": dict(cpu_bench.find_models(models))}
+    gpu_opts = gpu_bench.options(["--rounds", str(a.rounds), "--runs", str(p["gpu_runs"]),
+                                  "--seed", str(a.seed), "--cache", work, "--tso", tso,
+                                  "--models-dir", models, "--timeout", str(a.timeout)])
+    ctx = {"cpu": cpu, "pet": pet, "gpu": gpu_opts, "tso": tso, "work": work,
+           "timeout": a.timeout, "shared": dict(cpu_bench.find_models(models))}
     gpu, gpu_note = gpu_status()
     split = lambda s: [x.strip() for x in s.split(",") if x.strip()]
     rows = select(plan(a, p, ctx, gpu), split(a.rows), split(a.skip))
