@@ -322,16 +322,24 @@ def run_process(cmd, timeout):
     return r.stdout, None
 
 
+def process_times(cmd, pattern, what, timeout, median_first=False):
+    """((min, median), None) or (None, error): runs cmd and reads its minimum
+    and median (in that order of `pattern`'s groups, or the other way round)
+    from the line `what` names."""
+    out, err = run_process(cmd, timeout)
+    if err:
+        return None, err
+    m = pattern.search(out)
+    if not m:
+        return None, f"no '{what}' line: " + (first_line(out) or "(no output)")
+    a, b = float(m.group(1)), float(m.group(2))
+    return ((b, a) if median_first else (a, b)), None
+
+
 def time_ort(path, runs, warmup, a):
     cmd = [sys.executable, ORT_TIME, path, "--threads", str(a.threads), "--runs", str(runs),
            "--warmup", str(warmup), "--seed", str(a.seed)]
-    out, err = run_process(cmd, a.timeout)
-    if err:
-        return None, err
-    m = ORT_LINE.search(out)
-    if not m:
-        return None, "no 'ort min_ms=' line: " + (first_line(out) or "(no output)")
-    return (float(m.group(1)), float(m.group(2))), None
+    return process_times(cmd, ORT_LINE, "ort min_ms=", a.timeout)
 
 
 def time_tso(path, runs, warmup, a):
@@ -340,13 +348,7 @@ def time_tso(path, runs, warmup, a):
         return None, f"no tso binary at {a.tso} (build the tso target)"
     cmd = [a.tso, "run", path, "--device", "cpu", "--iters", str(runs), "--threads", str(a.threads)]
     cmd += shlex.split(a.tso_flags)
-    out, err = run_process(cmd, a.timeout)
-    if err:
-        return None, err
-    m = TSO_LATENCY.search(out)
-    if not m:
-        return None, "no 'latency median' line: " + (first_line(out) or "(no output)")
-    return (float(m.group(2)), float(m.group(1))), None  # (min, median)
+    return process_times(cmd, TSO_LATENCY, "latency median", a.timeout, median_first=True)
 
 
 def configs(path, opt):

@@ -22,7 +22,7 @@ import time
 
 import cpu_bench
 import pet_bench
-from cpu_bench import ROOT, TSO_LATENCY, first_line, progress, run_process, shown_path
+from cpu_bench import ROOT, TSO_LATENCY, process_times, progress, shown_path
 
 MODELS = ["squeezenet1_1", "resnet50", "resnext50_32x4d", "inception_v3", "nasrnn",
           "bert_base_seq128", "nasnetalarge"]  # TASO's table
@@ -58,25 +58,13 @@ def time_tso(path, runs, a):
     captures the run in a CUDA graph and times `runs` replays after its own
     warm-up."""
     cmd = [a.tso, "run", path, "--device", "cuda", "--iters", str(runs)]
-    out, err = run_process(cmd, a.timeout)
-    if err:
-        return None, err
-    m = TSO_LATENCY.search(out)
-    if not m:
-        return None, "no 'latency median' line: " + (first_line(out) or "(no output)")
-    return (float(m.group(2)), float(m.group(1))), None
+    return process_times(cmd, TSO_LATENCY, "latency median", a.timeout, median_first=True)
 
 
 def time_torch(stem, mode, runs, a):
     cmd = [a.python, TORCH_BENCH, stem, "--mode", mode, "--runs", str(runs), "--warmup",
            str(a.warmup), "--seed", str(a.seed)]
-    out, err = run_process(cmd, a.timeout)
-    if err:
-        return None, err
-    m = TORCH_LINE.search(out)
-    if not m:
-        return None, "no 'torch min_ms=' line: " + (first_line(out) or "(no output)")
-    return (float(m.group(1)), float(m.group(2))), None
+    return process_times(cmd, TORCH_LINE, "torch min_ms=", a.timeout)
 
 
 def timers(stem, path, opt, a):

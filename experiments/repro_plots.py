@@ -30,36 +30,50 @@ def taso_results(records):
     return out
 
 
-def speedup_plot(path, models):
-    """Two panels: the optimization's speedup per model (ours measured and
-    predicted, the published GPU figures hatched beside), and each
-    configuration's speed relative to ONNX Runtime on the input file."""
+def optimization_plot(path, models, speedups, baseline, relative, titles):
+    """Two panels. Above, per model [(stem, times, optimize)]: the
+    optimization's measured speedup on each runtime ({label: (input config,
+    output config)}), the predicted one, and the published GPU figures
+    hatched beside. Below, each configuration of `relative` ({label: config})
+    as speed relative to the `baseline` configuration. `titles`: (above,
+    below's y label, below)."""
     names = [s for s, _, _ in models]
-    series = {"tso runtime, measured": [], "ONNX Runtime, measured": [], "predicted (tso's cost model)": [],
-              "TASO, published (GPU)": [], "Tensat, published (GPU)": []}
-    vs_ort = {"ORT on tso output": [], "tso on input": [], "tso on tso output": []}
+    published = ["TASO, published (GPU)", "Tensat, published (GPU)"]
+    series = {label: [] for label in [*speedups, "predicted (tso's cost model)", *published]}
+    below = {label: [] for label in relative}
     for stem, t, opt in models:
         ok = lambda *ks: all(timed(t.get(k)) for k in ks)
-        series["tso runtime, measured"].append(t["tso"][0] / t["tso_opt"][0] if ok("tso", "tso_opt") else 0)
-        series["ONNX Runtime, measured"].append(t["ort"][0] / t["ort_opt"][0] if ok("ort", "ort_opt") else 0)
+        for label, (before, after) in speedups.items():
+            series[label].append(t[before][0] / t[after][0] if ok(before, after) else 0)
         pc = opt.get("report", {}).get("predicted_cost_us")
         series["predicted (tso's cost model)"].append(pc["before"] / pc["after"] if pc else 0)
         ref = references.tensat(stem)
-        series["TASO, published (GPU)"].append(ref["taso_speedup"] if ref else 0)
-        series["Tensat, published (GPU)"].append(ref["tensat_speedup"] if ref else 0)
-        for key, cfg in (("ORT on tso output", "ort_opt"), ("tso on input", "tso"),
-                         ("tso on tso output", "tso_opt")):
-            vs_ort[key].append(t["ort"][0] / t[cfg][0] if ok("ort", cfg) else 0)
+        series[published[0]].append(ref["taso_speedup"] if ref else 0)
+        series[published[1]].append(ref["tensat_speedup"] if ref else 0)
+        for label, cfg in relative.items():
+            below[label].append(t[baseline][0] / t[cfg][0] if ok(baseline, cfg) else 0)
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(max(7, 1.4 * len(names)), 8))
-    bars(ax1, names, series, hatched={"TASO, published (GPU)", "Tensat, published (GPU)"})
+    bars(ax1, names, series, hatched=set(published))
     ax1.set_ylabel("speedup, input / optimized")
-    ax1.set_title("tso optimize: speedup per model (this CPU, batch 1; hatched: published, GPU)")
-    bars(ax2, names, vs_ort, hatched=set())
-    ax2.set_ylabel("speed relative to ORT on the input")
-    ax2.set_title("ONNX Runtime and tso's CPU runtime, same run (min over rounds)")
+    ax1.set_title(titles[0])
+    bars(ax2, names, below, hatched=set())
+    ax2.set_ylabel(titles[1])
+    ax2.set_title(titles[2])
     fig.tight_layout()
     fig.savefig(path, dpi=DPI)
     plt.close(fig)
+
+
+def speedup_plot(path, models):
+    """TASO's table on this CPU: speedups on both runtimes, and each
+    configuration against ONNX Runtime on the input file."""
+    optimization_plot(
+        path, models, {"tso runtime, measured": ("tso", "tso_opt"),
+                       "ONNX Runtime, measured": ("ort", "ort_opt")},
+        "ort", {"ORT on tso output": "ort_opt", "tso on input": "tso", "tso on tso output": "tso_opt"},
+        ("tso optimize: speedup per model (this CPU, batch 1; hatched: published, GPU)",
+         "speed relative to ORT on the input",
+         "ONNX Runtime and tso's CPU runtime, same run (min over rounds)"))
 
 
 def bars(ax, names, series, hatched):
@@ -168,10 +182,8 @@ def pet_plot(path, records):
 
 
 def gpu_plot(path, records):
-    """TASO's table on the GPU, two panels as speedup_plot's: tso optimize's
-    speedup per model (measured on tso's CUDA runtime and predicted, the
-    published GPU figures hatched beside), and each configuration's speed
-    relative to PyTorch eager."""
+    """TASO's table on the GPU: tso optimize's speedup on the CUDA runtime,
+    and each configuration against PyTorch eager."""
     rows = []
     for rid, rec in sorted(records.items()):
         res = rec["result"]
@@ -179,33 +191,13 @@ def gpu_plot(path, records):
             rows.append((rid.split("/", 1)[1], res["times"], res["optimize"]))
     if not rows:
         return False
-    names = [n for n, _, _ in rows]
-    series = {"tso's CUDA runtime, measured": [], "predicted (tso's cost model)": [],
-              "TASO, published": [], "Tensat, published": []}
-    configs = {"tso on input": "tso", "tso on tso output": "tso_opt",
-               "PyTorch + CUDA graph": "torch_graph", "torch.compile": "torch_compile"}
-    vs_eager = {label: [] for label in configs}
-    for stem, t, opt in rows:
-        ok = lambda *ks: all(timed(t.get(k)) for k in ks)
-        series["tso's CUDA runtime, measured"].append(
-            t["tso"][0] / t["tso_opt"][0] if ok("tso", "tso_opt") else 0)
-        pc = opt.get("report", {}).get("predicted_cost_us")
-        series["predicted (tso's cost model)"].append(pc["before"] / pc["after"] if pc else 0)
-        ref = references.tensat(stem)
-        series["TASO, published"].append(ref["taso_speedup"] if ref else 0)
-        series["Tensat, published"].append(ref["tensat_speedup"] if ref else 0)
-        for label, c in configs.items():
-            vs_eager[label].append(t["torch_eager"][0] / t[c][0] if ok("torch_eager", c) else 0)
-    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(max(7, 1.4 * len(names)), 8))
-    bars(ax1, names, series, hatched={"TASO, published", "Tensat, published"})
-    ax1.set_ylabel("speedup, input / optimized")
-    ax1.set_title("tso optimize --device cuda: speedup per model (batch 1; hatched: published)")
-    bars(ax2, names, vs_eager, hatched=set())
-    ax2.set_ylabel("speed relative to PyTorch eager")
-    ax2.set_title("tso's CUDA runtime and PyTorch on the GPU, same run (min over rounds)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
+    optimization_plot(
+        path, rows, {"tso's CUDA runtime, measured": ("tso", "tso_opt")},
+        "torch_eager", {"tso on input": "tso", "tso on tso output": "tso_opt",
+                        "PyTorch + CUDA graph": "torch_graph", "torch.compile": "torch_compile"},
+        ("tso optimize --device cuda: speedup per model (batch 1; hatched: published)",
+         "speed relative to PyTorch eager",
+         "tso's CUDA runtime and PyTorch on the GPU, same run (min over rounds)"))
     return True
 
 

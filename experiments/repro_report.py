@@ -78,6 +78,26 @@ def x(v):
     return f"{v:.2f}x" if v else "-"
 
 
+def published_speedups(stem):
+    """(TASO's, Tensat's) published GPU speedup cells of a model."""
+    ref = references.tensat(stem)
+    return (f"{ref['taso_speedup']:.3f}x", f"{ref['tensat_speedup']:.3f}x") if ref else ("-", "-")
+
+
+def optimization_cells(opt):
+    """(predicted speedup or None, the written cell) of a tso optimize result."""
+    if "report" not in opt:
+        return None, "failed: " + opt.get("error", "?").replace("|", "\\|")
+    pc = opt["report"]["predicted_cost_us"]
+    return (pc["before"] / pc["after"] if pc["after"] > 0 else None,
+            cpu_bench_optimized.written_cell(opt))
+
+
+def not_measured(res):
+    """The cell of a row without figures: not measured yet, or its failure."""
+    return NOT_YET if res is None else "failed: " + res["error"].replace("|", "\\|")
+
+
 # ------------------------------------------------------------- TASO's table
 def taso_rows(rows, records):
     """[(stem, result or None)] in the plan's order."""
@@ -102,21 +122,12 @@ def taso_section(rows, records):
            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |"]
     measured, predicted = [], []
     for stem, res in models:
-        ref = references.tensat(stem)
-        refs = (f"{ref['taso_speedup']:.3f}x", f"{ref['tensat_speedup']:.3f}x") if ref else ("-", "-")
+        refs = published_speedups(stem)
         if res is None or "error" in res:
-            why = NOT_YET if res is None else "failed: " + res["error"].replace("|", "\\|")
-            out.append(f"| {stem} | {why} | | | | | | | | | {refs[0]} | {refs[1]} |")
+            out.append(f"| {stem} | {not_measured(res)} | | | | | | | | | {refs[0]} | {refs[1]} |")
             continue
         t = tuples(res["times"])
-        opt = res["optimize"]
-        pred, written = None, "-"
-        if "report" in opt:
-            pc = opt["report"]["predicted_cost_us"]
-            pred = pc["before"] / pc["after"] if pc["after"] > 0 else None
-            written = cpu_bench_optimized.written_cell(opt)
-        else:
-            written = "failed: " + opt.get("error", "?").replace("|", "\\|")
+        pred, written = optimization_cells(res["optimize"])
         tso_speedup = ratio(t.get("tso"), t.get("tso_opt"))
         if tso_speedup:
             measured.append(tso_speedup)
@@ -290,19 +301,12 @@ def gpu_section(rows, records, gpu, gpu_note):
             "| published: TASO | published: Tensat |",
             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |"]
     for stem, res in models:
-        ref = references.tensat(stem)
-        refs = (f"{ref['taso_speedup']:.3f}x", f"{ref['tensat_speedup']:.3f}x") if ref else ("-", "-")
+        refs = published_speedups(stem)
         if res is None or "error" in res:
-            why = NOT_YET if res is None else "failed: " + res["error"].replace("|", "\\|")
-            out.append(f"| {stem} | {why} | | | | | | | | | {refs[0]} | {refs[1]} |")
+            out.append(f"| {stem} | {not_measured(res)} | | | | | | | | | {refs[0]} | {refs[1]} |")
             continue
         t = tuples(res["times"])
-        opt = res["optimize"]
-        pred, written = None, "failed: " + opt.get("error", "?").replace("|", "\\|")
-        if "report" in opt:
-            pc = opt["report"]["predicted_cost_us"]
-            pred = pc["before"] / pc["after"] if pc["after"] > 0 else None
-            written = cpu_bench_optimized.written_cell(opt)
+        pred, written = optimization_cells(res["optimize"])
         best = gpu_bench.best_torch(t)
         vs_torch = ratio(t.get("tso_opt"), best[1]) if best else None
         out.append(f"| {stem} | {cell(t.get('tso'))} | {cell(t.get('tso_opt'))} | {x(pred)} "
