@@ -39,11 +39,18 @@ ORDER = ["squeezenet1_1", "resnet50", "resnext50_32x4d", "inception_v3", "bert_b
 HEAVY = {"nasnetalarge", "bert_base_seq128", "nasrnn"}  # fewer timed runs (--heavy-runs)
 TSO_LATENCY = re.compile(r"^latency\s+median\s+([0-9.]+)\s*ms\s*\(min\s+([0-9.]+)", re.M)
 ORT_LINE = re.compile(r"^ort min_ms=([0-9.]+) median_ms=([0-9.]+) runs=\d+\s*$", re.M)
-COST_CACHE = "cpu_costs.json"  # in --cache: one cache of measured costs for every optimization
 ERR_WIDTH = 160
 LOAD_WARNING = 0.5  # load average (1 min) above which timings are disturbed
 
 T0 = time.monotonic()
+
+
+def cost_cache_name(device):
+    """The cache of measured costs in --cache for `tso optimize --device DEVICE`."""
+    return f"{device}_costs.json"
+
+
+COST_CACHE = cost_cache_name("cpu")  # in --cache: one cache of measured costs for every optimization
 
 
 def progress(msg):
@@ -217,9 +224,9 @@ def prepared(stem, src, graph_only, a):
 
 
 def optimize_command(path, out, report, a, device="cpu"):
-    cache = COST_CACHE if device == "cpu" else f"{device}_costs.json"
     return ([a.tso, "optimize", path, "-o", out, "--device", device, "--report", report,
-             "--cost-cache", os.path.join(a.cache, cache), "-q"] + shlex.split(a.optimize_flags))
+             "--cost-cache", os.path.join(a.cache, cost_cache_name(device)), "-q"]
+            + shlex.split(a.optimize_flags))
 
 
 def optimized(stem, path, a, device="cpu"):
@@ -228,7 +235,7 @@ def optimized(stem, path, a, device="cpu"):
     the tso binary and made by the same command (its record,
     <model>[.<device>].opt.run.json, is written last, so an interrupted
     optimization is never reused). Each device has its own cost cache,
-    <device>_costs.json (cpu: COST_CACHE)."""
+    cost_cache_name(device)."""
     if not os.path.isfile(a.tso):
         return {"error": f"tso optimize: no tso binary at {a.tso} (build the tso target)"}
     base = os.path.join(a.cache, os.path.basename(path)[: -len(".onnx")])

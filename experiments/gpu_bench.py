@@ -30,7 +30,7 @@ TORCH_BENCH = os.path.join(ROOT, "experiments", "torch_bench.py")
 TORCH_LINE = re.compile(r"^torch min_ms=([0-9.]+) median_ms=([0-9.]+) runs=\d+\s*$", re.M)
 TORCH_MODES = ["eager", "graph", "compile"]
 CONFIGS = ["tso", "tso_opt"] + [f"torch_{m}" for m in TORCH_MODES]
-COST_CACHE = "cuda_costs.json"  # in --cache, beside cpu_bench's cpu_costs.json
+COST_CACHE = cpu_bench.cost_cache_name("cuda")  # in --cache, beside the CPU's
 ZOO = {"nasrnn"}
 
 

@@ -84,6 +84,20 @@ def published_speedups(stem):
     return (f"{ref['taso_speedup']:.3f}x", f"{ref['tensat_speedup']:.3f}x") if ref else ("-", "-")
 
 
+def measured_models(models, out):
+    """Yields (stem, times, predicted speedup, written cell, published cells)
+    of each measured model [(stem, result or None)] of a TASO table, in order;
+    appends the row of each other model (12 columns, the published speedups
+    last) to `out` in its place."""
+    for stem, res in models:
+        refs = published_speedups(stem)
+        if res is None or "error" in res:
+            out.append(f"| {stem} | {not_measured(res)} | | | | | | | | | {refs[0]} | {refs[1]} |")
+            continue
+        pred, written = optimization_cells(res["optimize"])
+        yield stem, tuples(res["times"]), pred, written, refs
+
+
 def optimization_cells(opt):
     """(predicted speedup or None, the written cell) of a tso optimize result."""
     if "report" not in opt:
@@ -121,13 +135,7 @@ def taso_section(rows, records):
            "| published, GPU: TASO | published, GPU: Tensat |",
            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |"]
     measured, predicted = [], []
-    for stem, res in models:
-        refs = published_speedups(stem)
-        if res is None or "error" in res:
-            out.append(f"| {stem} | {not_measured(res)} | | | | | | | | | {refs[0]} | {refs[1]} |")
-            continue
-        t = tuples(res["times"])
-        pred, written = optimization_cells(res["optimize"])
+    for stem, t, pred, written, refs in measured_models(models, out):
         tso_speedup = ratio(t.get("tso"), t.get("tso_opt"))
         if tso_speedup:
             measured.append(tso_speedup)
@@ -300,13 +308,7 @@ def gpu_section(rows, records, gpu, gpu_note):
             "| torch + CUDA graph | torch.compile | tso output / fastest torch | written "
             "| published: TASO | published: Tensat |",
             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |"]
-    for stem, res in models:
-        refs = published_speedups(stem)
-        if res is None or "error" in res:
-            out.append(f"| {stem} | {not_measured(res)} | | | | | | | | | {refs[0]} | {refs[1]} |")
-            continue
-        t = tuples(res["times"])
-        pred, written = optimization_cells(res["optimize"])
+    for stem, t, pred, written, refs in measured_models(models, out):
         best = gpu_bench.best_torch(t)
         vs_torch = ratio(t.get("tso_opt"), best[1]) if best else None
         out.append(f"| {stem} | {cell(t.get('tso'))} | {cell(t.get('tso_opt'))} | {x(pred)} "

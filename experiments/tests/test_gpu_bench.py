@@ -116,3 +116,15 @@ def test_the_plan_has_a_gpu_row_per_model_only_with_a_gpu(tmp_path):
     ids = lambda gpu: [r.id for r in reproduce.plan(a, p, ctx, gpu)]
     assert not [i for i in ids(False) if i.startswith("gpu/")]
     assert [i for i in ids(True) if i.startswith("gpu/")] == [f"gpu/{m}" for m in p["models"]]
+
+
+def test_bad_options_are_named(capsys):
+    for argv, message in ((["--models", "vgg16"], "unknown model(s) vgg16"),
+                          (["--warmup", "1"], "--warmup >= 3")):
+        try:
+            gpu_bench.options(argv)
+        except SystemExit as e:
+            assert e.code == 2
+        else:
+            raise AssertionError(f"{argv} accepted")
+        assert message in capsys.readouterr().err
