@@ -1,7 +1,6 @@
 #include "runtime/cpu/profiler.h"
 
 #include <omp.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -14,16 +13,10 @@
 #include "core/signature_graph.h"
 #include "runtime/cpu/executor.h"
 #include "runtime/cpu/fusion.h"
+#include "runtime/cpu/interference.h"
 
 namespace tso::cpu {
 namespace {
-
-// Involuntary context switches of the process's threads so far.
-long preemptions() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_nivcsw;
-}
 
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -85,43 +78,47 @@ Expected<rt::CostEntry> time_plan(const Graph& g, const ExecutorOptions& eo,
   // stay cached runs in 0.55 of the time it takes there (ResNet-50's last
   // stage, measured). The flushes count against the budget.
   //
-  // A run during which the scheduler took a core from one of the process's
-  // threads is not a measurement of the operator: one preempted thread
-  // holds the others at the next barrier for a time slice (4 ms here).
-  // Such runs are dropped, and a signature whose runs are mostly preempted
-  // is not measured at all, rather than cached at 100x its cost.
+  // A run during which other tasks took a core from one of the process's
+  // threads for more than a trace of its time (interference.h) is not a
+  // measurement of the operator: the preempted thread holds the others at
+  // the next barrier for a time slice (4 ms here). Such runs are dropped
+  // (their time counts against the budget), and a signature whose runs are
+  // mostly disturbed is not measured at all, rather than cached at 100x its
+  // cost.
   std::vector<double> t;
-  int preempted = 0;
+  int disturbed = 0;
   double spent_ms = 0;
   const int least = std::min(options.iters, 3);
   for (int it = 0; static_cast<int>(t.size()) < options.iters && it < 4 * options.iters; ++it) {
-    if (options.budget_ms > 0 && static_cast<int>(t.size()) >= least &&
-        spent_ms > options.budget_ms)
+    if (options.budget_ms > 0 && spent_ms > options.budget_ms &&
+        (static_cast<int>(t.size()) >= least || it >= 2 * least))
       break;
     const auto flush_start = std::chrono::steady_clock::now();
     x.evict_constants();
     spent_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
                                                           flush_start)
                     .count();
-    const long before = preemptions();
+    const SchedulerTally before = scheduler_tally();
     Expected<std::vector<StepTime>> run = x.profile_steps(1);
     if (!run) return run.error();
-    if (preemptions() != before) {
-      ++preempted;
-      continue;
-    }
-    double ms = 0;
+    const SchedulerTally after = scheduler_tally();
+    double ms = 0, run_ms = 0;
     for (const StepTime& s : *run) {
-      spent_ms += s.ms;
+      run_ms += s.ms;
       if (s.nodes != "layout change") ms += s.ms;
+    }
+    spent_ms += run_ms;
+    if (!undisturbed(before, after, run_ms)) {
+      ++disturbed;
+      continue;
     }
     t.push_back(ms);
   }
   if (static_cast<int>(t.size()) < std::max(1, std::min(options.iters / 2, least)))
-    return Error{"the machine is busy: " + std::to_string(preempted) + " of " +
-                 std::to_string(preempted + static_cast<int>(t.size())) +
-                 " timed runs were preempted by other processes; not measured (measure on an idle "
-                 "machine)"};
+    return Error{"the machine is busy: in " + std::to_string(disturbed) + " of " +
+                 std::to_string(disturbed + static_cast<int>(t.size())) +
+                 " timed runs other processes kept a thread waiting for a core; not measured "
+                 "(measure on an idle machine)"};
   e.median_ms = median_of(t);
   e.min_ms = *std::min_element(t.begin(), t.end());
   e.samples = static_cast<int>(t.size());

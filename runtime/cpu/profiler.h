@@ -27,8 +27,10 @@ struct ProfileOptions {
   int warmup = 5;  // untimed runs before them
   // Time one plan may spend in its timed runs, then in its warm-up runs, in
   // milliseconds (0: no limit): past it, timing stops once 3 runs (or
-  // `iters`, if fewer) are in, and warming up after one run. A 2 s batch-16
-  // convolution is then timed 3 times, not 50.
+  // `iters`, if fewer) are in or 6 were tried, disturbed ones included
+  // (interference.h), and warming up after one run. A 2 s batch-16
+  // convolution is then timed 3 times, not 50, and a busy machine fails it
+  // after 6 runs, not 80.
   double budget_ms = 0;
   int threads = 0;  // 0: all cores
   uint64_t seed = 1;
