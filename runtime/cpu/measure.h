@@ -14,7 +14,9 @@
 
 namespace tso::cpu {
 
-// Best time of `run` in milliseconds over a few runs after one warm-up.
+// Best time of `run` in milliseconds over up to 5 runs after one warm-up;
+// 2 once the timed runs took 200 ms (a batch-16 convolution's candidates
+// differ by far more than the spread of two such runs).
 double best_ms(const std::function<void()>& run);
 
 // Whether scratch buffers of `bytes` may be allocated to time a candidate:
