@@ -147,15 +147,18 @@ TEST(CpuProfiler, PostOpCostsWhatItAddsToTheAnchor) {
   EXPECT_EQ(f->kernel.rfind("not fused: ", 0), 0u) << f->kernel;
 }
 
+// A run of about 100 ms here (no Winograd for a dilated kernel).
+const char* kLongConv = R"(graph big {
+  input x: f32[1,256,112,112]
+  weight w: f32[256,256,3,3]
+  %c = conv2d(x, w, pad=[2,2,2,2], dilation=[2,2])
+  output y = %c
+})";
+
 // Threads competing for the cores preempt the timed runs: the signature is
 // not measured, rather than measured at many times its cost.
 TEST(CpuProfiler, PreemptedRunsAreNoMeasurement) {
-  const Graph g = parse(R"(graph big {
-    input x: f32[1,256,112,112]
-    weight w: f32[256,256,3,3]
-    %c = conv2d(x, w, pad=[2,2,2,2], dilation=[2,2])
-    output y = %c
-  })");
+  const Graph g = parse(kLongConv);
   const int conv = find_op(g, Op::Conv2d);
   std::atomic<bool> stop{false};
   std::vector<std::thread> hogs;
@@ -182,12 +185,7 @@ TEST(CpuProfiler, PreemptedRunsAreNoMeasurement) {
 // unmeasured ("80 of 80 timed runs were preempted"). The test runs alone
 // (SERIAL).
 TEST(CpuProfiler, LongRunsOnAnIdleMachineAreMeasured) {
-  const Graph g = parse(R"(graph big {
-    input x: f32[1,256,112,112]
-    weight w: f32[256,256,3,3]
-    %c = conv2d(x, w, pad=[2,2,2,2], dilation=[2,2])
-    output y = %c
-  })");
+  const Graph g = parse(kLongConv);
   const int conv = find_op(g, Op::Conv2d);
   ProfileOptions o;
   o.iters = 6;
