@@ -54,16 +54,16 @@ MIN_ROUNDS = 5  # ../shared/MEASURING.md
 # before any row has finished; then they are scaled by the finished rows'
 # actual / estimated. TASO's table: (optimize, one round of the 4
 # configurations at the full profile's runs).
-TASO_ESTIMATE = {"squeezenet1_1": (15, 6), "resnet50": (45, 10), "resnext50_32x4d": (50, 11),
-                 "inception_v3": (50, 12), "nasrnn": (40, 30), "bert_base_seq128": (80, 16),
-                 "nasnetalarge": (400, 35)}
+TASO_ESTIMATE = {"squeezenet1_1": (8, 1), "resnet50": (35, 5), "resnext50_32x4d": (20, 5),
+                 "inception_v3": (45, 6), "nasrnn": (3, 1.5), "bert_base_seq128": (10, 9),
+                 "nasnetalarge": (150, 16)}
 # PET's: (both optimizations, one round of the 3 configurations) per batch.
-PET_ESTIMATE = {("resnet18", 1): (60, 2), ("csrnet", 1): (120, 5), ("inception_v3", 1): (120, 3),
-                ("bert_base_seq128", 1): (150, 3), ("resnet18", 16): (400, 10),
-                ("csrnet", 16): (2400, 25), ("inception_v3", 16): (900, 15),
-                ("bert_base_seq128", 16): (900, 25)}
-PIPELINE_ESTIMATE = {("generate", 3): 8, ("verify", 3): 25, ("generate", 4): 330,
-                     ("verify", 4): 1930}
+PET_ESTIMATE = {("resnet18", 1): (15, 2), ("csrnet", 1): (105, 8), ("inception_v3", 1): (48, 4),
+                ("bert_base_seq128", 1): (20, 7), ("resnet18", 16): (125, 11),
+                ("csrnet", 16): (900, 76), ("inception_v3", 16): (413, 28),
+                ("bert_base_seq128", 16): (158, 40)}
+PIPELINE_ESTIMATE = {("generate", 3): 8, ("verify", 3): 25, ("generate", 4): 155,
+                     ("verify", 4): 1985}
 # The GPU's: optimizing (costs measured on the GPU) and the rounds of 5
 # configurations, mostly PyTorch's start and compile (a guess: never run yet).
 GPU_ESTIMATE = {"nasnetalarge": 900, "bert_base_seq128": 400}
