@@ -8,7 +8,9 @@
 // with text-format values:
 //   conv2d(f32[1,3,224,224],f32[64,3,7,7],f32[64];stride=[2,2],pad=[3,3,3,3],act=relu)
 //   relu(f32[1,64,112,112])
-// Input names and weight values are not part of it.
+// Input names and weight values are not part of it. A convolution's `same`
+// padding is written as the pads it resolves to (`valid` when none), so
+// that every spelling of one convolution has one signature.
 //
 // A node a runtime fuses into the kernel of a convolution or matrix product
 // (a post-op, optimizer/post_op.h) costs what it adds to that kernel; its

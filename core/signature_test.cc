@@ -83,5 +83,40 @@ TEST(Signature, NodeWithArgumentTypesMatchesTheGraphOverload) {
   }
 }
 
+// The rules write `same`, the frontends explicit pads: one convolution, one
+// kernel, one signature (and one measurement).
+TEST(Signature, SamePaddingIsWrittenAsThePadsItResolvesTo) {
+  Graph g = parse(R"(graph g {
+  input x: f32[1,8,28,28]
+  weight w: f32[8,8,3,3]
+  weight v: f32[8,8,1,1]
+  %a = conv2d(x, w, pad=same)
+  %b = conv2d(x, w, pad=[1,1,1,1])
+  %c = conv2d(x, w, stride=[2,2], pad=same)
+  %d = conv2d(x, w, dilation=[2,2], pad=same)
+  %e = conv2d(x, v, pad=same)
+  %f = conv2d(x, v)
+  %m = maxpool(x, kernel=[3,3], stride=[1,1], pad=same)
+  output a = %a
+  output b = %b
+  output c = %c
+  output d = %d
+  output e = %e
+  output f = %f
+  output m = %m
+})");
+  EXPECT_EQ(op_signature(g, node_named(g, "%a")), op_signature(g, node_named(g, "%b")));
+  EXPECT_EQ(op_signature(g, node_named(g, "%a")), "conv2d(f32[1,8,28,28],f32[8,8,3,3];pad=[1,1,1,1])");
+  // An odd amount puts its extra element at the end, as ONNX's SAME_UPPER.
+  EXPECT_EQ(op_signature(g, node_named(g, "%c")),
+            "conv2d(f32[1,8,28,28],f32[8,8,3,3];stride=[2,2],pad=[0,0,1,1])");
+  EXPECT_EQ(op_signature(g, node_named(g, "%d")),
+            "conv2d(f32[1,8,28,28],f32[8,8,3,3];pad=[2,2,2,2],dilation=[2,2])");
+  EXPECT_EQ(op_signature(g, node_named(g, "%e")), op_signature(g, node_named(g, "%f")));
+  EXPECT_EQ(op_signature(g, node_named(g, "%e")), "conv2d(f32[1,8,28,28],f32[8,8,1,1])");
+  EXPECT_EQ(op_signature(g, node_named(g, "%m")),
+            "maxpool(f32[1,8,28,28];pad=same,kernel=[3,3])");
+}
+
 }  // namespace
 }  // namespace tso
