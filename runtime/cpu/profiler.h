@@ -67,12 +67,13 @@ Expected<rt::CostTable> profile_model(const Graph& g, const std::string& model_n
                                       const ProfileOptions& options);
 
 // The machine, library and method a CPU measurement belongs to, e.g.
-// "cpu: AMD EPYC 7B13, 2 threads, oneDNN 3.2.0, avx2, constants cold 2"
+// "cpu: AMD EPYC 7B13, 2 threads, oneDNN 3.2.0, avx2, constants cold 3"
 // (the model name from /proc/cpuinfo; `threads` 0 means all cores, as the
 // executor counts them; "constants cold": each timed run reads its weights
 // from memory, so tables measured with cached weights are not mixed in;
 // "2": weight_args's matrix by a column, so tables that timed that matrix
-// hot are not mixed in either).
+// hot are not mixed in either; "3": Winograd convolutions chosen from both
+// schedules, so tables of the fused schedule alone are set aside).
 std::string device_description(int threads);
 
 }  // namespace tso::cpu

@@ -1,6 +1,7 @@
 // winograd_bench: oneDNN's direct convolution (src/dst NHWC, weights in the
 // layout it picks) beside WinogradConv F(4x4) and F(2x2) on the 3x3 convs of
-// ResNet-50, SqueezeNet 1.1 and Inception-v3 at batch 1. Per shape, rounds
+// ResNet-50, SqueezeNet 1.1, Inception-v3 and CSRNet at batch 1 (CSRNet's
+// dilated ones also as interleaved: four 14x14 sub-images in the batch). Per shape, rounds
 // alternate direct / F4 fused / F4 matmul / F2 fused / F2 matmul; it prints
 // direct's GFLOP/s, then the minimum (median) ms per run of each.
 //   build/runtime/cpu/winograd_bench [rounds=7] [runs per round=5]
@@ -62,6 +63,10 @@ int main(int argc, char** argv) {
       {"incep 64>96@35", {1, 64, 35, 35, 96, 1, 1, 1, 1}},
       {"incep 96>96@35", {1, 96, 35, 35, 96, 1, 1, 1, 1}},
       {"incep 384>384@8", {1, 384, 8, 8, 384, 1, 1, 1, 1}},
+      {"csrnet 256>512@28", {1, 256, 28, 28, 512, 1, 1, 1, 1}},
+      {"csrnet 512@28", {1, 512, 28, 28, 512, 1, 1, 1, 1}},
+      {"csrnet 512@14 b4", {4, 512, 14, 14, 512, 1, 1, 1, 1}},
+      {"csrnet 512>256@14 b4", {4, 512, 14, 14, 256, 1, 1, 1, 1}},
   };
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   dnnl::stream stream(engine);
