@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/model_file.h"
+#include "driver/cpu_costs.h"
 #include "runtime/common/cost_table.h"
 #include "runtime/cpu/profiler.h"
 #ifdef TSO_HAVE_CUDA_RUNTIME
@@ -34,6 +35,7 @@ Expected<rt::CostTable> profile_on_device(const ProfileFlags& f, const Graph& g)
     cpu::ProfileOptions o;
     o.iters = f.iters;
     o.threads = f.threads;
+    o.choices_file = driver::plan_choices_path(f.threads);
     o.progress = print_progress;
     return cpu::profile_model(g, f.model.file, o);
   }

@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/model_file.h"
+#include "driver/cpu_costs.h"
 #include "driver/execute.h"
 #include "frontend/tensor_file.h"
 #include "runtime/common/memory.h"
@@ -126,6 +127,7 @@ int run_cpu(const RunOptions& opts, const Graph& g, std::vector<WeightData> inpu
   o.iters = opts.iters > 0 ? opts.iters : 50;
   o.threads = opts.threads;
   o.profile_iters = opts.profile;
+  o.choices_file = driver::plan_choices_path(opts.threads);
   o.inputs = std::move(inputs);
   Expected<cpu::RunReport> r = cpu::run_model(g, o);
   if (!r) {

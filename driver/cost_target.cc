@@ -157,6 +157,7 @@ opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,
   } else {
     cpu::CompareOptions o;
     o.rounds = kRounds;
+    o.choices_file = plan_choices_path(0);
     Expected<cpu::Comparison> c = cpu::compare_graphs(input, r.graph, o);
     if (!c) {
       s.note = "the CPU runtime cannot run it: " + c.error().message;

@@ -9,14 +9,26 @@ namespace tso::driver {
 
 std::string cpu_cost_device() { return cpu::device_description(0); }
 
-std::string cost_cache_path(const std::string& file, const std::string& device) {
-  if (!file.empty()) return file;
+namespace {
+
+std::filesystem::path cache_dir() {
   const char* xdg = std::getenv("XDG_CACHE_HOME");
   const char* home = std::getenv("HOME");
   std::filesystem::path dir = xdg && *xdg     ? std::filesystem::path(xdg)
                               : home && *home ? std::filesystem::path(home) / ".cache"
                                               : std::filesystem::temp_directory_path();
-  return (dir / "tso" / opt::cost_cache_file_name(device)).string();
+  return dir / "tso";
+}
+
+}  // namespace
+
+std::string cost_cache_path(const std::string& file, const std::string& device) {
+  if (!file.empty()) return file;
+  return (cache_dir() / opt::cost_cache_file_name(device)).string();
+}
+
+std::string plan_choices_path(int threads) {
+  return (cache_dir() / opt::device_file_name("plans", cpu::device_description(threads))).string();
 }
 
 Expected<std::unique_ptr<opt::CachedCost>> open_cpu_cost_cache(const std::string& file,
@@ -29,6 +41,7 @@ Expected<std::unique_ptr<opt::CachedCost>> open_cpu_cost_cache(const std::string
   // convolution of 100 ms spreads by 1-2% over its runs, and the search
   // of a batch-16 model meets hundreds of such signatures.
   o.budget_ms = 300;
+  o.choices_file = plan_choices_path(0);
   return opt::CachedCost::open(
       cost_cache_path(file, device), device,
       [o](const Node& n, std::span<const TensorType> in) { return cpu::profile_node(n, in, o); },

@@ -20,6 +20,13 @@ std::string cpu_cost_device();
 // $XDG_CACHE_HOME/tso (else ~/.cache/tso) costs-<hash of the device>.json.
 std::string cost_cache_path(const std::string& file, const std::string& device);
 
+// The CPU runtime's plan choices (runtime/cpu/plan_choices.h) on `threads`
+// threads (0: all cores), beside the cost cache: $XDG_CACHE_HOME/tso (else
+// ~/.cache/tso) plans-<hash of the device>.json. Every command that plans
+// on the CPU runtime uses it, so a model is planned with the same
+// implementations by `tso run`, `tso profile` and `tso optimize`.
+std::string plan_choices_path(int threads);
+
 // Opens ~/.cache/tso/costs-<hash of the device>.json, or `file` when not
 // empty; missing signatures (and post-ops) are timed by the CPU runtime's
 // profiler, and cost what `fallback` says when that fails (0 without one).

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <map>
 
+#include "driver/cpu_costs.h"
 #include "runtime/cpu/run_model.h"
 #include "runtime/reference/executor.h"
 #ifdef TSO_HAVE_CUDA_RUNTIME
@@ -68,6 +69,7 @@ Expected<std::vector<WeightData>> execute(const Graph& g, std::vector<WeightData
     cpu::RunOptions o;
     o.iters = 0;  // the one run that computes the outputs, nothing timed
     o.warmup = 0;
+    o.choices_file = plan_choices_path(0);
     o.inputs = std::move(inputs);
     Expected<cpu::RunReport> r = cpu::run_model(g, o);
     if (!r) return r.error();

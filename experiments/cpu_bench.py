@@ -14,6 +14,7 @@ median of the rounds' medians; ratio = tso / ORT, speedup = input / optimized
 """
 import argparse
 import datetime
+import glob
 import importlib.metadata
 import json
 import math
@@ -51,6 +52,22 @@ def cost_cache_name(device):
 
 
 COST_CACHE = cost_cache_name("cpu")  # in --cache: one cache of measured costs for every optimization
+
+
+def keep_plan_choices_in(cache):
+    """Every tso process this script starts keeps the CPU runtime's plan
+    choices (which implementation each convolution and product runs) in
+    CACHE/tso/plans-<device>.json rather than in ~/.cache/tso: timed once,
+    they are shared by the optimizations, the speed checks and the timed
+    processes of this run, and by no other run."""
+    os.environ["XDG_CACHE_HOME"] = cache
+
+
+def stale_plan_choices(cache, tso):
+    """The plan choices under CACHE that are older than the tso binary: they
+    chose between implementations of a runtime that is gone."""
+    return [p for p in glob.glob(os.path.join(cache, "tso", "plans-*.json"))
+            if os.path.isfile(tso) and os.path.getmtime(p) < os.path.getmtime(tso)]
 
 
 def progress(msg):
@@ -541,13 +558,17 @@ def options(argv):
     a.models_dir = os.path.abspath(a.models_dir)
     if not os.path.isdir(a.models_dir):
         ap.error(f"no models directory {a.models_dir}")
+    keep_plan_choices_in(a.cache)
     return a, ap
 
 
 def fresh_cost_cache(a):
     """Deletes the cost cache of --cache when --reoptimize asks or when it is
     older than the tso binary: costs measured by an older runtime would
-    predict for a runtime that is gone."""
+    predict for a runtime that is gone. Stale plan choices go too."""
+    for path in stale_plan_choices(a.cache, a.tso):
+        progress(f"removing {shown_path(path)}: older than the tso binary")
+        os.remove(path)
     costs = os.path.join(a.cache, COST_CACHE)
     if a.no_optimize or not os.path.exists(costs):
         return

@@ -196,6 +196,7 @@ def options(argv):
     a.tso, a.cache = os.path.abspath(a.tso), os.path.abspath(a.cache)
     a.models_dir = os.path.abspath(a.models_dir)
     a.tso_flags = ""
+    cpu_bench.keep_plan_choices_in(a.cache)
     return a
 
 

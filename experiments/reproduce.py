@@ -308,10 +308,12 @@ def run_rows(rows, out):
 
 
 def remove_stale_costs(work, tso):
-    """Cost caches older than the tso binary hold a runtime's costs that is
-    gone (cpu_bench's rule, for both caches of the work folder)."""
-    for name in (cpu_bench.COST_CACHE, pet_bench.COST_CACHE, gpu_bench.COST_CACHE):
-        path = os.path.join(work, name)
+    """Cost caches and plan choices older than the tso binary hold a
+    runtime's costs and choices that are gone (cpu_bench's rule, for every
+    cache of the work folder)."""
+    caches = [os.path.join(work, name)
+              for name in (cpu_bench.COST_CACHE, pet_bench.COST_CACHE, gpu_bench.COST_CACHE)]
+    for path in caches + cpu_bench.stale_plan_choices(work, tso):
         if os.path.exists(path) and os.path.getmtime(path) < os.path.getmtime(tso):
             progress(f"removing {shown_path(path)}: older than the tso binary")
             os.remove(path)

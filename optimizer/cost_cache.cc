@@ -98,12 +98,16 @@ Status CachedCost::save() const {
   return rt::write_cost_table(sorted, path_);
 }
 
-std::string cost_cache_file_name(const std::string& device) {
+std::string device_file_name(const std::string& kind, const std::string& device) {
   uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a: stable across builds and machines
   for (unsigned char ch : device) h = (h ^ ch) * 0x100000001b3ull;
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return "costs-" + std::string(hex) + ".json";
+  return kind + "-" + std::string(hex) + ".json";
+}
+
+std::string cost_cache_file_name(const std::string& device) {
+  return device_file_name("costs", device);
 }
 
 }  // namespace tso::opt

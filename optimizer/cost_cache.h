@@ -93,9 +93,12 @@ class CachedCost : public CostModel {
   mutable double measuring_seconds_ = 0;
 };
 
-// The default cache file name for `device`: "costs-<16 hex digits>.json",
+// A file name for what belongs to `device`: "<kind>-<16 hex digits>.json",
 // a hash of the device string (the folder is the caller's: the CLI uses
 // ~/.cache/tso).
+std::string device_file_name(const std::string& kind, const std::string& device);
+
+// The default cache file name for `device`: device_file_name("costs", device).
 std::string cost_cache_file_name(const std::string& device);
 
 }  // namespace tso::opt

@@ -128,6 +128,7 @@ class NoPartialOutputs : public ::testing::Test {
       env.push_back("LD_PRELOAD=" + std::string(TSO_INTERRUPT_SHIM));
       env.push_back("TSO_INTERRUPT_AT=" + d.interrupt_at);
       env.push_back("TSO_INTERRUPT_SIGNAL=" + std::to_string(d.signal));
+      env.push_back("TSO_INTERRUPT_UNDER=" + dir_.string());
       // A sanitizer build's runtime would refuse a library preloaded before it.
       env.push_back("ASAN_OPTIONS=verify_asan_link_order=0");
     }

@@ -32,6 +32,12 @@ struct ExecutorOptions {
   // each per shape at plan time and keep the fastest (off: the library's
   // default, inner product and direct).
   bool measure = true;
+  // Where those choices are remembered across processes (plan_choices.h: a
+  // JSON file of device_description(threads), created on first use; the
+  // CLI's is ~/.cache/tso/plans-<device hash>.json); empty: for this process
+  // only. A file that is not such a file, or of another device, is an error
+  // naming it.
+  std::string choices_file = "";
   // Rank-4 f32 graph inputs are laid out NHWC (set_input takes NHWC bytes):
   // how a convolution's output reaches its consumers inside a model, so the
   // profiler times one operator in the layout it runs on there.

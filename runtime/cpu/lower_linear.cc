@@ -93,7 +93,7 @@ std::pair<memory::desc, memory::desc> choose_layouts(Builder& b, int node, const
   const std::string key =
       "conv layouts " + op_signature(b.graph(), node) + " " + std::to_string(in.get_size()) + " " +
       std::to_string(in.get_strides()[1]) + std::to_string(in.get_inner_nblks());
-  return layouts[fastest(key, costs)];
+  return layouts[fastest(b.options().choices_file, key, costs)];
 }
 
 Status lower_conv(Builder& b, const FusionGroup& group) {
@@ -219,7 +219,7 @@ Status lower_weights_product(Builder& b, const FusionGroup& group, Operand a, in
     const std::string key = "product " + std::to_string(rows) + "x" + std::to_string(k) + "x" +
                             std::to_string(n) + post.nodes + std::to_string(post.ops.len());
     use_ip =
-        fastest(key,
+        fastest(b.options().choices_file, key,
                 {[&] {
                    return time_primitive(b.engine(), dnnl::inner_product_forward(ip), ip,
                                          post.args);

@@ -44,7 +44,7 @@ bool lower_pointwise(Builder& b, const FusionGroup& group,
       has_bias ? plain_desc({k}) : memory::desc(), dst_md, attr);
   const std::string key = "pointwise " + op_signature(g, group.anchor) + post.nodes;
   if (choice == ExecutorOptions::Choice::kMeasured &&
-      fastest(key, {[&] {
+      fastest(b.options().choices_file, key, {[&] {
                       return time_primitive(b.engine(), dnnl::convolution_forward(direct), direct,
                                             direct_extra);
                     },

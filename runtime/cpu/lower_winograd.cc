@@ -191,7 +191,7 @@ int choose(Builder& b, ExecutorOptions::Choice choice, const std::string& key,
            const std::vector<std::function<double()>>& candidates) {
   if (choice == ExecutorOptions::Choice::kOff) return 0;
   if (choice == ExecutorOptions::Choice::kAlways) return 1;
-  return b.options().measure ? fastest(key, candidates) : 0;
+  return b.options().measure ? fastest(b.options().choices_file, key, candidates) : 0;
 }
 
 }  // namespace

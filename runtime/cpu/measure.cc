@@ -3,9 +3,11 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include "runtime/common/memory.h"
+#include "runtime/cpu/plan_choices.h"
 
 namespace tso::cpu {
 
@@ -48,12 +50,19 @@ double time_primitive(const dnnl::engine& engine, const dnnl::primitive& prim,
   });
 }
 
-int fastest(const std::string& key, const std::vector<std::function<double()>>& candidates) {
+int fastest(const std::string& choices_file, const std::string& key,
+            const std::vector<std::function<double()>>& candidates) {
   static std::mutex mutex;
   static std::unordered_map<std::string, int> chosen;
   std::lock_guard<std::mutex> lock(mutex);
   auto it = chosen.find(key);
   if (it != chosen.end()) return it->second;
+  const int n = static_cast<int>(candidates.size());
+  if (!choices_file.empty())
+    if (std::optional<int> known = remembered_choice(choices_file, key, n)) {
+      chosen.emplace(key, *known);
+      return *known;
+    }
   int best = 0;  // the first candidate when none could be timed
   double best_time = kNotTimed;
   for (size_t i = 0; i < candidates.size(); ++i) {
@@ -61,6 +70,7 @@ int fastest(const std::string& key, const std::vector<std::function<double()>>& 
     if (t < best_time) best = static_cast<int>(i), best_time = t;
   }
   chosen.emplace(key, best);
+  if (!choices_file.empty()) remember_choice(choices_file, key, n, best);
   return best;
 }
 

@@ -2,8 +2,8 @@
 // operator (inner product or matmul; direct or Winograd convolution): each
 // candidate runs on scratch buffers of its own, and the fastest wins. Choices
 // are remembered per shape for the process, so repeated shapes (BERT's
-// twelve layers, ResNet's repeated blocks) are timed once. Internal to
-// runtime/cpu.
+// twelve layers, ResNet's repeated blocks) are timed once, and with
+// ExecutorOptions::choices_file across processes. Internal to runtime/cpu.
 #pragma once
 
 #include <functional>
@@ -32,7 +32,9 @@ double time_primitive(const dnnl::engine& engine, const dnnl::primitive& prim,
                       const dnnl::primitive_desc_base& pd, const std::vector<Arg>& extra);
 
 // The index of the fastest of `candidates` (each timed by its function),
-// remembered under `key`.
-int fastest(const std::string& key, const std::vector<std::function<double()>>& candidates);
+// remembered under `key` for the process and, when `choices_file` is not
+// empty, in that file (plan_choices.h), where a later plan finds it.
+int fastest(const std::string& choices_file, const std::string& key,
+            const std::vector<std::function<double()>>& candidates);
 
 }  // namespace tso::cpu

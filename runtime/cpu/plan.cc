@@ -3,6 +3,8 @@
 #include <cstring>
 
 #include "runtime/cpu/builder.h"
+#include "runtime/cpu/plan_choices.h"
+#include "runtime/cpu/profiler.h"
 
 namespace tso::cpu {
 
@@ -219,6 +221,9 @@ Status lower_node(Builder& b, const Fusion& fusion, int i) {
 
 Expected<Plan> build_plan(const Graph& g, const ExecutorOptions& options,
                           const dnnl::engine& engine) {
+  if (options.measure && !options.choices_file.empty())
+    TSO_RETURN_IF_ERROR(load_plan_choices(options.choices_file,
+                                          device_description(options.threads)));
   Builder b(g, options, engine);
   const Fusion fusion = find_fusions(g, options.fuse);
   for (int i = 0; i < g.size(); ++i) {

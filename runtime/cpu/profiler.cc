@@ -153,6 +153,7 @@ Expected<rt::CostEntry> profile_node(const Node& n, std::span<const TensorType> 
     ExecutorOptions eo;
     eo.threads = options.threads;
     eo.channels_last_inputs = channels_last;
+    eo.choices_file = options.choices_file;
     Expected<rt::CostEntry> e = time_plan(*g, eo, options);
     if (!e) return Error{signature + ": " + e.error().message};
     if (!best || e->median_ms < best->median_ms) best = std::move(*e);
@@ -236,6 +237,7 @@ Expected<rt::CostEntry> profile_post_op(Op anchor, const Node& n,
   ExecutorOptions eo;
   eo.threads = options.threads;
   eo.channels_last_inputs = anchor == Op::Conv2d;
+  eo.choices_file = options.choices_file;
   int alone_steps = 0, fused_steps = 0;
   Expected<rt::CostEntry> a = time_plan(*alone, eo, options, &alone_steps);
   if (!a) return Error{signature + ": " + a.error().message};

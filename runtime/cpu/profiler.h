@@ -34,6 +34,9 @@ struct ProfileOptions {
   double budget_ms = 0;
   int threads = 0;  // 0: all cores
   uint64_t seed = 1;
+  // ExecutorOptions::choices_file: the operator is timed with the
+  // implementation a model's plan on this machine runs.
+  std::string choices_file;
   // Called after each signature: (done, total, signature). Libraries never print.
   std::function<void(int, int, const std::string&)> progress;
 };

@@ -24,6 +24,7 @@ Expected<RunReport> run_model(const Graph& g, const RunOptions& options) {
   r.library = Executor::library_info();
   ExecutorOptions eo;
   eo.threads = options.threads;
+  eo.choices_file = options.choices_file;
   const auto t0 = std::chrono::steady_clock::now();
   Expected<std::unique_ptr<Executor>> ex = Executor::create(g, eo);
   if (!ex) return ex.error();
@@ -88,6 +89,7 @@ Status feed_random(const Graph& g, Executor& e, uint64_t seed) {
 Expected<Comparison> compare_graphs(const Graph& a, const Graph& b, const CompareOptions& options) {
   ExecutorOptions eo;
   eo.threads = options.threads;
+  eo.choices_file = options.choices_file;
   Expected<std::unique_ptr<Executor>> ea = Executor::create(a, eo);
   if (!ea) return ea.error();
   Expected<std::unique_ptr<Executor>> eb = Executor::create(b, eo);

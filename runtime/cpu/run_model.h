@@ -18,6 +18,7 @@ struct RunOptions {
   int warmup = 5;         // untimed runs before them
   int threads = 0;        // 0: all cores
   int profile_iters = 0;  // > 0: also time every step over that many runs
+  std::string choices_file;  // ExecutorOptions::choices_file
   // Values of the graph's input nodes (Op::Input, in input-node order).
   std::vector<WeightData> inputs;
 };
@@ -44,6 +45,7 @@ struct CompareOptions {
   int runs = 5;
   int threads = 0;
   uint64_t seed = 1;
+  std::string choices_file;  // ExecutorOptions::choices_file
 };
 
 struct Comparison {
