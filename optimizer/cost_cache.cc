@@ -30,7 +30,7 @@ Expected<std::unique_ptr<CachedCost>> CachedCost::open(const std::string& path,
                    device + "'; delete it or give another --cost-cache"};
     c->table_ = std::move(*t);
     for (const rt::CostEntry& e : c->table_.entries)
-      c->us_[e.signature] = {e.median_ms * 1e3, true};
+      c->us_[e.signature] = {e.min_ms * 1e3, true};
     c->loaded_ = static_cast<int>(c->us_.size());
   }
   return c;
@@ -54,8 +54,8 @@ double CachedCost::cost_us(const std::string& sig,
       table_.entries.push_back(*e);
       ++measured_;
       if (progress_) progress_(measured_, measuring_seconds_, sig);
-      us_[sig] = {e->median_ms * 1e3, false};
-      return e->median_ms * 1e3;
+      us_[sig] = {e->min_ms * 1e3, false};
+      return e->min_ms * 1e3;
     }
     failed_[sig] = e.error().message;
   } else if (!measure) {

@@ -28,7 +28,7 @@
 namespace tso::opt {
 
 // Times one operator on arguments of the given types; the entry's signature
-// is op_signature(node, inputs) and median_ms its cost.
+// is op_signature(node, inputs) and min_ms its cost.
 using MeasureFn = std::function<Expected<rt::CostEntry>(const Node&, std::span<const TensorType>)>;
 // Times what `n` adds to a kernel of `p.anchor` when it runs there as a
 // post-op (the entry's signature is post_op_signature).
@@ -82,7 +82,7 @@ class CachedCost : public CostModel {
   const CostModel* fallback_ = nullptr;
   mutable rt::CostTable table_;  // what save() writes
   struct Cost {
-    double us = 0;  // median microseconds
+    double us = 0;  // minimum microseconds
     bool from_file = false;
   };
   mutable std::map<std::string, Cost> us_;

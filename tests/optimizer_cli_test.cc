@@ -268,9 +268,9 @@ TEST_F(OptimizeCli, TheSpeedCheckCanBeTurnedOffAndSaysWhyItDidNotRun) {
   tso::Expected<tso::rt::CostTable> table = tso::rt::read_cost_table(path("conv_relu.tso.json"));
   tso::Expected<tso::rt::CostTable> fused = tso::rt::read_cost_table(path("fused.tso.json"));
   ASSERT_TRUE(table.ok() && fused.ok());
-  for (tso::rt::CostEntry& e : table->entries) e.median_ms = 1;
+  for (tso::rt::CostEntry& e : table->entries) e.median_ms = e.min_ms = 1;
   for (tso::rt::CostEntry e : fused->entries) {
-    e.median_ms = 0.001;
+    e.median_ms = e.min_ms = 0.001;
     table->entries.push_back(e);
   }
   ASSERT_TRUE(tso::rt::write_cost_table(*table, path("costs.json")).ok());

@@ -1,7 +1,8 @@
 // The measured cost table: what a runtime (runtime/cuda, runtime/cpu)
 // measures and the optimizer's measured cost model reads. JSON, one entry
-// per operator signature (core/signature.h), with the median time of what
-// that runtime's plan runs for it; `device` names the machine it was
+// per operator signature (core/signature.h), with the median and minimum
+// times of what that runtime's plan runs for it (the optimizer costs the
+// minimum); `device` names the machine it was
 // measured on, `tf32` whether conv and matmul used TF32 (false where the
 // device has no such mode).
 //
