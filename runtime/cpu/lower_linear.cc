@@ -74,9 +74,9 @@ std::pair<memory::desc, memory::desc> choose_layouts(Builder& b, int node, const
     dnnl::reorder::primitive_desc pd(b.engine(), from, b.engine(), to);
     return time_primitive(b.engine(), dnnl::reorder(pd), pd, {});
   };
-  std::vector<std::function<double()>> costs;
+  std::vector<Candidate> costs;
   for (const auto& [src, dst] : layouts)
-    costs.push_back([&, src = src, dst = dst]() -> double {
+    costs.push_back([&, src = src, dst = dst](double bound) -> double {
       dnnl::convolution_forward::primitive_desc pd;
       try {
         pd = make(src, dst);
@@ -86,7 +86,7 @@ std::pair<memory::desc, memory::desc> choose_layouts(Builder& b, int node, const
       const std::string impl = pd.impl_info_str();
       if (impl.find("ref") != std::string::npos || impl.find("gemm") != std::string::npos)
         return kNotTimed;
-      return time_primitive(b.engine(), dnnl::convolution_forward(pd), pd, {}) +
+      return time_primitive(b.engine(), dnnl::convolution_forward(pd), pd, {}, bound) +
              reorder_ms(in, src) + (dst.get_inner_nblks() ? reorder_ms(dst, nhwc_out) : 0.0);
     });
   if (layouts[0] == layouts[1]) return layouts[0];
@@ -220,11 +220,13 @@ Status lower_weights_product(Builder& b, const FusionGroup& group, Operand a, in
                             std::to_string(n) + post.nodes + std::to_string(post.ops.len());
     use_ip =
         fastest(b.options().choices_file, key,
-                {[&] {
+                {[&](double bound) {
                    return time_primitive(b.engine(), dnnl::inner_product_forward(ip), ip,
-                                         post.args);
+                                         post.args, bound);
                  },
-                 [&] { return time_primitive(b.engine(), dnnl::matmul(mm), mm, post.args); }}) == 0;
+                 [&](double bound) {
+                   return time_primitive(b.engine(), dnnl::matmul(mm), mm, post.args, bound);
+                 }}) == 0;
   }
   const dnnl::primitive_desc& pd = use_ip ? static_cast<const dnnl::primitive_desc&>(ip) : mm;
   b.note_scratchpad(pd);

@@ -44,14 +44,15 @@ bool lower_pointwise(Builder& b, const FusionGroup& group,
       has_bias ? plain_desc({k}) : memory::desc(), dst_md, attr);
   const std::string key = "pointwise " + op_signature(g, group.anchor) + post.nodes;
   if (choice == ExecutorOptions::Choice::kMeasured &&
-      fastest(b.options().choices_file, key, {[&] {
-                      return time_primitive(b.engine(), dnnl::convolution_forward(direct), direct,
-                                            direct_extra);
-                    },
-                    [&] {
-                      return time_primitive(b.engine(), dnnl::inner_product_forward(ip), ip,
-                                            post.args);
-                    }}) == 0)
+      fastest(b.options().choices_file, key,
+              {[&](double bound) {
+                 return time_primitive(b.engine(), dnnl::convolution_forward(direct), direct,
+                                       direct_extra, bound);
+               },
+               [&](double bound) {
+                 return time_primitive(b.engine(), dnnl::inner_product_forward(ip), ip,
+                                       post.args, bound);
+               }}) == 0)
     return false;
 
   b.note_scratchpad(ip);

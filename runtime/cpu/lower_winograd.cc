@@ -117,9 +117,10 @@ struct OwnConv {
       run;
 };
 
-// The best time of `conv` on scratch buffers (inputs zero).
+// The best time of `conv` on scratch buffers (inputs zero); `bound` as in best_ms.
 double time_own(const dnnl::engine& engine, const OwnConv& conv, int64_t src_floats,
-                int64_t dst_floats, int64_t channels, const std::vector<EpiloguePlan>& epilogue) {
+                int64_t dst_floats, int64_t channels, const std::vector<EpiloguePlan>& epilogue,
+                double bound) {
   if (!can_time(4 * (src_floats + conv.weights_floats + 2 * dst_floats + channels) +
                 conv.scratch_bytes))
     return kNotTimed;
@@ -130,10 +131,12 @@ double time_own(const dnnl::engine& engine, const OwnConv& conv, int64_t src_flo
     ops.push_back(
         {e.kind, e.kind == EpilogueOp::kAddTensor ? tensor.data() : channel.data(), e.lo, e.hi});
   dnnl::stream stream(engine);
-  return best_ms([&] {
-    conv.run(src.data(), w.data(), dst.data(), reinterpret_cast<std::byte*>(work.data()), ops,
-             stream);
-  });
+  return best_ms(
+      [&] {
+        conv.run(src.data(), w.data(), dst.data(), reinterpret_cast<std::byte*>(work.data()), ops,
+                 stream);
+      },
+      bound);
 }
 
 // The steps of `conv` for `group`: its weights transformed once (a prologue
@@ -188,7 +191,7 @@ OwnConv own_conv(std::shared_ptr<WinogradConv> conv) {
 // Whether to use an own kernel: forced by `choice`, or measured against the
 // direct convolution (candidate 0); the index of the winner.
 int choose(Builder& b, ExecutorOptions::Choice choice, const std::string& key,
-           const std::vector<std::function<double()>>& candidates) {
+           const std::vector<Candidate>& candidates) {
   if (choice == ExecutorOptions::Choice::kOff) return 0;
   if (choice == ExecutorOptions::Choice::kAlways) return 1;
   return b.options().measure ? fastest(b.options().choices_file, key, candidates) : 0;
@@ -229,12 +232,14 @@ Expected<bool> lower_winograd(Builder& b, const FusionGroup& group,
   for (int tile : {4, 2})
     for (WinogradSchedule schedule : {WinogradSchedule::kFused, WinogradSchedule::kBatchedMatmul})
       convs.push_back(own_conv(std::make_shared<WinogradConv>(shape, b.engine(), tile, schedule)));
-  std::vector<std::function<double()>> candidates = {[&] {
-    return time_primitive(b.engine(), dnnl::convolution_forward(direct), direct, direct_extra);
+  std::vector<Candidate> candidates = {[&](double bound) {
+    return time_primitive(b.engine(), dnnl::convolution_forward(direct), direct, direct_extra,
+                          bound);
   }};
   for (const OwnConv& conv : convs)
-    candidates.push_back([&] {
-      return time_own(b.engine(), conv, xs.numel(), n.outs[0].shape.numel(), ws[0], epilogue);
+    candidates.push_back([&](double bound) {
+      return time_own(b.engine(), conv, xs.numel(), n.outs[0].shape.numel(), ws[0], epilogue,
+                      bound);
     });
   std::string key = "winograd " + op_signature(g, group.anchor);
   for (const EpiloguePlan& e : epilogue) key += " " + std::to_string(int(e.kind));

@@ -11,15 +11,18 @@
 
 namespace tso::cpu {
 
-double best_ms(const std::function<void()>& run) {
+double best_ms(const std::function<void()>& run, double bound) {
   constexpr double kEnoughMs = 200;
   double best = 1e30, timed = 0;
-  for (int i = 0; i < 6 && !(i > 2 && timed > kEnoughMs); ++i) {
+  for (int i = 0; i < 6 && !(i > 1 && timed > kEnoughMs); ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     run();
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (i == 0) continue;
+    if (i == 0) {
+      if (ms > 1.5 * bound) return ms;
+      continue;
+    }
     best = std::min(best, ms);
     timed += ms;
   }
@@ -29,7 +32,8 @@ double best_ms(const std::function<void()>& run) {
 bool can_time(int64_t bytes) { return bytes <= rt::available_memory_bytes() / 2; }
 
 double time_primitive(const dnnl::engine& engine, const dnnl::primitive& prim,
-                      const dnnl::primitive_desc_base& pd, const std::vector<Arg>& extra) {
+                      const dnnl::primitive_desc_base& pd, const std::vector<Arg>& extra,
+                      double bound) {
   std::vector<std::pair<int, memory::desc>> mds;
   for (int key :
        {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST, DNNL_ARG_SCRATCHPAD}) {
@@ -44,14 +48,16 @@ double time_primitive(const dnnl::engine& engine, const dnnl::primitive& prim,
   std::unordered_map<int, memory> args;
   for (const auto& [key, md] : mds) args.emplace(key, memory(md, engine));
   for (auto& [key, m] : args) std::memset(m.get_data_handle(), 0, m.get_desc().get_size());
-  return best_ms([&] {
-    prim.execute(stream, args);
-    stream.wait();
-  });
+  return best_ms(
+      [&] {
+        prim.execute(stream, args);
+        stream.wait();
+      },
+      bound);
 }
 
 int fastest(const std::string& choices_file, const std::string& key,
-            const std::vector<std::function<double()>>& candidates) {
+            const std::vector<Candidate>& candidates) {
   static std::mutex mutex;
   static std::unordered_map<std::string, int> chosen;
   std::lock_guard<std::mutex> lock(mutex);
@@ -66,7 +72,7 @@ int fastest(const std::string& choices_file, const std::string& key,
   int best = 0;  // the first candidate when none could be timed
   double best_time = kNotTimed;
   for (size_t i = 0; i < candidates.size(); ++i) {
-    const double t = candidates[i]();
+    const double t = candidates[i](best_time);
     if (t < best_time) best = static_cast<int>(i), best_time = t;
   }
   chosen.emplace(key, best);

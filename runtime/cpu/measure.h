@@ -14,27 +14,36 @@
 
 namespace tso::cpu {
 
+constexpr double kNotTimed = 1e300;
+
 // Best time of `run` in milliseconds over up to 5 runs after one warm-up;
-// 2 once the timed runs took 200 ms (a batch-16 convolution's candidates
-// differ by far more than the spread of two such runs).
-double best_ms(const std::function<void()>& run);
+// 1 once it took 200 ms (a batch-16 convolution's candidates differ by far
+// more than the spread of such runs). A warm-up slower than 1.5 times
+// `bound` (the best candidate so far) is the time: the candidate cannot win,
+// and timing it further would cost more than the winner's runs.
+double best_ms(const std::function<void()>& run, double bound = kNotTimed);
 
 // Whether scratch buffers of `bytes` may be allocated to time a candidate:
 // at most half the memory available, so that measuring never exhausts the
 // machine before the plan's own memory check (a candidate that cannot be
 // timed is not chosen).
 bool can_time(int64_t bytes);
-constexpr double kNotTimed = 1e300;
 
 // Times a primitive on zeroed scratch memories of its source, weights,
-// destination and scratchpad, plus `extra` arguments (post-op operands).
+// destination and scratchpad, plus `extra` arguments (post-op operands);
+// `bound` as in best_ms.
 double time_primitive(const dnnl::engine& engine, const dnnl::primitive& prim,
-                      const dnnl::primitive_desc_base& pd, const std::vector<Arg>& extra);
+                      const dnnl::primitive_desc_base& pd, const std::vector<Arg>& extra,
+                      double bound = kNotTimed);
 
-// The index of the fastest of `candidates` (each timed by its function),
-// remembered under `key` for the process and, when `choices_file` is not
-// empty, in that file (plan_choices.h), where a later plan finds it.
+// One implementation's time in milliseconds, given the best time of the
+// candidates timed before it (kNotTimed for the first) as best_ms's bound.
+using Candidate = std::function<double(double bound)>;
+
+// The index of the fastest of `candidates`, remembered under `key` for the
+// process and, when `choices_file` is not empty, in that file
+// (plan_choices.h), where a later plan finds it.
 int fastest(const std::string& choices_file, const std::string& key,
-            const std::vector<std::function<double()>>& candidates);
+            const std::vector<Candidate>& candidates);
 
 }  // namespace tso::cpu
