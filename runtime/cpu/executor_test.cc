@@ -14,6 +14,7 @@
 #include <set>
 
 #include "core/text_format.h"
+#include "runtime/cpu/executor_testing.h"
 #include "runtime/reference/executor.h"
 #include "runtime/reference/runtime_cases.h"
 
@@ -69,13 +70,7 @@ void expect_matches_reference(
 bool runs_step(const Case& c, const ExecutorOptions& o, const std::string& what,
                const std::string& nodes) {
   const Graph g = ref::testing::graph_with_weights(c.text, 3);
-  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, o);
-  EXPECT_TRUE(ex.ok()) << ex.error().message;
-  if (!ex) return false;
-  Expected<std::vector<StepTime>> steps = (*ex)->profile_steps(1);
-  EXPECT_TRUE(steps.ok()) << steps.error().message;
-  if (!steps) return false;
-  for (const StepTime& s : *steps)
+  for (const StepTime& s : testing::profiled_steps(g, o))
     if (s.what.find(what) != std::string::npos && s.nodes.find(nodes) != std::string::npos)
       return true;
   return false;

@@ -11,6 +11,7 @@
 
 #include "core/signature.h"
 #include "runtime/cpu/executor.h"
+#include "runtime/cpu/executor_testing.h"
 #include "runtime/cpu/profiler.h"
 #include "runtime/reference/runtime_cases.h"
 
@@ -63,13 +64,7 @@ Graph conv_graph(int size) {
 }
 
 bool runs_winograd(const Graph& g, const ExecutorOptions& o) {
-  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, o);
-  EXPECT_TRUE(ex.ok()) << ex.error().message;
-  if (!ex) return false;
-  Expected<std::vector<StepTime>> steps = (*ex)->profile_steps(1);
-  EXPECT_TRUE(steps.ok()) << steps.error().message;
-  if (!steps) return false;
-  for (const StepTime& s : *steps)
+  for (const StepTime& s : testing::profiled_steps(g, o))
     if (s.what.find("winograd") != std::string::npos) return true;
   return false;
 }
