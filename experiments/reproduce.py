@@ -313,10 +313,10 @@ def remove_stale_costs(work, tso):
     cache of the work folder)."""
     caches = [os.path.join(work, name)
               for name in (cpu_bench.COST_CACHE, pet_bench.COST_CACHE, gpu_bench.COST_CACHE)]
-    for path in caches + cpu_bench.stale_plan_choices(work, tso):
-        if os.path.exists(path) and os.path.getmtime(path) < os.path.getmtime(tso):
-            progress(f"removing {shown_path(path)}: older than the tso binary")
-            os.remove(path)
+    stale = [p for p in caches if os.path.exists(p) and os.path.getmtime(p) < os.path.getmtime(tso)]
+    for path in stale + cpu_bench.stale_plan_choices(work, tso):
+        progress(f"removing {shown_path(path)}: older than the tso binary")
+        os.remove(path)
 
 
 def interrupt(signum, frame):

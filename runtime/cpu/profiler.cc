@@ -24,7 +24,7 @@ double median_of(std::vector<double> v) {
   return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
-std::string cpu_model_name() {
+std::string read_cpu_model_name() {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
   while (std::getline(in, line)) {
@@ -37,6 +37,12 @@ std::string cpu_model_name() {
     if (!name.empty()) return name;
   }
   return "unknown CPU";
+}
+
+// Read once: every plan with a choices file asks for the device string.
+const std::string& cpu_model_name() {
+  static const std::string name = read_cpu_model_name();
+  return name;
 }
 
 // Times `g` (the one-node graph of `n`) planned with `eo`: the plan's own
