@@ -151,10 +151,12 @@ int run_optimize(const OptimizeFlags& f) {
                std::to_string(ctx.rewrite_kinds[k]);
   if (!kinds.empty()) std::printf("rewrites        %s\n", kinds.c_str());
   if (speed.ran)
-    std::printf(
-        "measured        %.3f ms -> %.3f ms (%s)%s\n", speed.input_ms, speed.optimized_ms,
-        speed.note.c_str(),
-        speed.kept_input ? "; wrote the input graph: the optimized one measured slower" : "");
+    std::printf("measured        %.3f ms -> %.3f ms, medians %.3f ms -> %.3f ms (%s)%s\n",
+                speed.input_ms, speed.optimized_ms, speed.input_median_ms,
+                speed.optimized_median_ms, speed.note.c_str(),
+                speed.kept_input
+                    ? ("; wrote the input graph: " + opt::kept_input_reason(speed)).c_str()
+                    : "");
   else
     std::printf("measured        not run (%s)\n", speed.note.c_str());
   for (const opt::RuleCount& c : opt::count_rules(sr.applied))

@@ -125,7 +125,8 @@ def taso_section(rows, records):
     out = ["## TASO's table: end to end at batch 1 on this CPU", "",
            "Latency in ms, minimum over the rounds (median of the rounds' medians). *input*: the "
            "model's file; *tso output*: the file `tso optimize --device cpu` wrote (its own speed "
-           "check keeps the input graph when the optimized one measured slower: *written*). "
+           "check keeps the input graph unless the optimized one is faster by both its minimum and its "
+           "median: *written*). "
            "Predicted speedup: the cost of the input over that of the search's result in tso "
            "optimize's report (per-operator costs measured on this CPU). Measured speedups divide "
            "minimums of the same run. The last two columns are published figures measured on a "
@@ -298,7 +299,7 @@ def gpu_section(rows, records, gpu, gpu_note):
     out += [f"On {gpu_note}, batch 1. Latency in ms, minimum over the rounds (median of the "
             "rounds' medians), each configuration a fresh process. *tso output*: the file `tso "
             "optimize --device cuda` wrote (costs measured on this GPU; its speed check keeps the "
-            "input graph when the optimized one measured slower). PyTorch "
+            "input graph unless the optimized one is faster by both its minimum and its median). PyTorch "
             "(experiments/torch_bench.py): eager, the same captured in a CUDA graph, and "
             "torch.compile with mode reduce-overhead; fp32 with TF32 on in both tso and PyTorch. "
             "The last column but two divides tso's output by the fastest PyTorch configuration "

@@ -36,7 +36,7 @@ TEST(ReportHtml, DrawsTheFirstSitesPerKindAndCountsTheRest) {
     r.search.applied.push_back(fusion("%c" + std::to_string(i)));
     c.applied_kinds.push_back(RewriteKind::kFuseActivation);
   }
-  c.speed = {true, "3 runs", 2.0, 1.5, false};
+  c.speed = {true, "3 runs", 2.0, 1.5, 2.2, 1.6, false};
   int rendered = 0;
   auto render = [&rendered](const std::string& dot) -> Expected<std::string> {
     ++rendered;
@@ -52,7 +52,9 @@ TEST(ReportHtml, DrawsTheFirstSitesPerKindAndCountsTheRest) {
   EXPECT_NE(h->find("m&lt;1&gt;.onnx"), std::string::npos);
   EXPECT_NE(h->find("<td>fuse activation</td><td class=\"num\">7</td><td class=\"num\">7.00</td>"),
             std::string::npos);
-  EXPECT_NE(h->find("measured end to end (ms)"), std::string::npos);
+  EXPECT_NE(h->find("measured end to end, minimum (ms)"), std::string::npos);
+  EXPECT_NE(h->find("<td>measured, median (ms)</td><td class=\"num\">2.200</td>"),
+            std::string::npos);
   EXPECT_NE(h->find("The gain per kind is <b>predicted</b>"), std::string::npos);
   EXPECT_EQ(h->find("<script"), std::string::npos);
   EXPECT_EQ(h->find("http://www.w3.org/1999"), std::string::npos);  // nothing linked but SVG's ns

@@ -115,5 +115,47 @@ TEST(Report, JsonCarriesTheSameFigures) {
   EXPECT_EQ(j["classic_rewrites"]["fold_batchnorm"], 0);
 }
 
+SpeedCheck timed(double input_min, double optimized_min, double input_median,
+                 double optimized_median) {
+  SpeedCheck s;
+  s.ran = true;
+  s.note = "3 rounds";
+  s.input_ms = input_min;
+  s.optimized_ms = optimized_min;
+  s.input_median_ms = input_median;
+  s.optimized_median_ms = optimized_median;
+  s.kept_input = !optimized_wins(s);
+  return s;
+}
+
+TEST(Report, TheOptimizedGraphWinsOnlyByItsMinimumAndItsMedian) {
+  EXPECT_TRUE(optimized_wins(timed(10, 9, 11, 10)));
+  EXPECT_FALSE(optimized_wins(timed(10, 9, 11, 11.5)));
+  EXPECT_FALSE(optimized_wins(timed(10, 10.5, 11, 10)));
+  EXPECT_FALSE(optimized_wins(timed(10, 10, 11, 11)));  // a tie keeps the input
+  EXPECT_EQ(kept_input_reason(timed(10, 11, 11, 12)), "the optimized one measured slower");
+  EXPECT_EQ(kept_input_reason(timed(10, 9, 11, 12)),
+            "the optimized one was faster by its minimum but not by its median");
+  EXPECT_EQ(kept_input_reason(timed(10, 11, 11, 10)),
+            "the optimized one was faster by its median but not by its minimum");
+}
+
+TEST(Report, BothFormatsGiveTheSpeedChecksMinimumsAndMedians) {
+  ReportContext c = context();
+  c.speed = timed(10, 9, 11, 12);
+  std::string m = report_markdown(sample(), c);
+  EXPECT_NE(m.find("| measured end to end, minimum (ms) | 10.000 | 9.000 |"), std::string::npos)
+      << m;
+  EXPECT_NE(m.find("| measured, median (ms) | 11.000 | 12.000 |"), std::string::npos) << m;
+  EXPECT_NE(m.find("written: the input graph, since the optimized one was faster by its minimum "
+                   "but not by its median"),
+            std::string::npos)
+      << m;
+  nlohmann::json j = nlohmann::json::parse(report_json(sample(), c));
+  EXPECT_EQ(j["speed_check"]["input_median_ms"], 11.0);
+  EXPECT_EQ(j["speed_check"]["optimized_median_ms"], 12.0);
+  EXPECT_EQ(j["speed_check"]["written"], "input");
+}
+
 }  // namespace
 }  // namespace tso::opt

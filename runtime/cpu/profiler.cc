@@ -11,18 +11,13 @@
 
 #include "core/signature.h"
 #include "core/signature_graph.h"
+#include "core/stats.h"
 #include "runtime/cpu/executor.h"
 #include "runtime/cpu/fusion.h"
 #include "runtime/cpu/interference.h"
 
 namespace tso::cpu {
 namespace {
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
 
 std::string read_cpu_model_name() {
   std::ifstream in("/proc/cpuinfo");
@@ -125,7 +120,7 @@ Expected<rt::CostEntry> time_plan(const Graph& g, const ExecutorOptions& eo,
                  std::to_string(disturbed + static_cast<int>(t.size())) +
                  " timed runs other processes kept a thread waiting for a core; not measured "
                  "(measure on an idle machine)"};
-  e.median_ms = median_of(t);
+  e.median_ms = median(t);
   e.min_ms = *std::min_element(t.begin(), t.end());
   e.samples = static_cast<int>(t.size());
   return e;

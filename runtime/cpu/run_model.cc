@@ -5,19 +5,10 @@
 #include <cstdio>
 #include <random>
 
+#include "core/stats.h"
 #include "runtime/common/memory.h"
 
 namespace tso::cpu {
-
-namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-}  // namespace
 
 Expected<RunReport> run_model(const Graph& g, const RunOptions& options) {
   RunReport r;
