@@ -28,6 +28,7 @@ namespace {
 
 struct VerifyFlags {
   std::string in, out, specs_dir = specs::default_specs_dir();
+  std::string timings;  // CSV of each rule's status and time
   unsigned timeout_ms = 10000;
   int jobs = 2;
   bool check_specs = false;
@@ -200,6 +201,16 @@ int verify(const VerifyFlags& f) {
     ms.push_back((*outcomes)[i].ms);
   }
   using K = RuleStatus::Kind;
+  if (!f.timings.empty()) {
+    std::string csv = "rule,status,ms\n";
+    for (size_t i = 0; i < outcomes->size(); ++i)
+      csv += set->rules[i].name + "," + status_name((*outcomes)[i].status.kind) + "," +
+             fixed((*outcomes)[i].ms, 1) + "\n";
+    if (Status s = write_file_atomically(f.timings, csv); !s) {
+      std::cerr << "tso verify: " << s.error().message << "\n";
+      return kExitIoError;
+    }
+  }
   record_counts(&set->header, counts[int(K::kVerified)], counts[int(K::kRefuted)],
                 counts[int(K::kUnknown)]);
   if (Status s = write_file_atomically(f.out, print_rules(*set)); !s) {
@@ -239,6 +250,8 @@ Command add_verify(CLI::App& tso) {
   app->add_option("--jobs", flags->jobs, "rules proved in parallel")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
+  app->add_option("--timings", flags->timings,
+                 "write each rule's status and proof time in milliseconds (CSV: rule,status,ms)");
   app->add_option("--specs", flags->specs_dir, "folder of *.smt2 axiom files")
       ->capture_default_str();
   app->add_flag("--regions", flags->regions,

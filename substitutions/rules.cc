@@ -104,6 +104,24 @@ Expected<int64_t> apply_binary(const ShapeExpr& e, int64_t a, int64_t b) {
   return Error{to_string(e) + " overflows"};
 }
 
+const char* status_name(RuleStatus::Kind kind) {
+  switch (kind) {
+    case RuleStatus::Kind::kUnverified:
+      return "unverified";
+    case RuleStatus::Kind::kVerified:
+      return "verified";
+    case RuleStatus::Kind::kRefuted:
+      return "refuted";
+    case RuleStatus::Kind::kUnknown:
+      return "unknown";
+    case RuleStatus::Kind::kPartial:
+      return "partial";
+    case RuleStatus::Kind::kExact:
+      return "exact";
+  }
+  return "?";
+}
+
 namespace rules_internal {
 
 bool default_value(AttrKey key, AttrValue* out) {
@@ -242,26 +260,25 @@ std::string print_rule(const Rule& rule) {
     out += "  origin handwritten\n";
   }
   const std::string& d = rule.status.detail;
+  out += std::string("  status ") + status_name(rule.status.kind);
   switch (rule.status.kind) {
     case RuleStatus::Kind::kUnverified:
-      out += "  status unverified\n";
       break;
     case RuleStatus::Kind::kVerified:
-      out += "  status verified specs=" + word_text(d) + "\n";
+      out += " specs=" + word_text(d);
       break;
     case RuleStatus::Kind::kRefuted:
-      out += "  status refuted model=" + print_attr_value(AttrValue{d}) + "\n";
+      out += " model=" + print_attr_value(AttrValue{d});
       break;
     case RuleStatus::Kind::kUnknown:
-      out += "  status unknown reason=" + print_attr_value(AttrValue{d}) + "\n";
+      out += " reason=" + print_attr_value(AttrValue{d});
       break;
     case RuleStatus::Kind::kPartial:
-      out += "  status partial boxes=" + word_text(d) + "\n";
-      break;
     case RuleStatus::Kind::kExact:
-      out += "  status exact boxes=" + word_text(d) + "\n";
+      out += " boxes=" + word_text(d);
       break;
   }
+  out += "\n";
   for (const RuleVar& v : rule.inputs) out += "  input " + v.name + ": " + to_string(v.type) + "\n";
   for (const RuleParam& p : rule.params)
     out += "  param ?" + p.name + " = " + print_attr_value(p.example) + "\n";

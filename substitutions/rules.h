@@ -154,6 +154,9 @@ struct RuleStatus {
   friend bool operator==(const RuleStatus&, const RuleStatus&) = default;
 };
 
+// The status's word in a rule file: "unverified", "verified", ...
+const char* status_name(RuleStatus::Kind kind);
+
 // One box of a partial rule's correction: target output `output` is
 // overwritten from position `at` (one expression per axis) with a patch, and
 // the box's extent is the patch's shape.

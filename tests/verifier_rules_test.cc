@@ -288,6 +288,23 @@ TEST_F(VerifyCli, WritesStatusesCountsAndSummary) {
   for (const Rule& rule : set.rules) EXPECT_EQ(rule.status.kind, RuleStatus::Kind::kVerified);
 }
 
+TEST_F(VerifyCli, TimingsListEveryRulesStatusAndTime) {
+  CliResult r = tso("verify verifier/testdata/true.rules -o " + path("out.rules") + " --timings " +
+                    path("t.csv"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream in(path("t.csv"));
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_EQ(line, "rule,status,ms");
+  RuleSet set = load(path("out.rules"));
+  for (const Rule& rule : set.rules) {
+    ASSERT_TRUE(std::getline(in, line));
+    ASSERT_TRUE(line.starts_with(rule.name + ",verified,")) << line;
+    EXPECT_GE(std::stod(line.substr(rule.name.size() + 10)), 0.0) << line;
+  }
+  EXPECT_FALSE(std::getline(in, line)) << line;
+}
+
 TEST_F(VerifyCli, CheckSpecsPassesOnTheShippedAxioms) {
   CliResult r = tso("verify --check-specs");
   EXPECT_EQ(r.code, 0) << r.out;
