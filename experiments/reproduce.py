@@ -15,6 +15,7 @@ afresh.
 """
 import argparse
 import datetime
+import filecmp
 import fnmatch
 import json
 import os
@@ -161,7 +162,8 @@ def taso_row(stem, ctx):
         return {"error": err}
     opt = cpu_bench.optimized(stem, path, a)
     times = cpu_bench.bench_model(stem, path, opt, a)
-    return {"file": shown_path(path), "times": times, "optimize": opt}
+    same = "path" in opt and filecmp.cmp(path, opt["path"], shallow=False)
+    return {"file": shown_path(path), "times": times, "optimize": opt, "same_file": same}
 
 
 def pet_row(stem, batch, ctx):

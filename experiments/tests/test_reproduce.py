@@ -153,6 +153,19 @@ def test_results_keep_published_figures_apart_and_say_not_yet():
     assert "| 1 | 0.20 | 16.4 | 0.3 |" in search  # one improvement, 1.0 - 0.8 s searching
 
 
+def test_a_written_input_file_is_marked_and_left_out_of_the_second_geomean():
+    rows = [types.SimpleNamespace(id=i) for i in ("taso/squeezenet1_1", "taso/resnet50")]
+    kept = taso_record("resnet50", 30.0, 27.0)
+    kept["result"]["optimize"]["report"]["speed_check"]["written"] = "input"
+    kept["result"]["same_file"] = True
+    records = {"taso/squeezenet1_1": taso_record("squeezenet1_1", 4.0, 3.0), "taso/resnet50": kept}
+    text = repro_report.results_md([("cpu", "test")], rows, records, [], False, "no GPU here",
+                                   interrupted=False)
+    assert "| input (the input file) |" in text
+    assert "1 of the 2 files tso optimize wrote are the input file" in text
+    assert "over the 1 other models the geometric mean is 1.100x" in text
+
+
 @pytest.mark.parametrize("stem", ["resnet50", "no_such_model"])
 def test_models_without_published_figures_get_none(stem):
     import references
