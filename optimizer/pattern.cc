@@ -13,24 +13,6 @@ bool status_usable(const RuleStatus& status) {
 
 namespace {
 
-const char* status_word(RuleStatus::Kind k) {
-  switch (k) {
-    case RuleStatus::Kind::kUnverified:
-      return "unverified";
-    case RuleStatus::Kind::kVerified:
-      return "verified";
-    case RuleStatus::Kind::kRefuted:
-      return "refuted";
-    case RuleStatus::Kind::kUnknown:
-      return "unknown";
-    case RuleStatus::Kind::kPartial:
-      return "partial";
-    case RuleStatus::Kind::kExact:
-      return "exact";
-  }
-  return "?";
-}
-
 uint64_t args_key(Op op, int a0, int a1) {
   return static_cast<uint64_t>(op) << 32 | static_cast<uint64_t>(a0 + 1) << 16 |
          static_cast<uint64_t>(a1 + 1);
@@ -158,7 +140,7 @@ std::optional<std::string> RuleIndex::add_rule(const Rule& r) {
 void RuleIndex::add(const RuleSet& set, const CompileOptions& options) {
   for (const Rule& r : set.rules) {
     if (!options.allow_unverified && !status_usable(r.status)) {
-      skipped_.push_back({r.name, std::string("status ") + status_word(r.status.kind)});
+      skipped_.push_back({r.name, std::string("status ") + status_name(r.status.kind)});
       continue;
     }
     if (std::optional<std::string> why = add_rule(r)) skipped_.push_back({r.name, *why});
