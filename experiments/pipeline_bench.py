@@ -5,6 +5,8 @@ unknown, wall time). Each command runs alone in its own process; its wall
 time and peak resident memory are measured here (os.wait4), beside the
 figures the command prints itself.
 """
+import csv
+import io
 import os
 import re
 import subprocess
@@ -30,6 +32,7 @@ STAGES = [
 STEP_SECONDS = re.compile(r"^seconds: (.*)$", re.M)
 VERIFY_COUNT = re.compile(r"^(verified|refuted|unknown)\s+(\d+)\s", re.M)
 VERIFY_WALL = re.compile(r"([0-9.]+) s wall with (\d+) jobs")
+VERIFY_TIMEOUT_MS = 10000  # Z3's time limit per rule (tso verify's default)
 
 
 def run_measured(cmd, timeout):
@@ -102,9 +105,32 @@ def generate_row(tso, max_ops, ops, out, timeout):
     return row
 
 
+def timed_out_rules(rules_text):
+    """The names of the rules `tso verify` left unknown at its time limit."""
+    names, rule = set(), None
+    for line in rules_text.splitlines():
+        if line.startswith("rule "):
+            rule = line.split()[1]
+        elif line.startswith("  status unknown") and "timeout after" in line:
+            names.add(rule)
+    return names
+
+
+def timeout_share(csv_text, timed_out):
+    """(how many rules reached the time limit, their share of the summed
+    proof time) from `tso verify --timings`'s CSV and those rules' names."""
+    rows = list(csv.DictReader(io.StringIO(csv_text)))
+    total = sum(float(r["ms"]) for r in rows)
+    hit = sum(float(r["ms"]) for r in rows if r["rule"] in timed_out)
+    return len(timed_out), (hit / total if total > 0 else 0.0)
+
+
 def verify_row(tso, rules, out, timeout, jobs=2):
-    """`tso verify RULES -o OUT --jobs J`: the rules' statuses and the time."""
-    cmd = [tso, "verify", rules, "-o", out, "--jobs", str(jobs)]
+    """`tso verify RULES -o OUT --jobs J`: the rules' statuses, the time, and
+    how much of it went to rules that reached the time limit."""
+    timings = out + ".timings.csv"
+    cmd = [tso, "verify", rules, "-o", out, "--jobs", str(jobs), "--timeout-ms",
+           str(VERIFY_TIMEOUT_MS), "--timings", timings]
     r = run_measured(cmd, timeout)
     row = {"command": f"tso verify {os.path.basename(rules)} --jobs {jobs}", "wall_s": r["wall_s"],
            "peak_rss_mib": r["peak_rss_mib"], "jobs": jobs}
@@ -115,4 +141,6 @@ def verify_row(tso, rules, out, timeout, jobs=2):
     m = VERIFY_WALL.search(r["stdout"])
     if m:
         row["verify_wall_s"] = float(m.group(1))
+    with open(out) as f, open(timings) as t:
+        row["timeouts"], row["timeout_share"] = timeout_share(t.read(), timed_out_rules(f.read()))
     return row

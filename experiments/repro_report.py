@@ -246,15 +246,19 @@ def pipeline_section(rows, records, taso_models):
         out += ["", references.TASO_GENERATOR_HERE + ".", ""]
     if vers:
         out += ["`tso verify` of the generated file (Z3, 2 jobs, 10 s a rule):", "",
-                "| N | rules | verified | refuted | unknown | wall time |",
-                "| ---: | ---: | ---: | ---: | ---: | ---: |"]
+                "| N | rules | verified | refuted | unknown | of them at the time limit "
+                "| their share of proof time | wall time |",
+                "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
         for n, v in vers:
             if v is None or "error" in v:
-                out.append(f"| {n} | {NOT_YET if v is None else 'failed: ' + v['error']} | | | | |")
+                out.append(f"| {n} | {NOT_YET if v is None else 'failed: ' + v['error']} "
+                           "| | | | | | |")
                 continue
             c = v["counts"]
+            limit = (f"{count(v['timeouts'])} | {100 * v['timeout_share']:.0f}%"
+                     if "timeouts" in v else "- | -")
             out.append(f"| {n} | {count(sum(c.values()))} | {count(c.get('verified'))} "
-                       f"| {count(c.get('refuted'))} | {count(c.get('unknown'))} "
+                       f"| {count(c.get('refuted'))} | {count(c.get('unknown'))} | {limit} "
                        f"| {v['wall_s']:.1f} s |")
         out.append("")
     out += search_lines(taso_models)

@@ -109,6 +109,31 @@ def test_generate_output_is_parsed():
     assert steps == {"enumerate": 2.1, "pair": 0.0, "implied": 0.4}
 
 
+VERIFIED_OUT = """# tso rules v1
+rule a {
+  origin generated version=0.2 ops=taso seed=1
+  status verified specs=abc
+}
+rule b_lifted {
+  origin generated version=0.2 ops=taso seed=1
+  status unknown reason="at rank 3: timeout after 10000 ms"
+}
+rule c {
+  origin generated version=0.2 ops=taso seed=1
+  status unknown reason="not implied by the axioms (instantiation saturated)"
+}
+"""
+
+
+def test_the_rules_at_the_time_limit_and_their_share_of_proof_time():
+    timed_out = pipeline_bench.timed_out_rules(VERIFIED_OUT)
+    assert timed_out == {"b_lifted"}
+    n, share = pipeline_bench.timeout_share(
+        "rule,status,ms\na,verified,500.0\nb_lifted,unknown,10020.0\nc,unknown,9480.0\n",
+        timed_out)
+    assert n == 1 and share == pytest.approx(10020 / 20000)
+
+
 def test_a_child_is_measured_and_ended_at_its_time_limit():
     r = pipeline_bench.run_measured(["python3", "-c", "x = bytearray(64 << 20); print('ok')"], 60)
     assert r["rc"] == 0 and r["stdout"] == "ok\n" and r["peak_rss_mib"] >= 64
@@ -164,6 +189,16 @@ def test_a_written_input_file_is_marked_and_left_out_of_the_second_geomean():
     assert "| input (the input file) |" in text
     assert "1 of the 2 files tso optimize wrote are the input file" in text
     assert "over the 1 other models the geometric mean is 1.100x" in text
+
+
+def test_the_verification_table_gives_the_time_limits_share():
+    rows = [types.SimpleNamespace(id="pipeline/verify.n4")]
+    records = {"pipeline/verify.n4": {"load_at_start": [0.1, 0, 0], "result": {
+        "counts": {"verified": 10, "refuted": 1, "unknown": 3}, "wall_s": 42.0,
+        "timeouts": 2, "timeout_share": 0.68}}}
+    text = repro_report.results_md([("cpu", "test")], rows, records, [], False, "no GPU here",
+                                   interrupted=False)
+    assert "| 4 | 14 | 10 | 1 | 3 | 2 | 68% | 42.0 s |" in text
 
 
 @pytest.mark.parametrize("stem", ["resnet50", "no_such_model"])
