@@ -1,7 +1,6 @@
 #include "driver/cost_target.h"
 
 #include <algorithm>
-#include <array>
 #include <vector>
 
 #include "core/stats.h"
@@ -48,9 +47,10 @@ Expected<std::unique_ptr<opt::CachedCost>> open_cuda_cost_cache(const std::strin
       nullptr, fallback);
 }
 
-// Alternating rounds of tso run --device cuda on the two graphs: each
-// graph's minimum over the rounds and median of the rounds' medians.
-Expected<std::array<double, 4>> compare_on_gpu(const Graph& a, const Graph& b, int rounds) {
+// Alternating rounds of tso run --device cuda on the two graphs, summed up
+// as the CPU runtime's comparison is: each graph's minimum over the rounds
+// and median of the rounds' medians.
+Expected<cpu::Comparison> compare_on_gpu(const Graph& a, const Graph& b, int rounds) {
   cuda::RunOptions o;
   o.iters = 50;
   o.warmup = 10;
@@ -66,7 +66,7 @@ Expected<std::array<double, 4>> compare_on_gpu(const Graph& a, const Graph& b, i
     medians_a.push_back(x->median_ms);
     medians_b.push_back(y->median_ms);
   }
-  return std::array<double, 4>{best_a, best_b, median(medians_a), median(medians_b)};
+  return cpu::Comparison{best_a, best_b, median(medians_a), median(medians_b), rounds, o.iters};
 }
 #endif
 
@@ -150,16 +150,16 @@ opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,
   if (progress) progress("speed: timing the input and the optimized graph");
   if (target.runtime == TargetRuntime::kCuda) {
 #ifdef TSO_HAVE_CUDA_RUNTIME
-    Expected<std::array<double, 4>> c = compare_on_gpu(input, r.graph, kRounds);
+    Expected<cpu::Comparison> c = compare_on_gpu(input, r.graph, kRounds);
     if (!c) {
       s.note = "the GPU runtime cannot run it: " + c.error().message;
       return s;
     }
     s.ran = true;
-    s.input_ms = (*c)[0];
-    s.optimized_ms = (*c)[1];
-    s.input_median_ms = (*c)[2];
-    s.optimized_median_ms = (*c)[3];
+    s.input_ms = c->a_min_ms;
+    s.optimized_ms = c->b_min_ms;
+    s.input_median_ms = c->a_median_ms;
+    s.optimized_median_ms = c->b_median_ms;
     s.note = "tso's GPU runtime, minimum of " + std::to_string(kRounds) +
              " alternating rounds of 50 replays (median of their medians)";
 #endif

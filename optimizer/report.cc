@@ -119,12 +119,12 @@ std::string report_markdown(const OptimizeResult& r, const ReportContext& c) {
        std::to_string(r.operators_after) + " |\n";
   m += "| predicted cost (us) | " + fmt("%.2f", r.cost_before) + " | " + fmt("%.2f", r.cost_after) +
        " |\n";
-  if (c.speed.ran)
+  if (c.speed.ran) {
     m += "| measured end to end, minimum (ms) | " + fmt("%.3f", c.speed.input_ms) + " | " +
          fmt("%.3f", c.speed.optimized_ms) + " |\n";
-  if (c.speed.ran)
     m += "| measured, median (ms) | " + fmt("%.3f", c.speed.input_median_ms) + " | " +
          fmt("%.3f", c.speed.optimized_median_ms) + " |\n";
+  }
   m += "\n";
   m += "- cost model: " + c.cost_model + "\n";
   m += "- rules: " + std::to_string(c.rules_used) + " usable from " + join(c.rule_files, ", ") +
