@@ -1,0 +1,74 @@
+// speed_check_bench: how often `tso optimize`'s speed check would write a
+// graph that is not faster. A model is compared with itself, two executors of
+// one graph in one process as the check compares the input and the optimized
+// graph, `trials` times; each trial is judged by the check's rule (faster by
+// the minimum and by the median of the rounds' medians: opt::optimized_wins)
+// and by the minimum alone (the rule before it). The two graphs are the same,
+// so every trial either rule would write is a false win; it prints both
+// rates and the spread of the trials' ratios.
+//   build/driver/speed_check_bench MODEL.onnx [trials=40] [rounds=3] [runs=5]
+// Graph-only models get seeded random weights.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "driver/model_source.h"
+#include "optimizer/report.h"
+#include "runtime/cpu/run_model.h"
+
+namespace {
+
+int arg(int argc, char** argv, int i, int fallback) {
+  return argc > i ? std::max(1, std::atoi(argv[i])) : fallback;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: speed_check_bench MODEL.onnx [trials] [rounds] [runs]\n");
+    return 2;
+  }
+  const int trials = arg(argc, argv, 2, 40);
+  tso::cpu::CompareOptions o;
+  o.rounds = arg(argc, argv, 3, 3);
+  o.runs = arg(argc, argv, 4, 5);
+  tso::driver::ModelSource source;
+  source.path = argv[1];
+  source.import.random_weights_seed = 0;
+  tso::Expected<tso::driver::LoadedModel> m = tso::driver::load_model(source);
+  if (!m) {
+    std::fprintf(stderr, "speed_check_bench: %s\n", m.error().message.c_str());
+    return 1;
+  }
+  int min_wins = 0, both_win = 0;
+  std::vector<double> ratios;  // second / first, by the minimum
+  for (int t = 0; t < trials; ++t) {
+    tso::Expected<tso::cpu::Comparison> c = tso::cpu::compare_graphs(m->graph, m->graph, o);
+    if (!c) {
+      std::fprintf(stderr, "speed_check_bench: %s\n", c.error().message.c_str());
+      return 1;
+    }
+    tso::opt::SpeedCheck s;
+    s.ran = true;
+    s.input_ms = c->a_min_ms;
+    s.optimized_ms = c->b_min_ms;
+    s.input_median_ms = c->a_median_ms;
+    s.optimized_median_ms = c->b_median_ms;
+    min_wins += s.optimized_ms < s.input_ms;
+    both_win += tso::opt::optimized_wins(s);
+    ratios.push_back(c->b_min_ms / c->a_min_ms);
+  }
+  std::sort(ratios.begin(), ratios.end());
+  std::printf("%s: %d trials of %d alternating rounds of %d runs, one graph against itself\n",
+              argv[1], trials, o.rounds, o.runs);
+  std::printf("written by the minimum alone:          %3d of %d (%.0f%%)\n", min_wins, trials,
+              100.0 * min_wins / trials);
+  std::printf("written by the minimum and the median: %3d of %d (%.0f%%)\n", both_win, trials,
+              100.0 * both_win / trials);
+  std::printf("ratio of the minimums: %.3f to %.3f, median %.3f\n", ratios.front(), ratios.back(),
+              ratios[ratios.size() / 2]);
+  return 0;
+}
