@@ -56,6 +56,7 @@ Expected<cpu::Comparison> compare_on_gpu(const Graph& a, const Graph& b, int rou
   o.warmup = 10;
   double best_a = 1e300, best_b = 1e300;
   std::vector<double> medians_a, medians_b;
+  cpu::Comparison c;
   for (int r = 0; r < rounds; ++r) {
     Expected<cuda::RunReport> x = cuda::run_model(a, o);
     if (!x) return x.error();
@@ -65,8 +66,16 @@ Expected<cpu::Comparison> compare_on_gpu(const Graph& a, const Graph& b, int rou
     best_b = std::min(best_b, y->min_ms);
     medians_a.push_back(x->median_ms);
     medians_b.push_back(y->median_ms);
+    c.a_round_min_ms.push_back(x->min_ms);
+    c.b_round_min_ms.push_back(y->min_ms);
   }
-  return cpu::Comparison{best_a, best_b, median(medians_a), median(medians_b), rounds, o.iters};
+  c.a_min_ms = best_a;
+  c.b_min_ms = best_b;
+  c.a_median_ms = median(medians_a);
+  c.b_median_ms = median(medians_b);
+  c.rounds = rounds;
+  c.runs = o.iters;
+  return c;
 }
 #endif
 
@@ -134,6 +143,19 @@ Expected<std::unique_ptr<CostTarget>> open_cost_target(const CostTargetFlags& f)
   return t;
 }
 
+opt::SpeedCheck speed_figures(const cpu::Comparison& c) {
+  opt::SpeedCheck s;
+  s.ran = true;
+  s.input_ms = c.a_min_ms;
+  s.optimized_ms = c.b_min_ms;
+  s.input_median_ms = c.a_median_ms;
+  s.optimized_median_ms = c.b_median_ms;
+  s.rounds = static_cast<int>(c.a_round_min_ms.size());
+  for (int r = 0; r < s.rounds; ++r) s.rounds_faster += c.b_round_min_ms[r] < c.a_round_min_ms[r];
+  s.kept_input = !opt::optimized_wins(s);
+  return s;
+}
+
 opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,
                             const opt::OptimizeResult& r,
                             const std::function<void(const std::string&)>& progress) {
@@ -155,11 +177,7 @@ opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,
       s.note = "the GPU runtime cannot run it: " + c.error().message;
       return s;
     }
-    s.ran = true;
-    s.input_ms = c->a_min_ms;
-    s.optimized_ms = c->b_min_ms;
-    s.input_median_ms = c->a_median_ms;
-    s.optimized_median_ms = c->b_median_ms;
+    s = speed_figures(*c);
     s.note = "tso's GPU runtime, minimum of " + std::to_string(kRounds) +
              " alternating rounds of 50 replays (median of their medians)";
 #endif
@@ -172,15 +190,10 @@ opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,
       s.note = "the CPU runtime cannot run it: " + c.error().message;
       return s;
     }
-    s.ran = true;
-    s.input_ms = c->a_min_ms;
-    s.optimized_ms = c->b_min_ms;
-    s.input_median_ms = c->a_median_ms;
-    s.optimized_median_ms = c->b_median_ms;
+    s = speed_figures(*c);
     s.note = "tso's CPU runtime, minimum of " + std::to_string(c->rounds) +
              " alternating rounds of " + std::to_string(c->runs) + " runs";
   }
-  s.kept_input = s.ran && !opt::optimized_wins(s);
   return s;
 }
 

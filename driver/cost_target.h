@@ -25,6 +25,7 @@
 #include "optimizer/measured_cost.h"
 #include "optimizer/optimize.h"
 #include "optimizer/report.h"
+#include "runtime/cpu/run_model.h"
 
 namespace tso::driver {
 
@@ -50,8 +51,12 @@ struct CostTarget {
 // of another device) or say why a runtime is not available.
 Expected<std::unique_ptr<CostTarget>> open_cost_target(const CostTargetFlags& flags);
 
+// The check's figures from a comparison of the input (a) with the optimized
+// graph (b), `kept_input` unless opt::optimized_wins; the note is left empty.
+opt::SpeedCheck speed_figures(const cpu::Comparison& c);
+
 // Times `input` and `r.graph` end to end on the target's runtime,
-// alternating, and says which to write (the faster); not run when nothing
+// alternating, and says which to write (optimized_wins); not run when nothing
 // changed, the target has no runtime here, or a graph cannot run there.
 // `progress`, when set, hears that the timing starts.
 opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,

@@ -398,7 +398,7 @@ def check_and_write(a, model, scratch):
     progress(f"final tso optimize: predicted {predicted(out)}")
     res = compare(model, optimized, a)
     (o_min, o_med), (p_min, p_med) = res["original"], res["optimized"]
-    # As tso optimize's own speed check: written only when faster by both figures.
+    # Written only when faster by both its minimum and its median.
     keep_optimized = p_min < o_min and p_med < o_med
     print(f"original   {model}: ORT min {o_min:.3f} ms, median {o_med:.3f} ms")
     print(f"optimized  tso optimize --cost {a.output} (predicted {predicted(out)}): "

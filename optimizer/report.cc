@@ -37,15 +37,17 @@ std::array<KindGain, kNumRewriteKinds> kind_gains(const SearchResult& s, const R
 }
 
 bool optimized_wins(const SpeedCheck& s) {
-  return s.optimized_ms < s.input_ms && s.optimized_median_ms < s.input_median_ms;
+  return s.optimized_ms < s.input_ms && s.optimized_median_ms < s.input_median_ms &&
+         s.rounds_faster == s.rounds;
 }
 
 std::string kept_input_reason(const SpeedCheck& s) {
-  if (s.optimized_ms >= s.input_ms && s.optimized_median_ms >= s.input_median_ms)
-    return "the optimized one measured slower";
-  return std::string("the optimized one was faster by its ") +
-         (s.optimized_ms < s.input_ms ? "minimum but not by its median"
-                                      : "median but not by its minimum");
+  const bool by_min = s.optimized_ms < s.input_ms;
+  const bool by_median = s.optimized_median_ms < s.input_median_ms;
+  if (!by_min && !by_median && s.rounds_faster == 0) return "the optimized one measured slower";
+  return std::string("the optimized one was faster ") + (by_min ? "" : "not ") +
+         "by its minimum, " + (by_median ? "" : "not ") + "by its median, in " +
+         std::to_string(s.rounds_faster) + " of " + std::to_string(s.rounds) + " rounds";
 }
 
 namespace {
@@ -259,6 +261,8 @@ std::string report_json(const OptimizeResult& r, const ReportContext& c) {
                       {"optimized_ms", c.speed.optimized_ms},
                       {"input_median_ms", c.speed.input_median_ms},
                       {"optimized_median_ms", c.speed.optimized_median_ms},
+                      {"rounds", c.speed.rounds},
+                      {"rounds_faster", c.speed.rounds_faster},
                       {"written", c.speed.kept_input ? "input" : "optimized"}};
   nlohmann::ordered_json kinds = nlohmann::ordered_json::object();
   for (int k = 0; k < kNumRewriteKinds; ++k)

@@ -36,7 +36,7 @@ TEST(ReportHtml, DrawsTheFirstSitesPerKindAndCountsTheRest) {
     r.search.applied.push_back(fusion("%c" + std::to_string(i)));
     c.applied_kinds.push_back(RewriteKind::kFuseActivation);
   }
-  c.speed = {true, "3 runs", 2.0, 1.5, 2.2, 1.6, false};
+  c.speed = {true, "3 runs", 2.0, 1.5, 2.2, 1.6, 3, 3, false};
   int rendered = 0;
   auto render = [&rendered](const std::string& dot) -> Expected<std::string> {
     ++rendered;

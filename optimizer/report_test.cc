@@ -116,7 +116,7 @@ TEST(Report, JsonCarriesTheSameFigures) {
 }
 
 SpeedCheck timed(double input_min, double optimized_min, double input_median,
-                 double optimized_median) {
+                 double optimized_median, int rounds_faster = 3) {
   SpeedCheck s;
   s.ran = true;
   s.note = "3 rounds";
@@ -124,36 +124,41 @@ SpeedCheck timed(double input_min, double optimized_min, double input_median,
   s.optimized_ms = optimized_min;
   s.input_median_ms = input_median;
   s.optimized_median_ms = optimized_median;
+  s.rounds = 3;
+  s.rounds_faster = rounds_faster;
   s.kept_input = !optimized_wins(s);
   return s;
 }
 
-TEST(Report, TheOptimizedGraphWinsOnlyByItsMinimumAndItsMedian) {
+TEST(Report, TheOptimizedGraphWinsByItsMinimumItsMedianAndEveryRound) {
   EXPECT_TRUE(optimized_wins(timed(10, 9, 11, 10)));
   EXPECT_FALSE(optimized_wins(timed(10, 9, 11, 11.5)));
   EXPECT_FALSE(optimized_wins(timed(10, 10.5, 11, 10)));
+  EXPECT_FALSE(optimized_wins(timed(10, 9, 11, 10, 2)));
   EXPECT_FALSE(optimized_wins(timed(10, 10, 11, 11)));  // a tie keeps the input
-  EXPECT_EQ(kept_input_reason(timed(10, 11, 11, 12)), "the optimized one measured slower");
-  EXPECT_EQ(kept_input_reason(timed(10, 9, 11, 12)),
-            "the optimized one was faster by its minimum but not by its median");
-  EXPECT_EQ(kept_input_reason(timed(10, 11, 11, 10)),
-            "the optimized one was faster by its median but not by its minimum");
+  EXPECT_EQ(kept_input_reason(timed(10, 11, 11, 12, 0)), "the optimized one measured slower");
+  EXPECT_EQ(kept_input_reason(timed(10, 9, 11, 12, 1)),
+            "the optimized one was faster by its minimum, not by its median, in 1 of 3 rounds");
+  EXPECT_EQ(kept_input_reason(timed(10, 9, 11, 10, 2)),
+            "the optimized one was faster by its minimum, by its median, in 2 of 3 rounds");
 }
 
-TEST(Report, BothFormatsGiveTheSpeedChecksMinimumsAndMedians) {
+TEST(Report, BothFormatsGiveTheSpeedChecksFigures) {
   ReportContext c = context();
-  c.speed = timed(10, 9, 11, 12);
+  c.speed = timed(10, 9, 11, 12, 2);
   std::string m = report_markdown(sample(), c);
   EXPECT_NE(m.find("| measured end to end, minimum (ms) | 10.000 | 9.000 |"), std::string::npos)
       << m;
   EXPECT_NE(m.find("| measured, median (ms) | 11.000 | 12.000 |"), std::string::npos) << m;
-  EXPECT_NE(m.find("written: the input graph, since the optimized one was faster by its minimum "
-                   "but not by its median"),
+  EXPECT_NE(m.find("written: the input graph, since the optimized one was faster by its minimum, "
+                   "not by its median, in 2 of 3 rounds"),
             std::string::npos)
       << m;
   nlohmann::json j = nlohmann::json::parse(report_json(sample(), c));
   EXPECT_EQ(j["speed_check"]["input_median_ms"], 11.0);
   EXPECT_EQ(j["speed_check"]["optimized_median_ms"], 12.0);
+  EXPECT_EQ(j["speed_check"]["rounds"], 3);
+  EXPECT_EQ(j["speed_check"]["rounds_faster"], 2);
   EXPECT_EQ(j["speed_check"]["written"], "input");
 }
 

@@ -93,8 +93,10 @@ Expected<Comparison> compare_graphs(const Graph& a, const Graph& b, const Compar
     for (int k = 0; k < 2; ++k) {
       Expected<std::vector<double>> ms = (k == 0 ? *ea : *eb)->time_runs(options.runs, 2);
       if (!ms) return ms.error();
+      const double round_min = *std::min_element(ms->begin(), ms->end());
       double& best = k == 0 ? c.a_min_ms : c.b_min_ms;
-      best = std::min(best, *std::min_element(ms->begin(), ms->end()));
+      best = std::min(best, round_min);
+      (k == 0 ? c.a_round_min_ms : c.b_round_min_ms).push_back(round_min);
       medians[k].push_back(median(*ms));
     }
   c.a_median_ms = median(medians[0]);

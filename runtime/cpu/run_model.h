@@ -52,6 +52,7 @@ struct Comparison {
   double a_min_ms = 0, b_min_ms = 0;        // minimum over every timed run
   double a_median_ms = 0, b_median_ms = 0;  // median of the rounds' medians
   int rounds = 0, runs = 0;
+  std::vector<double> a_round_min_ms, b_round_min_ms;  // each round's minimum
 };
 
 // Errors: either graph cannot run here (an opaque node, a missing weight).
