@@ -142,7 +142,7 @@ def taso_section(rows, records):
         tso_speedup = ratio(t.get("tso"), t.get("tso_opt"))
         if tso_speedup:
             measured.append(tso_speedup)
-            if not written.endswith("(the input file)"):
+            if not written.startswith("input"):
                 changed.append(tso_speedup)
         if pred:
             predicted.append(pred)
@@ -157,8 +157,8 @@ def taso_section(rows, records):
                    f"{geomean(measured):.3f}x, predicted {geomean(predicted):.3f}x.  ")
     if len(changed) < len(measured):
         out.append(f"{len(measured) - len(changed)} of the {len(measured)} files tso optimize wrote "
-                   "are the input file, byte for byte: their measured speedup is the spread of "
-                   "timing one file twice"
+                   "hold the input graph (*written*: input; *the input file*: byte for byte): "
+                   "their measured speedup is the spread of timing one graph twice"
                    + (f"; over the {len(changed)} other models the geometric mean is "
                       f"{geomean(changed):.3f}x.  " if changed else ".  "))
     for stem, res in models:

@@ -187,7 +187,7 @@ def test_a_written_input_file_is_marked_and_left_out_of_the_second_geomean():
     text = repro_report.results_md([("cpu", "test")], rows, records, [], False, "no GPU here",
                                    interrupted=False)
     assert "| input (the input file) |" in text
-    assert "1 of the 2 files tso optimize wrote are the input file" in text
+    assert "1 of the 2 files tso optimize wrote hold the input graph" in text
     assert "over the 1 other models the geometric mean is 1.100x" in text
 
 
