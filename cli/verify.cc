@@ -251,7 +251,7 @@ Command add_verify(CLI::App& tso) {
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
   app->add_option("--timings", flags->timings,
-                 "write each rule's status and proof time in milliseconds (CSV: rule,status,ms)");
+                  "write each rule's status and proof time in milliseconds (CSV: rule,status,ms)");
   app->add_option("--specs", flags->specs_dir, "folder of *.smt2 axiom files")
       ->capture_default_str();
   app->add_flag("--regions", flags->regions,

@@ -292,19 +292,17 @@ class Parser : text::TokenParser {
   Status status(RuleStatus* s) {
     TSO_RETURN_IF_ERROR(advance());
     struct Kind {
-      const char* name;
       RuleStatus::Kind kind;
       const char* key;
+      const char* name() const { return status_name(kind); }
     };
-    static const Kind kKinds[] = {{"unverified", RuleStatus::Kind::kUnverified, nullptr},
-                                  {"verified", RuleStatus::Kind::kVerified, "specs"},
-                                  {"refuted", RuleStatus::Kind::kRefuted, "model"},
-                                  {"unknown", RuleStatus::Kind::kUnknown, "reason"},
-                                  {"partial", RuleStatus::Kind::kPartial, "boxes"},
-                                  {"exact", RuleStatus::Kind::kExact, "boxes"}};
+    static const Kind kKinds[] = {
+        {RuleStatus::Kind::kUnverified, nullptr}, {RuleStatus::Kind::kVerified, "specs"},
+        {RuleStatus::Kind::kRefuted, "model"},    {RuleStatus::Kind::kUnknown, "reason"},
+        {RuleStatus::Kind::kPartial, "boxes"},    {RuleStatus::Kind::kExact, "boxes"}};
     const Kind* k = nullptr;
     for (const Kind& c : kKinds)
-      if (at_word(c.name)) k = &c;
+      if (at_word(c.name())) k = &c;
     if (!k)
       return error_at(
           tok_, "expected a status (unverified, verified, refuted, unknown, partial, exact), got " +
@@ -313,8 +311,8 @@ class Parser : text::TokenParser {
     TSO_RETURN_IF_ERROR(advance());
     if (!k->key) return end_of_statement();
     if (!at_word(k->key))
-      return error_at(tok_, "expected " + std::string(k->key) + "=... after " + k->name + ", got " +
-                                describe(tok_));
+      return error_at(tok_, "expected " + std::string(k->key) + "=... after " + k->name() +
+                                ", got " + describe(tok_));
     Token key = tok_;
     TSO_RETURN_IF_ERROR(advance());
     Expected<Token> v = raw_after_equals(key);
