@@ -305,6 +305,15 @@ TEST_F(VerifyCli, TimingsListEveryRulesStatusAndTime) {
   EXPECT_FALSE(std::getline(in, line)) << line;
 }
 
+TEST_F(VerifyCli, AnUnwritableTimingsFileIsAnErrorAndNothingIsWritten) {
+  const std::string timings = path("no/such/folder/t.csv");
+  CliResult r = tso("verify verifier/testdata/true.rules -o " + path("out.rules") + " --timings " +
+                    timings);
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find(timings), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(path("out.rules")));
+}
+
 TEST_F(VerifyCli, CheckSpecsPassesOnTheShippedAxioms) {
   CliResult r = tso("verify --check-specs");
   EXPECT_EQ(r.code, 0) << r.out;
