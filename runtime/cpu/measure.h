@@ -16,9 +16,11 @@ namespace tso::cpu {
 
 constexpr double kNotTimed = 1e300;
 
-// Best time of `run` in milliseconds over up to 5 runs after one warm-up;
-// 1 once it took 200 ms (a batch-16 convolution's candidates differ by far
-// more than the spread of such runs). A warm-up slower than 1.5 times
+// Best time of `run` in milliseconds over up to 5 runs after one warm-up,
+// stopping once the timed runs add up to 50 ms: a batch-16 convolution's
+// candidates differ by far more than the spread of its runs, and at 200 ms
+// choosing kernels took half the time of measuring CSRNet's batch-16
+// signatures. A warm-up slower than 1.5 times
 // `bound` (the best candidate so far) is the time: the candidate cannot win,
 // and timing it further would cost more than the winner's runs.
 double best_ms(const std::function<void()>& run, double bound = kNotTimed);

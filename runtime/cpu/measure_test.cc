@@ -25,7 +25,14 @@ TEST(Measure, ACandidateThatCannotWinStopsAfterItsWarmUp) {
     std::this_thread::sleep_for(std::chrono::milliseconds(210));
   };
   EXPECT_GE(best_ms(long_run), 210.0);
-  EXPECT_EQ(runs, 2);  // one warm-up, one timed run past 200 ms
+  EXPECT_EQ(runs, 2);  // one warm-up, one timed run past 50 ms
+  runs = 0;
+  const auto medium_run = [&] {
+    ++runs;
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  };
+  EXPECT_GE(best_ms(medium_run), 30.0);
+  EXPECT_EQ(runs, 3);  // one warm-up, two timed runs adding up to 60 ms
 }
 
 TEST(Measure, EachCandidateIsBoundByTheBestBeforeIt) {
