@@ -242,10 +242,52 @@ std::optional<Rule> lift_layout(const Rule& rule, const LayoutLift& o) {
   return r;
 }
 
+// Whether every variable `side` reads reaches the weight argument of one of
+// its conv2d nodes (and it has one).
+bool reads_only_conv_weights(const RuleSide& side, size_t vars) {
+  using Vars = std::vector<bool>;
+  std::vector<Vars> reaches(side.nodes.size(), Vars(vars, false));
+  Vars read(vars, false), weights(vars, false);
+  auto merge = [](Vars* into, const Vars& from) {
+    for (size_t k = 0; k < from.size(); ++k) (*into)[k] = (*into)[k] || from[k];
+  };
+  auto of = [&](const RuleRef& a) {
+    if (a.kind == RuleRef::Kind::kNode) return reaches[a.index];
+    Vars v(vars, false);
+    v[a.index] = true;
+    return v;
+  };
+  bool conv = false;
+  for (size_t i = 0; i < side.nodes.size(); ++i) {
+    const RuleNode& n = side.nodes[i];
+    for (const RuleRef& a : n.args) merge(&reaches[i], of(a));
+    merge(&read, reaches[i]);
+    if (n.op == Op::Conv2d && n.args.size() > 1) {
+      conv = true;
+      merge(&weights, of(n.args[1]));
+    }
+  }
+  for (const RuleRef& o : side.outputs) merge(&read, of(o));
+  for (size_t k = 0; k < vars; ++k)
+    if (read[k] && !weights[k]) return false;
+  return conv;
+}
+
+// Whether both sides of `rule` read only variables that reach a conv2d's
+// weight: in a model whose convolution weights are constants, such a side
+// matches weight-only operators only, which the search leaves to the
+// folding after it (optimizer/match_set.cc), whichever way the rule is
+// applied; so no lifted copy is of use.
+bool weights_only(const Rule& rule) {
+  return reads_only_conv_weights(rule.source, rule.inputs.size()) &&
+         reads_only_conv_weights(rule.target, rule.inputs.size());
+}
+
 }  // namespace
 
 std::optional<Rule> lift_rule(const Rule& rule, const std::vector<AttrKey>& keys,
                               const LayoutLift& layout, const std::vector<AttrKey>& pool_keys) {
+  if (weights_only(rule)) return std::nullopt;
   if (std::optional<Rule> l = lift_layout(rule, layout)) {
     l->name += kLiftedSuffix;
     return l;

@@ -258,6 +258,84 @@ TEST(LiftRule, NoCopyWhereOnlyTheTargetHasConvs) {
   EXPECT_FALSE(lift_rule(r, kEveryConvAttr).has_value());
 }
 
+// taso_n4's g4_000016: a convolution of a concat of its own weight, whose
+// lifted copy reached Z3's time limit. Every variable reaches the weight, so
+// in a model with constant weights the source is weight-only: no copy. With
+// the convolution's data an activation, the copy is written; so it is when
+// one side only reads nothing but weights (g4_004437: the scale reaches the
+// source's data, and the target's weight), as the search applies rules both
+// ways.
+TEST(LiftRule, NoCopyWhereEveryVariableReachesAConvWeight) {
+  const std::string rule = R"(rule g4_000016 {
+  origin generated version=0.2 ops=t seed=1
+  status unverified
+  input w1: f32[4,4,3,3]
+  input w2: f32[4,4,3,3]
+  source {
+    %0 = concat(w1, w2, axis=1)
+    %1 = relu(%0)
+    %2 = concat(%1, %0, axis=0)
+    %3 = conv2d(%2, %1, pad=same)
+    output %3
+  }
+  target {
+    %0 = concat(w2, w1, axis=1)
+    %1 = relu(%0)
+    %2 = concat(%1, %0, axis=0)
+    %3 = conv2d(%2, %1, pad=same)
+    output %3
+  }
+}
+)";
+  EXPECT_FALSE(lift_rule(parse_one(rule), kEveryConvAttr).has_value());
+  Rule with_activation = parse_one(R"(rule c1 {
+  origin generated version=0.2 ops=t seed=1
+  status unverified
+  input i1: f32[2,8,5,5]
+  input w1: f32[4,4,3,3]
+  input w2: f32[4,4,3,3]
+  source {
+    %0 = concat(w1, w2, axis=1)
+    %1 = relu(%0)
+    %2 = conv2d(i1, %1, pad=same)
+    output %2
+  }
+  target {
+    %0 = concat(w1, w2, axis=1)
+    %1 = relu(%0)
+    %2 = conv2d(i1, %1, pad=same)
+    output %2
+  }
+}
+)");
+  std::optional<Rule> copy = lift_rule(with_activation, kEveryConvAttr);
+  ASSERT_TRUE(copy.has_value());
+  EXPECT_EQ(param_names(*copy), (std::vector<std::string>{"s", "p", "d", "g"}));
+  Rule one_side = parse_one(R"(rule g4_004437 {
+  origin generated version=0.2 ops=t seed=1
+  status unverified
+  input u1: f32[4,4,1,3]
+  input u2: f32[4,4,1,3]
+  input s1: f32[]
+  source {
+    %0 = concat(u1, u2, axis=1)
+    %1 = smul(%0, s1)
+    %2 = conv2d(%1, %0, pad=same)
+    %3, %4 = split(%1, axis=1, sizes=[dim(u1,1), dim(u2,1)])
+    output %2, %3, %4
+  }
+  target {
+    %0 = concat(u2, u1, axis=1)
+    %1 = smul(%0, s1)
+    %2, %3 = split(%1, axis=1, sizes=[dim(u2,1), dim(u1,1)])
+    %4 = conv2d(%0, %1, pad=same)
+    output %4, %3, %2
+  }
+}
+)");
+  EXPECT_TRUE(lift_rule(one_side, kEveryConvAttr).has_value());
+}
+
 // The rule writer on a small set: each lifted copy follows its original (a
 // rule with a conv2d in its source), the counts say how many, and the file
 // parses back.
