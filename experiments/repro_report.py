@@ -200,8 +200,8 @@ def pet_section(rows, records):
     out = ["## PET's table: fully equivalent rules only vs with partial rules", "",
            "On tso's CPU runtime, the same run: each model optimized by `tso optimize --device cpu` "
            "twice, *full* with every rule file but `substitutions/pet_mutants.rules`, *partial* "
-           "with all of them (experiments/pet_bench.py), then the three files timed in "
-           "alternating rounds.", ""]
+           "with all of them, starting from the full file (experiments/pet_bench.py), then the "
+           "three files timed in alternating rounds.", ""]
     out += pet_bench.table_lines(done) if done else []
     if missing:
         out += ["", f"{NOT_YET}: " + ", ".join(missing)]

@@ -26,3 +26,14 @@ def test_rows_kept_before_the_comparison_existed_read_as_two_files():
     r = row(9.9, 8.0, False)
     del r["same_file"]
     assert "byte-identical" not in table_row(pet_bench.table_lines([("old", 1, r)]), "old")
+
+
+def test_a_partial_search_that_kept_the_full_file_says_full():
+    r = row(9.9, 10.0, True)
+    r["full"]["path"] = "/w/m.b1.full.onnx"
+    r["partial"]["report"] = {"speed_check": {"written": "input"}, "model": "/w/m.b1.full.onnx"}
+    assert table_row(pet_bench.table_lines([("kept", 1, r)]), "kept").endswith(
+        "| optimized / full (one file: byte-identical) |")
+    r["partial"]["report"]["model"] = "/w/m.b1.onnx"
+    assert table_row(pet_bench.table_lines([("kept", 1, r)]), "kept").endswith(
+        "| optimized / input (one file: byte-identical) |")
