@@ -55,7 +55,6 @@ Expected<cpu::Comparison> compare_on_gpu(const Graph& a, const Graph& b, int rou
   o.iters = 50;
   o.warmup = 10;
   double best_a = 1e300, best_b = 1e300;
-  std::vector<double> medians_a, medians_b;
   cpu::Comparison c;
   for (int r = 0; r < rounds; ++r) {
     Expected<cuda::RunReport> x = cuda::run_model(a, o);
@@ -64,15 +63,15 @@ Expected<cpu::Comparison> compare_on_gpu(const Graph& a, const Graph& b, int rou
     if (!y) return y.error();
     best_a = std::min(best_a, x->min_ms);
     best_b = std::min(best_b, y->min_ms);
-    medians_a.push_back(x->median_ms);
-    medians_b.push_back(y->median_ms);
+    c.a_round_median_ms.push_back(x->median_ms);
+    c.b_round_median_ms.push_back(y->median_ms);
     c.a_round_min_ms.push_back(x->min_ms);
     c.b_round_min_ms.push_back(y->min_ms);
   }
   c.a_min_ms = best_a;
   c.b_min_ms = best_b;
-  c.a_median_ms = median(medians_a);
-  c.b_median_ms = median(medians_b);
+  c.a_median_ms = median(c.a_round_median_ms);
+  c.b_median_ms = median(c.b_round_median_ms);
   c.rounds = rounds;
   c.runs = o.iters;
   return c;
@@ -185,7 +184,7 @@ opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,
     cpu::CompareOptions o;
     o.rounds = kRounds;
     o.choices_file = plan_choices_path(0);
-    Expected<cpu::Comparison> c = cpu::compare_graphs(input, r.graph, o);
+    Expected<cpu::Comparison> c = compare_on_cpu(input, r.graph, o);
     if (!c) {
       s.note = "the CPU runtime cannot run it: " + c.error().message;
       return s;
@@ -196,5 +195,17 @@ opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,
   }
   return s;
 }
+
+Expected<cpu::Comparison> compare_on_cpu(const Graph& input, const Graph& optimized,
+                                         const cpu::CompareOptions& o) {
+  Expected<cpu::Comparison> c = cpu::compare_graphs(input, optimized, o);
+  if (!c || !opt::close_call(speed_figures(*c))) return c;
+  cpu::CompareOptions more = o;
+  more.rounds = 2 * o.rounds;
+  Expected<cpu::Comparison> again = cpu::compare_graphs(input, optimized, more);
+  if (!again) return again.error();
+  return cpu::joined(*c, *again);
+}
+
 
 }  // namespace tso::driver

@@ -55,6 +55,14 @@ Expected<std::unique_ptr<CostTarget>> open_cost_target(const CostTargetFlags& fl
 // graph (b), `kept_input` unless opt::optimized_wins; the note is left empty.
 opt::SpeedCheck speed_figures(const cpu::Comparison& c);
 
+// `o.rounds` alternating rounds of `input` (a) and `optimized` (b) on the CPU
+// runtime; a close call (opt::close_call) gets twice as many rounds more,
+// and the comparison is over all of them. A graph compared with itself wins
+// 9% of three-round checks by chance, 2% with close calls timed again
+// (SqueezeNet, 200 trials of driver/speed_check_bench).
+Expected<cpu::Comparison> compare_on_cpu(const Graph& input, const Graph& optimized,
+                                         const cpu::CompareOptions& o);
+
 // Times `input` and `r.graph` end to end on the target's runtime,
 // alternating, and says which to write (optimized_wins); not run when nothing
 // changed, the target has no runtime here, or a graph cannot run there.

@@ -41,6 +41,10 @@ bool optimized_wins(const SpeedCheck& s) {
          s.rounds_faster == s.rounds;
 }
 
+bool close_call(const SpeedCheck& s) {
+  return optimized_wins(s) && s.optimized_ms > (1 - kCloseMargin) * s.input_ms;
+}
+
 std::string kept_input_reason(const SpeedCheck& s) {
   const bool by_min = s.optimized_ms < s.input_ms;
   const bool by_median = s.optimized_median_ms < s.input_median_ms;

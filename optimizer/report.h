@@ -36,6 +36,13 @@ struct SpeedCheck {
 // spread wins all three.
 bool optimized_wins(const SpeedCheck& s);
 
+// A win by less than this share of the input's minimum is a close call.
+constexpr double kCloseMargin = 0.10;
+
+// Whether `s` is a win (optimized_wins) by less than kCloseMargin: the
+// check times such a pair again before it writes the optimized graph.
+bool close_call(const SpeedCheck& s);
+
 // Why the input graph was kept: "the optimized one measured slower", or
 // which figures it won ("... faster by its minimum, not by its median, in
 // 2 of 3 rounds").

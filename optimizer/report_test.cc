@@ -143,6 +143,12 @@ TEST(Report, TheOptimizedGraphWinsByItsMinimumItsMedianAndEveryRound) {
             "the optimized one was faster by its minimum, by its median, in 2 of 3 rounds");
 }
 
+TEST(Report, AWinByLessThanTenPercentIsACloseCall) {
+  EXPECT_TRUE(close_call(timed(10, 9.5, 11, 10)));
+  EXPECT_FALSE(close_call(timed(10, 8.5, 11, 10)));
+  EXPECT_FALSE(close_call(timed(10, 9.5, 11, 11.5)));  // not a win
+}
+
 TEST(Report, BothFormatsGiveTheSpeedChecksFigures) {
   ReportContext c = context();
   c.speed = timed(10, 9, 11, 12, 2);

@@ -87,8 +87,10 @@ Expected<Comparison> compare_graphs(const Graph& a, const Graph& b, const Compar
   if (!eb) return eb.error();
   TSO_RETURN_IF_ERROR(feed_random(a, **ea, options.seed));
   TSO_RETURN_IF_ERROR(feed_random(b, **eb, options.seed));
-  Comparison c{1e300, 1e300, 0, 0, options.rounds, options.runs};
-  std::vector<double> medians[2];
+  Comparison c;
+  c.a_min_ms = c.b_min_ms = 1e300;
+  c.rounds = options.rounds;
+  c.runs = options.runs;
   for (int round = 0; round < options.rounds; ++round)
     for (int k = 0; k < 2; ++k) {
       Expected<std::vector<double>> ms = (k == 0 ? *ea : *eb)->time_runs(options.runs, 2);
@@ -97,10 +99,27 @@ Expected<Comparison> compare_graphs(const Graph& a, const Graph& b, const Compar
       double& best = k == 0 ? c.a_min_ms : c.b_min_ms;
       best = std::min(best, round_min);
       (k == 0 ? c.a_round_min_ms : c.b_round_min_ms).push_back(round_min);
-      medians[k].push_back(median(*ms));
+      (k == 0 ? c.a_round_median_ms : c.b_round_median_ms).push_back(median(*ms));
     }
-  c.a_median_ms = median(medians[0]);
-  c.b_median_ms = median(medians[1]);
+  c.a_median_ms = median(c.a_round_median_ms);
+  c.b_median_ms = median(c.b_round_median_ms);
+  return c;
+}
+
+Comparison joined(const Comparison& x, const Comparison& y) {
+  Comparison c = x;
+  auto append = [](std::vector<double>* to, const std::vector<double>& from) {
+    to->insert(to->end(), from.begin(), from.end());
+  };
+  append(&c.a_round_min_ms, y.a_round_min_ms);
+  append(&c.b_round_min_ms, y.b_round_min_ms);
+  append(&c.a_round_median_ms, y.a_round_median_ms);
+  append(&c.b_round_median_ms, y.b_round_median_ms);
+  c.a_min_ms = std::min(x.a_min_ms, y.a_min_ms);
+  c.b_min_ms = std::min(x.b_min_ms, y.b_min_ms);
+  c.a_median_ms = median(c.a_round_median_ms);
+  c.b_median_ms = median(c.b_round_median_ms);
+  c.rounds = x.rounds + y.rounds;
   return c;
 }
 

@@ -52,8 +52,13 @@ struct Comparison {
   double a_min_ms = 0, b_min_ms = 0;        // minimum over every timed run
   double a_median_ms = 0, b_median_ms = 0;  // median of the rounds' medians
   int rounds = 0, runs = 0;
-  std::vector<double> a_round_min_ms, b_round_min_ms;  // each round's minimum
+  std::vector<double> a_round_min_ms, b_round_min_ms;        // each round's minimum
+  std::vector<double> a_round_median_ms, b_round_median_ms;  // each round's median
 };
+
+// The rounds of `x` then of `y` (of the same graphs and runs per round) as
+// one comparison: minimums over both, the median of every round's median.
+Comparison joined(const Comparison& x, const Comparison& y);
 
 // Errors: either graph cannot run here (an opaque node, a missing weight).
 Expected<Comparison> compare_graphs(const Graph& a, const Graph& b, const CompareOptions& options);

@@ -1,0 +1,63 @@
+// Comparisons of two graphs on the CPU runtime: each round's minimum and
+// median are kept, and two comparisons join into one over all their rounds.
+#include "runtime/cpu/run_model.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "core/text_format.h"
+
+namespace tso::cpu {
+namespace {
+
+Comparison rounds(std::vector<double> a_min, std::vector<double> b_min,
+                  std::vector<double> a_median, std::vector<double> b_median) {
+  Comparison c;
+  c.a_round_min_ms = a_min;
+  c.b_round_min_ms = b_min;
+  c.a_round_median_ms = a_median;
+  c.b_round_median_ms = b_median;
+  c.a_min_ms = *std::min_element(a_min.begin(), a_min.end());
+  c.b_min_ms = *std::min_element(b_min.begin(), b_min.end());
+  c.rounds = static_cast<int>(a_min.size());
+  c.runs = 5;
+  return c;
+}
+
+TEST(Comparison, JoinedHasEveryRoundTheLeastMinimumAndTheMedianOfAllMedians) {
+  const Comparison c = joined(rounds({10, 11}, {9, 12}, {12, 13}, {11, 14}),
+                              rounds({8, 10, 12}, {10, 9, 9.5}, {9, 11, 15}, {10, 12, 13}));
+  EXPECT_EQ(c.rounds, 5);
+  EXPECT_EQ(c.runs, 5);
+  EXPECT_EQ(c.a_round_min_ms, (std::vector<double>{10, 11, 8, 10, 12}));
+  EXPECT_EQ(c.b_round_min_ms, (std::vector<double>{9, 12, 10, 9, 9.5}));
+  EXPECT_EQ(c.a_min_ms, 8);
+  EXPECT_EQ(c.b_min_ms, 9);
+  EXPECT_EQ(c.a_median_ms, 12);  // of 12, 13, 9, 11, 15
+  EXPECT_EQ(c.b_median_ms, 12);  // of 11, 14, 10, 12, 13
+}
+
+TEST(Comparison, EachRoundGivesItsMinimumAndMedian) {
+  Expected<Graph> g = parse_graph(R"(graph g {
+  input x: f32[64,64]
+  %r = relu(x)
+  output y = %r
+})");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  CompareOptions o;
+  o.rounds = 3;
+  o.runs = 4;
+  Expected<Comparison> c = compare_graphs(*g, *g, o);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_EQ(c->a_round_median_ms.size(), 3u);
+  ASSERT_EQ(c->b_round_median_ms.size(), 3u);
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_LE(c->a_round_min_ms[r], c->a_round_median_ms[r]);
+    EXPECT_LE(c->b_round_min_ms[r], c->b_round_median_ms[r]);
+  }
+  EXPECT_LE(c->a_min_ms, c->a_median_ms);
+}
+
+}  // namespace
+}  // namespace tso::cpu
