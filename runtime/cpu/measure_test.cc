@@ -3,35 +3,32 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <thread>
 
 namespace tso::cpu {
 namespace {
 
+// A run that sleeps `ms` milliseconds and counts itself in `runs`.
+std::function<void()> sleeper(int ms, int* runs) {
+  return [ms, runs] {
+    ++*runs;
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  };
+}
+
 TEST(Measure, ACandidateThatCannotWinStopsAfterItsWarmUp) {
   int runs = 0;
-  const auto slow = [&] {
-    ++runs;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  };
-  EXPECT_GE(best_ms(slow, 1.0), 5.0);  // 1.5 times the bound is 1.5 ms
+  EXPECT_GE(best_ms(sleeper(5, &runs), 1.0), 5.0);  // 1.5 times the bound is 1.5 ms
   EXPECT_EQ(runs, 1);
   runs = 0;
-  EXPECT_GE(best_ms(slow, 10.0), 5.0);  // it may win: timed
-  EXPECT_EQ(runs, 6);                   // one warm-up, five timed runs of 5 ms
+  EXPECT_GE(best_ms(sleeper(5, &runs), 10.0), 5.0);  // it may win: timed
+  EXPECT_EQ(runs, 6);                                // one warm-up, five timed runs of 5 ms
   runs = 0;
-  const auto long_run = [&] {
-    ++runs;
-    std::this_thread::sleep_for(std::chrono::milliseconds(210));
-  };
-  EXPECT_GE(best_ms(long_run), 210.0);
+  EXPECT_GE(best_ms(sleeper(210, &runs)), 210.0);
   EXPECT_EQ(runs, 2);  // one warm-up, one timed run past 50 ms
   runs = 0;
-  const auto medium_run = [&] {
-    ++runs;
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));
-  };
-  EXPECT_GE(best_ms(medium_run), 30.0);
+  EXPECT_GE(best_ms(sleeper(30, &runs)), 30.0);
   EXPECT_EQ(runs, 3);  // one warm-up, two timed runs adding up to 60 ms
 }
 
