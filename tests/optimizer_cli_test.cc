@@ -226,12 +226,20 @@ TEST_F(OptimizeCli, TheFasterOfInputAndOptimizedGraphIsWritten) {
   // SqueezeNet's 131 signatures, measured from an empty cache, show progress.
   expect_in(r.err, "measuring: 25 signatures in ");
   expect_in(r.out, "measured        ");
-  expect_in(r.out, "alternating rounds");
-  expect_in(r.out, " ms, medians ");
   const std::string report = read_file(path("r.json"));
   expect_in(report, "\"speed_check\"");
-  expect_in(report, "\"ran\": true");
-  expect_in(report, "\"optimized_median_ms\"");
+  // Whether the search finds a graph cheaper by the measured costs depends
+  // on this machine's timings (the clean clone of fbb0ded found none); the
+  // speed check runs exactly when it does.
+  if (r.out.find("measured        not run (the graph is unchanged)") != std::string::npos) {
+    expect_in(r.out, "operators       65 -> 65");
+    expect_in(report, "\"ran\": false");
+  } else {
+    expect_in(r.out, "alternating rounds");
+    expect_in(r.out, " ms, medians ");
+    expect_in(report, "\"ran\": true");
+    expect_in(report, "\"optimized_median_ms\"");
+  }
   const bool kept_input = report.find("\"written\": \"input\"") != std::string::npos;
   EXPECT_EQ(kept_input, r.out.find("wrote the input graph") != std::string::npos) << r.out;
   ASSERT_TRUE(fs::exists(path("out.onnx")));
