@@ -169,22 +169,31 @@ opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,
   }
   constexpr int kRounds = 3;
   if (progress) progress("speed: timing the input and the optimized graph");
+  // kRounds rounds, and a close call's rounds more (retime_close_call).
+  auto timed = [](const CompareRounds& compare) -> Expected<cpu::Comparison> {
+    Expected<cpu::Comparison> c = compare(kRounds);
+    if (!c) return c;
+    return retime_close_call(*c, compare);
+  };
   if (target.runtime == TargetRuntime::kCuda) {
 #ifdef TSO_HAVE_CUDA_RUNTIME
-    Expected<cpu::Comparison> c = compare_on_gpu(input, r.graph, kRounds);
+    Expected<cpu::Comparison> c =
+        timed([&](int rounds) { return compare_on_gpu(input, r.graph, rounds); });
     if (!c) {
       s.note = "the GPU runtime cannot run it: " + c.error().message;
       return s;
     }
     s = speed_figures(*c);
-    s.note = "tso's GPU runtime, minimum of " + std::to_string(kRounds) +
+    s.note = "tso's GPU runtime, minimum of " + std::to_string(c->rounds) +
              " alternating rounds of 50 replays (median of their medians)";
 #endif
   } else {
     cpu::CompareOptions o;
-    o.rounds = kRounds;
     o.choices_file = plan_choices_path(0);
-    Expected<cpu::Comparison> c = compare_on_cpu(input, r.graph, o);
+    Expected<cpu::Comparison> c = timed([&](int rounds) {
+      o.rounds = rounds;
+      return cpu::compare_graphs(input, r.graph, o);
+    });
     if (!c) {
       s.note = "the CPU runtime cannot run it: " + c.error().message;
       return s;
@@ -196,16 +205,12 @@ opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,
   return s;
 }
 
-Expected<cpu::Comparison> compare_on_cpu(const Graph& input, const Graph& optimized,
-                                         const cpu::CompareOptions& o) {
-  Expected<cpu::Comparison> c = cpu::compare_graphs(input, optimized, o);
-  if (!c || !opt::close_call(speed_figures(*c))) return c;
-  cpu::CompareOptions more = o;
-  more.rounds = 2 * o.rounds;
-  Expected<cpu::Comparison> again = cpu::compare_graphs(input, optimized, more);
+Expected<cpu::Comparison> retime_close_call(const cpu::Comparison& first,
+                                            const CompareRounds& compare) {
+  if (!opt::close_call(speed_figures(first))) return first;
+  Expected<cpu::Comparison> again = compare(2 * first.rounds);
   if (!again) return again.error();
-  return cpu::joined(*c, *again);
+  return cpu::joined(first, *again);
 }
-
 
 }  // namespace tso::driver

@@ -55,13 +55,17 @@ Expected<std::unique_ptr<CostTarget>> open_cost_target(const CostTargetFlags& fl
 // graph (b), `kept_input` unless opt::optimized_wins; the note is left empty.
 opt::SpeedCheck speed_figures(const cpu::Comparison& c);
 
-// `o.rounds` alternating rounds of `input` (a) and `optimized` (b) on the CPU
-// runtime; a close call (opt::close_call) gets twice as many rounds more,
-// and the comparison is over all of them. A graph compared with itself wins
-// 9% of three-round checks by chance, 2% with close calls timed again
-// (SqueezeNet, 200 trials of driver/speed_check_bench).
-Expected<cpu::Comparison> compare_on_cpu(const Graph& input, const Graph& optimized,
-                                         const cpu::CompareOptions& o);
+// `compare(n)`: n alternating rounds of the input (a) and the optimized
+// graph (b) on a runtime.
+using CompareRounds = std::function<Expected<cpu::Comparison>(int rounds)>;
+
+// `first` joined with twice its rounds more of `compare` when it is a close
+// call (opt::close_call), else `first`: the check judges a close call over
+// all the rounds. A graph compared with itself wins 9% of three-round checks
+// by chance, 2% with close calls timed again (SqueezeNet, 200 trials of
+// driver/speed_check_bench).
+Expected<cpu::Comparison> retime_close_call(const cpu::Comparison& first,
+                                            const CompareRounds& compare);
 
 // Times `input` and `r.graph` end to end on the target's runtime,
 // alternating, and says which to write (optimized_wins); not run when nothing

@@ -4,7 +4,7 @@
 // graph, `trials` times; each trial is judged by the check's rule (faster by
 // the minimum, by the median of the rounds' medians and in every round's
 // minimum: opt::optimized_wins), by the parts of it alone, and by the check
-// with close calls timed again (driver::compare_on_cpu). The two graphs are
+// with close calls timed again (driver::retime_close_call). The two graphs are
 // the same, so every trial a rule would write is a false win; it prints each
 // rule's rate and the spread of the trials' ratios.
 //   build/driver/speed_check_bench MODEL.onnx [trials=40] [rounds=3] [runs=5]
@@ -60,19 +60,18 @@ int main(int argc, char** argv) {
     every_round += s.rounds_faster == s.rounds;
     all_three += tso::opt::optimized_wins(s);
     ratios.push_back(c->b_min_ms / c->a_min_ms);
-    if (!tso::opt::close_call(s)) {
-      confirmed += tso::opt::optimized_wins(s);
-      continue;
-    }
-    ++close;
-    tso::cpu::CompareOptions more = o;
-    more.rounds = 2 * o.rounds;
-    tso::Expected<tso::cpu::Comparison> again = tso::cpu::compare_graphs(m->graph, m->graph, more);
-    if (!again) {
-      std::fprintf(stderr, "speed_check_bench: %s\n", again.error().message.c_str());
+    close += tso::opt::close_call(s);
+    tso::Expected<tso::cpu::Comparison> retimed =
+        tso::driver::retime_close_call(*c, [&](int rounds) {
+          tso::cpu::CompareOptions more = o;
+          more.rounds = rounds;
+          return tso::cpu::compare_graphs(m->graph, m->graph, more);
+        });
+    if (!retimed) {
+      std::fprintf(stderr, "speed_check_bench: %s\n", retimed.error().message.c_str());
       return 1;
     }
-    confirmed += tso::opt::optimized_wins(tso::driver::speed_figures(tso::cpu::joined(*c, *again)));
+    confirmed += tso::opt::optimized_wins(tso::driver::speed_figures(*retimed));
   }
   std::sort(ratios.begin(), ratios.end());
   std::printf("%s: %d trials of %d alternating rounds of %d runs, one graph against itself\n",
