@@ -49,6 +49,10 @@ class CachedCost : public CostModel {
   double post_op_us(const PostOp& p, const Node& n,
                     std::span<const TensorType> inputs) const override;
   bool fuses() const override { return static_cast<bool>(measure_post_op_); }
+  // Entries measured once (in this run or an earlier one) are measured
+  // again; each entry records its measurements, so a later run does not
+  // repeat it.
+  int confirm(const Graph& g) const override;
   double measuring_seconds() const override { return measuring_seconds_; }
   std::string describe() const override;
 
@@ -66,12 +70,14 @@ class CachedCost : public CostModel {
   int loaded() const { return loaded_; }                         // entries in the file
   int found() const { return static_cast<int>(found_.size()); }  // distinct, from the file
   int measured() const { return measured_; }                     // distinct, timed now
+  int remeasured() const { return remeasured_; }                 // by confirm()
   const std::map<std::string, std::string>& failed() const { return failed_; }  // signature -> why
 
  private:
   CachedCost() = default;
   // The cost under `sig`: cached, else measured (and cached), else
-  // `fallback`.
+  // `fallback`. While confirming, a cached entry measured once is measured
+  // again.
   double cost_us(const std::string& sig, const std::function<Expected<rt::CostEntry>()>& measure,
                  const std::function<double()>& fallback) const;
 
@@ -81,15 +87,23 @@ class CachedCost : public CostModel {
   std::function<void(int, double, const std::string&)> progress_;
   const CostModel* fallback_ = nullptr;
   mutable rt::CostTable table_;  // what save() writes
+  // Measures `sig` again and keeps the lesser minimum.
+  void remeasure(const std::string& sig,
+                 const std::function<Expected<rt::CostEntry>()>& measure) const;
+
   struct Cost {
     double us = 0;  // minimum microseconds
     bool from_file = false;
+    size_t entry = 0;  // its index in table_.entries
   };
   mutable std::map<std::string, Cost> us_;
   mutable std::set<std::string> found_;
   mutable std::map<std::string, std::string> failed_;
   int loaded_ = 0;
   mutable int measured_ = 0;
+  mutable int remeasured_ = 0;
+  mutable bool confirming_ = false;
+  mutable std::set<std::string> confirmed_;  // measured again (or tried) by this instance
   mutable double measuring_seconds_ = 0;
 };
 

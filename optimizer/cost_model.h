@@ -3,7 +3,8 @@
 // where `tso profile` produced one. Weight-only nodes cost nothing (they are
 // folded into weights after the search) and neither do graph inputs. A node
 // the runtime fuses into a convolution or product (optimizer/post_op.h)
-// costs what it adds to that kernel.
+// costs what it adds to that kernel; in a model that costs post-ops apart,
+// so does a fused activation (act=relu, split_fused_activation).
 #pragma once
 
 #include <memory>
@@ -30,6 +31,13 @@ class CostModel {
   // Whether post_op_us differs from node_us: the search then scores a
   // rewrite with the post-ops around it.
   virtual bool fuses() const { return false; }
+  // Measures a second time, apart from the first, each cost a prediction of
+  // `g` rests on that was measured only once (a model that times signatures
+  // on demand), keeping the lesser; returns how many were measured again.
+  // On a shared machine one measurement can fall in a slow moment of the
+  // host: a convolution measured at 2x its cost, the input graph then
+  // predicted 1.4x slower than it runs.
+  virtual int confirm([[maybe_unused]] const Graph& g) const { return 0; }
   // Seconds spent measuring so far (a model that times signatures on
   // demand); the search's time limit does not count them.
   virtual double measuring_seconds() const { return 0; }

@@ -92,6 +92,65 @@ TEST_F(PipelineTest, OptimizesFoldsAndChecks) {
   EXPECT_EQ(r->operators_before, 7);
   EXPECT_EQ(r->operators_after, 2);  // two fused convolutions
   EXPECT_LT(r->cost_after, r->cost_before);
+  EXPECT_EQ(r->remeasured, 0);  // the analytic model measures nothing
+  EXPECT_FALSE(r->searched_again);
+}
+
+// A measured model whose convolutions were first timed in a slow moment of
+// the host (`slowdown` times their cost) until confirm() measures them again;
+// confirm() reports each convolution of the first graph it sees.
+class SlowFirst : public CostModel {
+ public:
+  SlowFirst(const CostModel& base, double slowdown) : base_(base), slowdown_(slowdown) {}
+  double node_us(const Node& n, std::span<const TensorType> in) const override {
+    return base_.node_us(n, in) * (n.op == Op::Conv2d && !confirmed_ ? slowdown_ : 1);
+  }
+  int confirm(const Graph& g) const override {
+    if (confirmed_) return 0;
+    confirmed_ = true;
+    int convs = 0;
+    for (int i = 0; i < g.size(); ++i) convs += g.node(i).op == Op::Conv2d;
+    return convs;
+  }
+  std::string describe() const override { return "slow first"; }
+
+ private:
+  const CostModel& base_;
+  double slowdown_;
+  mutable bool confirmed_ = false;
+};
+
+TEST_F(PipelineTest, CostsThatMoveWhenConfirmedAreSearchedAgainAndPredictedAsConfirmed) {
+  Expected<RuleSet> set = parse_rules(testing::kClassicRules, "test.rules");
+  ASSERT_TRUE(set.ok());
+  RuleIndex rules;
+  rules.add(*set);
+  Graph g = with_weights(kFire);
+  SlowFirst slow(*model_, 3.0);
+  Expected<OptimizeResult> r = optimize(g, rules, slow);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->remeasured, 3);
+  EXPECT_TRUE(r->searched_again);
+  EXPECT_GT(r->first_search_seconds, 0);
+  // Both predictions are the confirmed costs, not the slow first ones.
+  EXPECT_DOUBLE_EQ(r->cost_before, graph_cost(g, GraphIndex(g), *model_));
+  EXPECT_DOUBLE_EQ(r->cost_after, graph_cost(r->graph, GraphIndex(r->graph), *model_));
+  Expected<OptimizeResult> plain = optimize(g, rules, *model_);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(r->graph, plain->graph);  // the search of the confirmed costs
+}
+
+TEST_F(PipelineTest, ConfirmedCostsThatHoldNeedNoSecondSearch) {
+  Expected<RuleSet> set = parse_rules(testing::kClassicRules, "test.rules");
+  ASSERT_TRUE(set.ok());
+  RuleIndex rules;
+  rules.add(*set);
+  SlowFirst same(*model_, 1.0);
+  Expected<OptimizeResult> r = optimize(with_weights(kFire), rules, same);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->remeasured, 3);
+  EXPECT_FALSE(r->searched_again);
+  EXPECT_EQ(r->first_search_seconds, 0);
 }
 
 TEST_F(PipelineTest, AWrongRuleIsCaughtByTheCheckAndNothingIsReturned) {

@@ -1,7 +1,10 @@
 // The optimizer's pipeline, as `tso optimize` runs it: search with the rules
-// and the cost model, fold weight-only subgraphs into weights, then check the
-// result against the input graph on random inputs; a result over the
-// tolerance is an error, so nothing wrong is ever handed back.
+// and the cost model, confirm the costs the input's and the result's
+// predictions rest on (measured ones are measured again; when that moves
+// either prediction by more than 5%, search again), fold weight-only
+// subgraphs into weights, then check the result against the input graph on
+// random inputs; a result over the tolerance is an error, so nothing wrong
+// is ever handed back.
 #pragma once
 
 #include <string>
@@ -29,6 +32,13 @@ struct OptimizeResult {
   CheckResult check;
   int operators_before = 0, operators_after = 0;
   double cost_before = 0, cost_after = 0;  // predicted microseconds
+  // Costs measured a second time before the prediction (CostModel::confirm),
+  // and whether they moved the prediction of the input or the search's
+  // graph enough that the search ran again on them; then
+  // first_search_seconds is the first search's time.
+  int remeasured = 0;
+  bool searched_again = false;
+  double first_search_seconds = 0;
 };
 
 Expected<OptimizeResult> optimize(const Graph& g, const RuleIndex& rules, const CostModel& model,

@@ -33,6 +33,42 @@ std::optional<PostOp> as_post_op(const Node& n, std::span<const TensorType> inpu
   return std::nullopt;
 }
 
+std::optional<FusedActivation> split_fused_activation(const Node& n) {
+  if (!is_post_op_anchor(n.op) || n.outs.size() != 1) return std::nullopt;
+  const AttrValue* act = n.attrs.find(AttrKey::act);
+  if (!act || !std::holds_alternative<Act>(*act)) return std::nullopt;
+  FusedActivation f;
+  switch (std::get<Act>(*act)) {
+    case Act::kNone:
+      return std::nullopt;
+    case Act::kRelu:
+      f.activation.op = Op::Relu;
+      break;
+    case Act::kSigmoid:
+      f.activation.op = Op::Sigmoid;
+      break;
+    case Act::kTanh:
+      f.activation.op = Op::Tanh;
+      break;
+    case Act::kGelu:
+      f.activation.op = Op::Gelu;
+      break;
+    case Act::kClip:
+      f.activation.op = Op::Clip;
+      f.activation.attrs.set(AttrKey::min, n.attrs.f(AttrKey::min));
+      f.activation.attrs.set(AttrKey::max, n.attrs.f(AttrKey::max));
+      break;
+  }
+  f.anchor = n;
+  f.anchor.attrs.set(AttrKey::act, Act::kNone);
+  if (n.attrs.has(AttrKey::min)) f.anchor.attrs.set(AttrKey::min, *attr_default(AttrKey::min));
+  if (n.attrs.has(AttrKey::max)) f.anchor.attrs.set(AttrKey::max, *attr_default(AttrKey::max));
+  f.activation.outs = n.outs;
+  f.activation.name = n.name;
+  f.post_op = PostOp{n.op, 0};
+  return f;
+}
+
 bool only_reader(const Graph& g, const GraphIndex& index, TensorRef t, int reader) {
   const int p = t.node;
   if (index.is_output[p] || index.users[p].size() != 1 || index.users[p][0] != reader ||

@@ -54,6 +54,22 @@ std::optional<PostOp> post_op(const Graph& g, const GraphIndex& index, int i);
 // or has other readers.
 std::optional<Op> chain_of(const Graph& g, const GraphIndex& index, TensorRef t, int reader);
 
+// A convolution or product with a fused activation (act=relu, ...), as the
+// runtime runs it: the kernel without the activation, followed by the
+// activation as a post-op reading its result. The measured models cost it
+// as the sum (post_op_us of the activation), so that the same kernel costs
+// the same whether the graph spells it conv2d(act=relu) or conv2d then relu,
+// which the runtime fuses alike: two signatures measured apart differ by
+// the host's noise, and the search would take that noise for the gain of a
+// fusion.
+struct FusedActivation {
+  Node anchor;      // the node, act=none
+  Node activation;  // relu, sigmoid, tanh, gelu or clip (min, max) on the anchor's result
+  PostOp post_op;   // the activation's chain: the anchor
+};
+// Nullopt when `n` has no fused activation (or carries no inferred result).
+std::optional<FusedActivation> split_fused_activation(const Node& n);
+
 // Whether node `reader` reads `t` once and nothing else reads it: `t` is
 // the only result of a node that is not weight-only, and no graph output.
 bool only_reader(const Graph& g, const GraphIndex& index, TensorRef t, int reader);

@@ -98,5 +98,31 @@ TEST(PostOp, WeightOnlyAnchorsAreFolded) {
   EXPECT_FALSE(status(text, "%r"));
 }
 
+// relu6 fused into a convolution is the convolution alone followed by a
+// clip with its bounds, which reads the convolution's result.
+TEST(PostOp, AFusedActivationSplitsIntoItsKernelAndAPostOp) {
+  Expected<Graph> g = parse_graph(R"(graph g {
+    input x: f32[1,8,6,6]
+    weight w: f32[8,8,3,3]
+    %c = conv2d(x, w, pad=same, act=clip, min=0, max=6)
+    %p = conv2d(x, w, pad=same)
+    output y = %c
+    output z = %p
+  })",
+                                  "g.tso");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  const Node& c = g->node(2);
+  std::optional<FusedActivation> f = split_fused_activation(c);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->anchor.attrs, g->node(3).attrs);  // act=none, default bounds
+  EXPECT_EQ(f->activation.op, Op::Clip);
+  EXPECT_EQ(f->activation.attrs.f(AttrKey::min), 0);
+  EXPECT_EQ(f->activation.attrs.f(AttrKey::max), 6);
+  EXPECT_EQ(f->activation.outs, c.outs);
+  EXPECT_EQ(f->post_op.anchor, Op::Conv2d);
+  EXPECT_EQ(f->post_op.chain, 0);
+  EXPECT_FALSE(split_fused_activation(g->node(3)));
+}
+
 }  // namespace
 }  // namespace tso::opt

@@ -147,6 +147,14 @@ std::string report_markdown(const OptimizeResult& r, const ReportContext& c) {
        ", budget " + std::to_string(c.budget) + ", time limit " + fmt("%g", c.time_limit_s) +
        " s)\n";
   m += "- best cost over time: " + progress_text(s) + "\n";
+  if (r.remeasured > 0)
+    m += "- costs confirmed: " + std::to_string(r.remeasured) +
+         " measured costs of the input and the result measured a second time" +
+         (r.searched_again ? ", which moved a prediction by over 5%: searched again (the first "
+                             "search took " +
+                                 fmt("%.3f", r.first_search_seconds) + " s)"
+                           : std::string()) +
+         "\n";
   m += "- lookahead past plateaus: " + std::to_string(s.lookahead_found) + " of " +
        std::to_string(s.lookaheads) + " found a cheaper graph, " +
        std::to_string(s.lookahead_expansions) + " graphs expanded (bound " +
@@ -230,6 +238,9 @@ std::string report_json(const OptimizeResult& r, const ReportContext& c) {
   j["rules_not_reversed"] = c.not_reversed;
   j["operators"] = {{"before", r.operators_before}, {"after", r.operators_after}};
   j["predicted_cost_us"] = {{"before", r.cost_before}, {"after", r.cost_after}};
+  j["cost_confirmation"] = {{"remeasured", r.remeasured},
+                            {"searched_again", r.searched_again},
+                            {"first_search_seconds", r.first_search_seconds}};
   j["search"] = {{"seconds", s.seconds},
                  {"measuring_seconds", s.measuring_seconds},
                  {"expansions", s.expansions},

@@ -7,6 +7,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
 
 #include "core/atomic_file.h"
 
@@ -30,7 +31,8 @@ std::string cost_table_json(const CostTable& table) {
                             {"median_ms", e.median_ms},
                             {"min_ms", e.min_ms},
                             {"samples", e.samples},
-                            {"occurrences", e.occurrences}});
+                            {"occurrences", e.occurrences},
+                            {"measurements", e.measurements}});
   return j.dump(2) + "\n";
 }
 
@@ -60,7 +62,8 @@ Expected<CostTable> parse_cost_table(const std::string& text, const std::string&
         return Error{source + ": entry " + c.signature + " has a time that is not finite"};
       // Counts are integers that fit an int (a float such as 5e121 does not
       // convert: undefined behaviour, found by tests/fuzz/cost_table_fuzz).
-      for (const char* key : {"samples", "occurrences"}) {
+      for (const char* key : {"samples", "occurrences", "measurements"}) {
+        if (!e.contains(key) && key == std::string_view("measurements")) continue;
         const nlohmann::json& v = e.at(key);
         if (!v.is_number_integer() || v.get<int64_t>() < 0 ||
             v.get<int64_t>() > std::numeric_limits<int>::max())
@@ -69,6 +72,7 @@ Expected<CostTable> parse_cost_table(const std::string& text, const std::string&
       }
       c.samples = e.at("samples").get<int>();
       c.occurrences = e.at("occurrences").get<int>();
+      c.measurements = e.value("measurements", 1);
       t.entries.push_back(std::move(c));
     }
     return t;

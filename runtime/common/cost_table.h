@@ -12,14 +12,16 @@
 //     "model": "resnet50.graph.onnx",
 //     "entries": [
 //       {"signature": "relu(f32[1,64,112,112])", "op": "relu", "kernel": "unary",
-//        "median_ms": 0.0061, "min_ms": 0.0059, "samples": 200, "occurrences": 1},
+//        "median_ms": 0.0061, "min_ms": 0.0059, "samples": 200, "occurrences": 1,
+//        "measurements": 1},
 //       ...
 //     ]
 //   }
 //
 // Entries are sorted by signature, so a table is deterministic up to the
-// measured times. Every field is required; a table of another format or
-// version is refused.
+// measured times. Every field is required but `measurements` (1 when
+// absent: tables written before it, experiments/ort_costs.py); a table of
+// another format or version is refused.
 #pragma once
 
 #include <string>
@@ -37,6 +39,10 @@ struct CostEntry {
   double min_ms = 0;
   int samples = 0;      // timed repetitions behind the median
   int occurrences = 0;  // nodes of the model with this signature
+  // Separate measurements min_ms is the least of: a cache times a signature
+  // a second time, apart, before a prediction rests on it
+  // (optimizer/cost_cache.h).
+  int measurements = 1;
 };
 
 struct CostTable {

@@ -14,7 +14,7 @@ CostTable sample() {
   t.device = "Test GPU, 80.0 GiB, sm_90";
   t.tf32 = false;
   t.model = "m.onnx";
-  t.entries.push_back({"relu(f32[4])", "relu", "unary", 0.004, 0.003, 100, 2});
+  t.entries.push_back({"relu(f32[4])", "relu", "unary", 0.004, 0.003, 100, 2, 2});
   t.entries.push_back({"add(f32[4],f32[4])", "add", "binary", 0.005, 0.004, 100, 1});
   return t;
 }
@@ -31,6 +31,8 @@ TEST(CostTable, JsonIsSortedBySignatureAndRoundTrips) {
   EXPECT_EQ(back->entries[0].signature, "add(f32[4],f32[4])");
   EXPECT_DOUBLE_EQ(back->entries[1].median_ms, 0.004);
   EXPECT_EQ(back->entries[1].occurrences, 2);
+  EXPECT_EQ(back->entries[1].measurements, 2);
+  EXPECT_EQ(back->entries[0].measurements, 1);
   EXPECT_EQ(cost_table_json(*back), json);
 }
 
@@ -62,6 +64,7 @@ TEST(CostTable, AVersion1TableParses) {
   ASSERT_EQ(t->entries.size(), 1u);
   EXPECT_EQ(t->entries[0].kernel, "unary");
   EXPECT_EQ(t->entries[0].samples, 200);
+  EXPECT_EQ(t->entries[0].measurements, 1) << "absent: measured once";
 }
 
 TEST(CostTable, NegativeTimesAreRefused) {
