@@ -170,10 +170,11 @@ opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,
   constexpr int kRounds = 3;
   if (progress) progress("speed: timing the input and the optimized graph");
   // kRounds rounds, and a close call's rounds more (retime_close_call).
-  auto timed = [](const CompareRounds& compare) -> Expected<cpu::Comparison> {
+  const double predicted = r.cost_before > 0 ? r.cost_after / r.cost_before : 1;
+  auto timed = [predicted](const CompareRounds& compare) -> Expected<cpu::Comparison> {
     Expected<cpu::Comparison> c = compare(kRounds);
     if (!c) return c;
-    return retime_close_call(*c, compare);
+    return retime_close_call(*c, predicted, compare);
   };
   if (target.runtime == TargetRuntime::kCuda) {
 #ifdef TSO_HAVE_CUDA_RUNTIME
@@ -205,9 +206,9 @@ opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,
   return s;
 }
 
-Expected<cpu::Comparison> retime_close_call(const cpu::Comparison& first,
+Expected<cpu::Comparison> retime_close_call(const cpu::Comparison& first, double predicted,
                                             const CompareRounds& compare) {
-  if (!opt::close_call(speed_figures(first))) return first;
+  if (!opt::close_call(speed_figures(first), predicted)) return first;
   Expected<cpu::Comparison> again = compare(2 * first.rounds);
   if (!again) return again.error();
   return cpu::joined(first, *again);

@@ -60,11 +60,12 @@ opt::SpeedCheck speed_figures(const cpu::Comparison& c);
 using CompareRounds = std::function<Expected<cpu::Comparison>(int rounds)>;
 
 // `first` joined with twice its rounds more of `compare` when it is a close
-// call (opt::close_call), else `first`: the check judges a close call over
+// call (opt::close_call, with `predicted` the optimized graph's predicted
+// cost over the input's), else `first`: the check judges a close call over
 // all the rounds. A graph compared with itself wins 9% of three-round checks
 // by chance, 2% with close calls timed again (SqueezeNet, 200 trials of
 // driver/speed_check_bench).
-Expected<cpu::Comparison> retime_close_call(const cpu::Comparison& first,
+Expected<cpu::Comparison> retime_close_call(const cpu::Comparison& first, double predicted,
                                             const CompareRounds& compare);
 
 // Times `input` and `r.graph` end to end on the target's runtime,

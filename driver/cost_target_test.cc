@@ -1,6 +1,6 @@
-// The speed check's close calls: a win by less than opt::kCloseMargin is
-// timed again for twice its rounds and judged over all of them; anything
-// else is judged as it was timed.
+// The speed check's close calls: a win by less than opt::kCloseMargin, or by
+// that much more than predicted, is timed again for twice its rounds and
+// judged over all of them; anything else is judged as it was timed.
 #include "driver/cost_target.h"
 
 #include <gtest/gtest.h>
@@ -26,7 +26,7 @@ cpu::Comparison steady(int rounds, double a_ms, double b_ms) {
 TEST(SpeedCheck, ACloseWinIsTimedAgainAndJudgedOverEveryRound) {
   std::vector<int> asked;
   // Again, the optimized graph is slower: over all 9 rounds it does not win.
-  Expected<cpu::Comparison> c = retime_close_call(steady(3, 10, 9.5), [&](int rounds) {
+  Expected<cpu::Comparison> c = retime_close_call(steady(3, 10, 9.5), 1, [&](int rounds) {
     asked.push_back(rounds);
     return Expected<cpu::Comparison>(steady(rounds, 10, 10.5));
   });
@@ -44,15 +44,28 @@ TEST(SpeedCheck, AClearWinOrALossIsNotTimedAgain) {
     return Expected<cpu::Comparison>(steady(rounds, 10, 10));
   };
   for (double b_ms : {8.5, 10.5}) {
-    Expected<cpu::Comparison> c = retime_close_call(steady(3, 10, b_ms), compare);
+    Expected<cpu::Comparison> c = retime_close_call(steady(3, 10, b_ms), 0.85, compare);
     ASSERT_TRUE(c.ok());
     EXPECT_EQ(c->rounds, 3);
   }
   EXPECT_EQ(asked, 0);
 }
 
+// A win by 15% where the cost model predicts 1%: timed again, and judged
+// over all nine rounds.
+TEST(SpeedCheck, AWinBeyondThePredictionIsTimedAgain) {
+  std::vector<int> asked;
+  Expected<cpu::Comparison> c = retime_close_call(steady(3, 10, 8.5), 0.99, [&](int rounds) {
+    asked.push_back(rounds);
+    return Expected<cpu::Comparison>(steady(rounds, 10, 10.2));
+  });
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(asked, (std::vector<int>{6}));
+  EXPECT_TRUE(speed_figures(*c).kept_input);
+}
+
 TEST(SpeedCheck, AFailedRetimingIsAnError) {
-  Expected<cpu::Comparison> c = retime_close_call(steady(3, 10, 9.5), [](int) {
+  Expected<cpu::Comparison> c = retime_close_call(steady(3, 10, 9.5), 1, [](int) {
     return Expected<cpu::Comparison>(Error{"weight 'w' has no data"});
   });
   ASSERT_FALSE(c.ok());

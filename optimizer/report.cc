@@ -41,8 +41,9 @@ bool optimized_wins(const SpeedCheck& s) {
          s.rounds_faster == s.rounds;
 }
 
-bool close_call(const SpeedCheck& s) {
-  return optimized_wins(s) && s.optimized_ms > (1 - kCloseMargin) * s.input_ms;
+bool close_call(const SpeedCheck& s, double predicted) {
+  const double ratio = s.optimized_ms / s.input_ms;
+  return optimized_wins(s) && (ratio > 1 - kCloseMargin || ratio < predicted - kCloseMargin);
 }
 
 std::string kept_input_reason(const SpeedCheck& s) {

@@ -39,9 +39,13 @@ bool optimized_wins(const SpeedCheck& s);
 // A win by less than this share of the input's minimum is a close call.
 constexpr double kCloseMargin = 0.10;
 
-// Whether `s` is a win (optimized_wins) by less than kCloseMargin: the
-// check times such a pair again before it writes the optimized graph.
-bool close_call(const SpeedCheck& s);
+// Whether `s` is a win (optimized_wins) that the check times again before it
+// writes the optimized graph: one by less than kCloseMargin of the input's
+// minimum, or one that beats the prediction by more than kCloseMargin
+// (`predicted`: the optimized graph's predicted cost over the input's), a
+// gain the cost model does not explain, as a drift of the host's speed
+// during the check gives.
+bool close_call(const SpeedCheck& s, double predicted);
 
 // Why the input graph was kept: "the optimized one measured slower", or
 // which figures it won ("... faster by its minimum, not by its median, in

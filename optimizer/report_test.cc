@@ -144,9 +144,13 @@ TEST(Report, TheOptimizedGraphWinsByItsMinimumItsMedianAndEveryRound) {
 }
 
 TEST(Report, AWinByLessThanTenPercentIsACloseCall) {
-  EXPECT_TRUE(close_call(timed(10, 9.5, 11, 10)));
-  EXPECT_FALSE(close_call(timed(10, 8.5, 11, 10)));
-  EXPECT_FALSE(close_call(timed(10, 9.5, 11, 11.5)));  // not a win
+  EXPECT_TRUE(close_call(timed(10, 9.5, 11, 10), 1));
+  EXPECT_FALSE(close_call(timed(10, 8.5, 11, 10), 0.85));
+  EXPECT_FALSE(close_call(timed(10, 9.5, 11, 11.5), 1));  // not a win
+  // A 15% win where the cost model predicts 1%: more than the prediction
+  // explains.
+  EXPECT_TRUE(close_call(timed(10, 8.5, 11, 10), 0.99));
+  EXPECT_FALSE(close_call(timed(10, 8.5, 11, 10), 0.9));
 }
 
 TEST(Report, BothFormatsGiveTheSpeedChecksFigures) {

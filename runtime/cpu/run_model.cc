@@ -77,6 +77,8 @@ Status feed_random(const Graph& g, Executor& e, uint64_t seed) {
 
 }  // namespace
 
+int timed_first(int round) { return round % 2; }
+
 Expected<Comparison> compare_graphs(const Graph& a, const Graph& b, const CompareOptions& options) {
   ExecutorOptions eo;
   eo.threads = options.threads;
@@ -92,7 +94,8 @@ Expected<Comparison> compare_graphs(const Graph& a, const Graph& b, const Compar
   c.rounds = options.rounds;
   c.runs = options.runs;
   for (int round = 0; round < options.rounds; ++round)
-    for (int k = 0; k < 2; ++k) {
+    for (int j = 0; j < 2; ++j) {
+      const int k = j == 0 ? timed_first(round) : 1 - timed_first(round);
       Expected<std::vector<double>> ms = (k == 0 ? *ea : *eb)->time_runs(options.runs, 2);
       if (!ms) return ms.error();
       const double round_min = *std::min_element(ms->begin(), ms->end());

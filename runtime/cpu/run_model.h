@@ -37,9 +37,11 @@ Expected<RunReport> run_model(const Graph& g, const RunOptions& options);
 
 // Two graphs of the same function timed end to end on this runtime, as
 // `tso optimize` does before it writes its result: both planned, fed the same
-// seeded random inputs, then rounds that alternate a, b, a, b, ... of `runs`
-// timed runs each after warm-up. Both executors live in one process: they
-// share the one OpenMP team, so neither has a pool spinning beside the other.
+// seeded random inputs, then rounds of `runs` timed runs of each after
+// warm-up, in the order a, b; b, a; a, b; ... (timed_first): a host whose
+// speed drifts within the check favours neither graph. Both executors live in
+// one process: they share the one OpenMP team, so neither has a pool
+// spinning beside the other.
 struct CompareOptions {
   int rounds = 5;
   int runs = 5;
@@ -59,6 +61,14 @@ struct Comparison {
 // The rounds of `x` then of `y` (of the same graphs and runs per round) as
 // one comparison: minimums over both, the median of every round's median.
 Comparison joined(const Comparison& x, const Comparison& y);
+
+// Which graph round `round` of compare_graphs times first: 0 (a) in even
+// rounds, 1 (b) in odd ones. With a fixed order, a host whose speed drifts
+// one way during the check favours the same graph in every round. (Seen
+// before the change, cause not established: ResNet-50's search result,
+// predicted 0.1% cheaper, won all three rounds by 16% and was written, then
+// ran 3% slower in the experiments' rounds.)
+int timed_first(int round);
 
 // Errors: either graph cannot run here (an opaque node, a missing weight).
 Expected<Comparison> compare_graphs(const Graph& a, const Graph& b, const CompareOptions& options);

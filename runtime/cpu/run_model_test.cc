@@ -38,6 +38,13 @@ TEST(Comparison, JoinedHasEveryRoundTheLeastMinimumAndTheMedianOfAllMedians) {
   EXPECT_EQ(c.b_median_ms, 12);  // of 11, 14, 10, 12, 13
 }
 
+TEST(Comparison, RoundsAlternateWhichGraphRunsFirst) {
+  EXPECT_EQ(timed_first(0), 0);
+  EXPECT_EQ(timed_first(1), 1);
+  EXPECT_EQ(timed_first(2), 0);
+  EXPECT_EQ(timed_first(7), 1);
+}
+
 TEST(Comparison, EachRoundGivesItsMinimumAndMedian) {
   Expected<Graph> g = parse_graph(R"(graph g {
   input x: f32[64,64]
