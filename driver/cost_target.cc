@@ -1,10 +1,12 @@
 #include "driver/cost_target.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <vector>
 
 #include "core/stats.h"
 #include "driver/cpu_costs.h"
+#include "runtime/cpu/cache_residency.h"
 #include "optimizer/defaults.h"
 #include "runtime/cpu/run_model.h"
 #ifdef TSO_HAVE_CUDA_RUNTIME
@@ -43,7 +45,9 @@ Expected<std::unique_ptr<opt::CachedCost>> open_cuda_cost_cache(const std::strin
   o.warmup = 5;
   return opt::CachedCost::open(
       cost_cache_path(file, device), device,
-      [o](const Node& n, std::span<const TensorType> in) { return cuda::profile_node(n, in, o); },
+      [o](const Node& n, std::span<const TensorType> in, bool) {
+        return cuda::profile_node(n, in, o);
+      },
       nullptr, fallback);
 }
 
@@ -153,6 +157,19 @@ opt::SpeedCheck speed_figures(const cpu::Comparison& c) {
   for (int r = 0; r < s.rounds; ++r) s.rounds_faster += c.b_round_min_ms[r] < c.a_round_min_ms[r];
   s.kept_input = !opt::optimized_wins(s);
   return s;
+}
+
+void set_weight_residency(CostTarget& target, const Graph& g) {
+  if (target.runtime != TargetRuntime::kCpu || !target.cache) return;
+  int64_t weights = 0;
+  for (int i = 0; i < g.size(); ++i)
+    if (g.node(i).op == Op::Weight) weights += byte_size(g.node(i).outs[0]);
+  const int64_t capacity = cpu::cached_capacity_bytes(0);
+  const bool cached = cpu::weights_stay_cached(weights, capacity);
+  char why[160];
+  std::snprintf(why, sizeof why, "weights %s: %.1f MB, the last-level cache holds about %.0f MB now",
+                cached ? "cached" : "from memory", weights / 1e6, capacity / 1e6);
+  target.cache->set_weights_cached(cached, why);
 }
 
 opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,

@@ -44,7 +44,11 @@ Expected<std::unique_ptr<opt::CachedCost>> open_cpu_cost_cache(const std::string
   o.choices_file = plan_choices_path(0);
   return opt::CachedCost::open(
       cost_cache_path(file, device), device,
-      [o](const Node& n, std::span<const TensorType> in) { return cpu::profile_node(n, in, o); },
+      [o](const Node& n, std::span<const TensorType> in, bool weights_cached) {
+        cpu::ProfileOptions with = o;
+        with.weights_cached = weights_cached;
+        return cpu::profile_node(n, in, with);
+      },
       [o](const opt::PostOp& p, const Node& n, std::span<const TensorType> in) {
         return cpu::profile_post_op(p.anchor, n, in, p.chain, o);
       },

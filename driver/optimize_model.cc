@@ -148,6 +148,7 @@ Expected<OptimizedModel> optimize_model(const ModelSource& source, const Optimiz
   }
   if (o.warning)
     for (const std::string& w : input->onnx.warnings) o.warning(source.path + ": warning: " + w);
+  set_weight_residency(**target, input->graph);
 
   opt::OptimizeOptions options;
   options.search = o.search;

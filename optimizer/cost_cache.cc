@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "core/signature.h"
+#include "core/signature_graph.h"
 
 namespace tso::opt {
 
@@ -105,8 +106,8 @@ double CachedCost::node_us(const Node& n, std::span<const TensorType> inputs) co
   if (std::optional<FusedActivation> f = fuses() ? split_fused_activation(n) : std::nullopt)
     return node_us(f->anchor, inputs) + post_op_us(f->post_op, f->activation, n.outs);
   std::function<Expected<rt::CostEntry>()> measure;
-  if (measure_) measure = [&] { return measure_(n, inputs); };
-  return cost_us(op_signature(n, inputs), measure,
+  if (measure_) measure = [&] { return measure_(n, inputs, weights_cached_); };
+  return cost_us(key(n, inputs), measure,
                  [&] { return fallback_ ? fallback_->node_us(n, inputs) : 0; });
 }
 
@@ -118,8 +119,22 @@ double CachedCost::post_op_us(const PostOp& p, const Node& n,
       [&] { return measure_post_op_(p, n, inputs); }, [&] { return node_us(n, inputs); });
 }
 
+std::string CachedCost::key(const Node& n, std::span<const TensorType> inputs) const {
+  std::string sig = op_signature(n, inputs);
+  if (!weights_cached_) return sig;
+  const std::vector<bool> weights = weight_args(n, inputs);
+  if (std::find(weights.begin(), weights.end(), true) != weights.end()) sig += kWeightsCached;
+  return sig;
+}
+
+void CachedCost::set_weights_cached(bool cached, const std::string& why) {
+  weights_cached_ = cached;
+  residency_ = why;
+}
+
 std::string CachedCost::describe() const {
-  return "measured on demand (" + table_.device + "; cache " + path_ + ")";
+  return "measured on demand (" + table_.device + (residency_.empty() ? "" : "; " + residency_) +
+         "; cache " + path_ + ")";
 }
 
 Status CachedCost::save() const {

@@ -27,9 +27,11 @@
 
 namespace tso::opt {
 
-// Times one operator on arguments of the given types; the entry's signature
-// is op_signature(node, inputs) and min_ms its cost.
-using MeasureFn = std::function<Expected<rt::CostEntry>(const Node&, std::span<const TensorType>)>;
+// Times one operator on arguments of the given types, with its weights in
+// the last-level cache when `weights_cached` (else from memory); the entry's
+// signature is op_signature(node, inputs) and min_ms its cost.
+using MeasureFn =
+    std::function<Expected<rt::CostEntry>(const Node&, std::span<const TensorType>, bool)>;
 // Times what `n` adds to a kernel of `p.anchor` when it runs there as a
 // post-op (the entry's signature is post_op_signature).
 using MeasurePostOpFn =
@@ -49,6 +51,11 @@ class CachedCost : public CostModel {
   double post_op_us(const PostOp& p, const Node& n,
                     std::span<const TensorType> inputs) const override;
   bool fuses() const override { return static_cast<bool>(measure_post_op_); }
+  // Whether the model's weights stay in the last-level cache between runs
+  // (runtime/cpu/cache_residency.h), and why, for describe(): from then on a
+  // node with weights (core/signature_graph.h's weight_args) costs the entry
+  // under its signature followed by kWeightsCached, measured so.
+  void set_weights_cached(bool cached, const std::string& why);
   // Entries measured once (in this run or an earlier one) are measured
   // again; each entry records its measurements, so a later run does not
   // repeat it.
@@ -81,7 +88,13 @@ class CachedCost : public CostModel {
   double cost_us(const std::string& sig, const std::function<Expected<rt::CostEntry>()>& measure,
                  const std::function<double()>& fallback) const;
 
+  // The key of `n`'s cost: its signature, marked when it is measured with
+  // its weights cached.
+  std::string key(const Node& n, std::span<const TensorType> inputs) const;
+
   std::string path_;
+  bool weights_cached_ = false;
+  std::string residency_;  // set_weights_cached's why
   MeasureFn measure_;
   MeasurePostOpFn measure_post_op_;
   std::function<void(int, double, const std::string&)> progress_;
@@ -106,6 +119,10 @@ class CachedCost : public CostModel {
   mutable std::set<std::string> confirmed_;  // measured again (or tried) by this instance
   mutable double measuring_seconds_ = 0;
 };
+
+// Marks a cache entry measured with the node's weights in the last-level
+// cache: "conv2d(...) [weights cached]".
+inline constexpr const char* kWeightsCached = " [weights cached]";
 
 // A file name for what belongs to `device`: "<kind>-<16 hex digits>.json",
 // a hash of the device string (the folder is the caller's: the CLI uses

@@ -37,6 +37,10 @@ struct ProfileOptions {
   // ExecutorOptions::choices_file: the operator is timed with the
   // implementation a model's plan on this machine runs.
   std::string choices_file;
+  // Each timed run finds the plan's constants in the last-level cache, out
+  // of L1 and L2 (evict_private_caches), as in a model whose weights stay
+  // cached (cache_residency.h); otherwise out of every cache level.
+  bool weights_cached = false;
   // Called after each signature: (done, total, signature). Libraries never print.
   std::function<void(int, int, const std::string&)> progress;
 };
