@@ -6,7 +6,6 @@
 
 #include "core/stats.h"
 #include "driver/cpu_costs.h"
-#include "runtime/cpu/cache_residency.h"
 #include "optimizer/defaults.h"
 #include "runtime/cpu/run_model.h"
 #ifdef TSO_HAVE_CUDA_RUNTIME
@@ -161,15 +160,18 @@ opt::SpeedCheck speed_figures(const cpu::Comparison& c) {
 
 void set_weight_residency(CostTarget& target, const Graph& g) {
   if (target.runtime != TargetRuntime::kCpu || !target.cache) return;
-  int64_t weights = 0;
-  for (int i = 0; i < g.size(); ++i)
-    if (g.node(i).op == Op::Weight) weights += byte_size(g.node(i).outs[0]);
-  const int64_t capacity = cpu::cached_capacity_bytes(0);
-  const bool cached = cpu::weights_stay_cached(weights, capacity);
-  char why[160];
-  std::snprintf(why, sizeof why, "weights %s: %.1f MB, the last-level cache holds about %.0f MB now",
-                cached ? "cached" : "from memory", weights / 1e6, capacity / 1e6);
-  target.cache->set_weights_cached(cached, why);
+  Expected<cpu::WeightResidency> r = cpu::measure_weight_residency(g, 0, plan_choices_path(0));
+  char why[200];
+  if (!r)
+    std::snprintf(why, sizeof why, "weights from memory (the model does not run here: %.120s)",
+                  r.error().message.c_str());
+  else
+    std::snprintf(why, sizeof why,
+                  "weights %s: %.1f MB, the model %.3f ms run after run, %.3f ms with them "
+                  "evicted",
+                  r->cached() ? "cached" : "from memory", r->weight_bytes / 1e6, r->warm_ms,
+                  r->evicted_ms);
+  target.cache->set_weights_cached(r && r->cached(), why);
 }
 
 opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,

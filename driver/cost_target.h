@@ -51,11 +51,11 @@ struct CostTarget {
 // of another device) or say why a runtime is not available.
 Expected<std::unique_ptr<CostTarget>> open_cost_target(const CostTargetFlags& flags);
 
-// For a target measured on the CPU runtime: whether `g`'s weights stay in
-// the last-level cache between runs (runtime/cpu/cache_residency.h, the
-// capacity measured now), so that its operators are timed with their
-// weights there or from memory; said in the cost model's description. Other
-// targets are left alone.
+// For a target measured on the CPU runtime: whether `g`'s weights stay
+// cached between its runs (cpu::measure_weight_residency, on `g` itself), so
+// that its operators are timed with their weights in the last-level cache
+// or from memory; said in the cost model's description. Other targets are
+// left alone.
 void set_weight_residency(CostTarget& target, const Graph& g);
 
 // The check's figures from a comparison of the input (a) with the optimized

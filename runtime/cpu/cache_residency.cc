@@ -2,8 +2,7 @@
 
 #include <omp.h>
 
-#include <algorithm>
-#include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -15,7 +14,7 @@ namespace {
 
 constexpr int64_t kMiB = int64_t{1} << 20;
 
-// Where the sums of the reads go, so that the compiler keeps the reads.
+// Where the sum of the reads goes, so that the compiler keeps the reads.
 volatile uint32_t g_sink = 0;
 
 int thread_count(int threads) { return threads > 0 ? threads : omp_get_num_procs(); }
@@ -36,7 +35,7 @@ struct FreeDeleter {
 };
 using Buffer = std::unique_ptr<uint32_t[], FreeDeleter>;
 
-// `bytes` of page-aligned memory, touched by the threads that will read it.
+// `bytes` of page-aligned memory, written by `threads` threads.
 Buffer touched(int64_t bytes, int threads) {
   Buffer b(static_cast<uint32_t*>(std::aligned_alloc(4096, bytes)));
   const int64_t n = bytes / 4;
@@ -45,44 +44,7 @@ Buffer touched(int64_t bytes, int threads) {
   return b;
 }
 
-// Seconds for `threads` threads to read the first `bytes` of `b` once.
-double read_seconds(const uint32_t* b, int64_t bytes, int threads, uint32_t* sink) {
-  const int64_t n = bytes / 4;
-  uint32_t sum = 0;
-  const auto start = std::chrono::steady_clock::now();
-#pragma omp parallel for num_threads(threads) schedule(static) reduction(+ : sum)
-  for (int64_t i = 0; i < n; ++i) sum += b[i];
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  *sink += sum;
-  return s;
-}
-
 }  // namespace
-
-int64_t cached_capacity_bytes(int threads) {
-  const int t = thread_count(threads);
-  constexpr int64_t kSizesMiB[] = {8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 160, 192, 256};
-  const Buffer b = touched(kSizesMiB[std::size(kSizesMiB) - 1] * kMiB, t);
-  uint32_t sink = 0;
-  double reference = 0;  // bytes per second at 8 MB
-  int64_t capacity = kSizesMiB[0] * kMiB;
-  for (int64_t mib : kSizesMiB) {
-    const int64_t bytes = mib * kMiB;
-    read_seconds(b.get(), bytes, t, &sink);  // into the caches
-    const double best =
-        std::min(read_seconds(b.get(), bytes, t, &sink), read_seconds(b.get(), bytes, t, &sink));
-    const double rate = static_cast<double>(bytes) / best;
-    if (reference == 0) reference = rate;
-    if (rate < 0.6 * reference) break;
-    capacity = bytes;
-  }
-  g_sink = g_sink + sink;
-  return capacity;
-}
-
-bool weights_stay_cached(int64_t weight_bytes, int64_t capacity) {
-  return 4 * weight_bytes <= 3 * capacity;
-}
 
 void evict_private_caches(int threads) {
   const int t = thread_count(threads);

@@ -77,6 +77,33 @@ Status feed_random(const Graph& g, Executor& e, uint64_t seed) {
 
 }  // namespace
 
+Expected<WeightResidency> measure_weight_residency(const Graph& g, int threads,
+                                                   const std::string& choices_file) {
+  ExecutorOptions eo;
+  eo.threads = threads;
+  eo.choices_file = choices_file;
+  Expected<std::unique_ptr<Executor>> e = Executor::create(g, eo);
+  if (!e) return e.error();
+  TSO_RETURN_IF_ERROR(feed_random(g, **e, 1));
+  WeightResidency r;
+  r.warm_ms = r.evicted_ms = 1e300;
+  constexpr int kRounds = 3, kRuns = 3;
+  for (int round = 0; round < kRounds; ++round) {
+    Expected<std::vector<double>> warm = (*e)->time_runs(kRuns, 1);
+    if (!warm) return warm.error();
+    r.warm_ms = std::min(r.warm_ms, *std::min_element(warm->begin(), warm->end()));
+    for (int k = 0; k < kRuns; ++k) {
+      (*e)->evict_constants();
+      Expected<std::vector<double>> cold = (*e)->time_runs(1, 0);
+      if (!cold) return cold.error();
+      r.evicted_ms = std::min(r.evicted_ms, cold->at(0));
+    }
+  }
+  for (int i = 0; i < g.size(); ++i)
+    if (g.node(i).op == Op::Weight) r.weight_bytes += byte_size(g.node(i).outs[0]);
+  return r;
+}
+
 int timed_first(int round) { return round % 2; }
 
 Expected<Comparison> compare_graphs(const Graph& a, const Graph& b, const CompareOptions& options) {

@@ -62,6 +62,26 @@ struct Comparison {
 // one comparison: minimums over both, the median of every round's median.
 Comparison joined(const Comparison& x, const Comparison& y);
 
+// Whether a model's weights stay in the caches between its runs, measured
+// on the model itself: rounds that time it run after run (its steady state)
+// and with its constants evicted before each run (Executor::
+// evict_constants), alternating. Where the steady state is no faster than
+// the evicted runs, the weights come from memory anyway; where it is, they
+// stay cached (NasRNN's 84 MB: 1.55 against 2.6 ms), and its operators are
+// timed so (ProfileOptions::weights_cached). A probe of the last-level
+// cache's capacity was tried first and dropped: on this host its reading
+// moved from 32 to 201 MB within minutes, and it read 48 to 64 MB while 80
+// chained 1 MB products ran from the cache.
+struct WeightResidency {
+  double warm_ms = 0;     // minimum, run after run
+  double evicted_ms = 0;  // minimum, constants evicted before each run
+  int64_t weight_bytes = 0;
+  // The steady state faster than the evicted runs by more than 10%.
+  bool cached() const { return warm_ms < 0.9 * evicted_ms; }
+};
+Expected<WeightResidency> measure_weight_residency(const Graph& g, int threads,
+                                                   const std::string& choices_file);
+
 // Which graph round `round` of compare_graphs times first: 0 (a) in even
 // rounds, 1 (b) in odd ones. With a fixed order, a host whose speed drifts
 // one way during the check favours the same graph in every round. (Seen
