@@ -60,7 +60,21 @@ class PipelineTest : public ::testing::Test {
     ASSERT_TRUE(d.ok());
     model_ = std::make_unique<AnalyticCost>(*d);
   }
+  // testing::kClassicRules, indexed (the set kept alive beside its index).
+  const RuleIndex& classic_rules() {
+    if (!classic_) {
+      Expected<RuleSet> set = parse_rules(testing::kClassicRules, "test.rules");
+      EXPECT_TRUE(set.ok());
+      set_ = std::make_unique<RuleSet>(std::move(*set));
+      classic_ = std::make_unique<RuleIndex>();
+      classic_->add(*set_);
+    }
+    return *classic_;
+  }
+
   std::unique_ptr<AnalyticCost> model_;
+  std::unique_ptr<RuleSet> set_;
+  std::unique_ptr<RuleIndex> classic_;
 };
 
 const char* kFire = R"(graph fire {
@@ -79,10 +93,7 @@ const char* kFire = R"(graph fire {
 })";
 
 TEST_F(PipelineTest, OptimizesFoldsAndChecks) {
-  Expected<RuleSet> set = parse_rules(testing::kClassicRules, "test.rules");
-  ASSERT_TRUE(set.ok());
-  RuleIndex rules;
-  rules.add(*set);
+  const RuleIndex& rules = classic_rules();
   Graph g = with_weights(kFire);
   Expected<OptimizeResult> r = optimize(g, rules, *model_);
   ASSERT_TRUE(r.ok()) << r.error().message;
@@ -121,10 +132,7 @@ class SlowFirst : public CostModel {
 };
 
 TEST_F(PipelineTest, CostsThatMoveWhenConfirmedAreSearchedAgainAndPredictedAsConfirmed) {
-  Expected<RuleSet> set = parse_rules(testing::kClassicRules, "test.rules");
-  ASSERT_TRUE(set.ok());
-  RuleIndex rules;
-  rules.add(*set);
+  const RuleIndex& rules = classic_rules();
   Graph g = with_weights(kFire);
   SlowFirst slow(*model_, 3.0);
   Expected<OptimizeResult> r = optimize(g, rules, slow);
@@ -141,10 +149,7 @@ TEST_F(PipelineTest, CostsThatMoveWhenConfirmedAreSearchedAgainAndPredictedAsCon
 }
 
 TEST_F(PipelineTest, ConfirmedCostsThatHoldNeedNoSecondSearch) {
-  Expected<RuleSet> set = parse_rules(testing::kClassicRules, "test.rules");
-  ASSERT_TRUE(set.ok());
-  RuleIndex rules;
-  rules.add(*set);
+  const RuleIndex& rules = classic_rules();
   SlowFirst same(*model_, 1.0);
   Expected<OptimizeResult> r = optimize(with_weights(kFire), rules, same);
   ASSERT_TRUE(r.ok()) << r.error().message;
