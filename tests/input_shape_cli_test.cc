@@ -62,8 +62,14 @@ fs::path write_model(const std::string& name, bool two_inputs) {
   return p;
 }
 
+// Output files in a folder of the test's own: ctest runs these tests as
+// separate processes side by side, and one folder for all let one test
+// remove or overwrite another's stderr (an empty message, seen in CI).
 testing::RunResult tso(const std::vector<std::string>& args) {
-  fs::path scratch = fs::path(::testing::TempDir()) / "input_shape_cli";
+  fs::path scratch =
+      fs::path(::testing::TempDir()) /
+      ("input_shape_cli_" +
+       std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
   fs::create_directories(scratch);
   return testing::run_binary(TSO_BINARY, args, scratch);
 }
