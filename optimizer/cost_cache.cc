@@ -93,18 +93,17 @@ void CachedCost::remeasure(const std::string& sig,
   }
 }
 
-int CachedCost::confirm(const Graph& g) const {
+int CachedCost::confirm(const Graph& g, const GraphIndex& index) const {
   const int before = remeasured_;
   confirming_ = true;
-  graph_cost(g, GraphIndex(g), *this);
+  graph_cost(g, index, *this);
   confirming_ = false;
   return remeasured_ - before;
 }
 
 double CachedCost::node_us(const Node& n, std::span<const TensorType> inputs) const {
   if (is_source(n.op)) return 0;
-  if (std::optional<FusedActivation> f = fuses() ? split_fused_activation(n) : std::nullopt)
-    return node_us(f->anchor, inputs) + post_op_us(f->post_op, f->activation, n.outs);
+  if (std::optional<double> us = fused_activation_us(*this, n, inputs)) return *us;
   std::function<Expected<rt::CostEntry>()> measure;
   if (measure_) measure = [&] { return measure_(n, inputs, weights_cached_); };
   return cost_us(key(n, inputs), measure,

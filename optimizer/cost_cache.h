@@ -59,7 +59,7 @@ class CachedCost : public CostModel {
   // Entries measured once (in this run or an earlier one) are measured
   // again; each entry records its measurements, so a later run does not
   // repeat it.
-  int confirm(const Graph& g) const override;
+  int confirm(const Graph& g, const GraphIndex& index) const override;
   double measuring_seconds() const override { return measuring_seconds_; }
   std::string describe() const override;
 

@@ -138,11 +138,11 @@ TEST_F(CostCache, ConfirmMeasuresOnceMeasuredCostsAgainAndKeepsTheLesser) {
     ASSERT_TRUE(c.ok()) << c.error().message;
     EXPECT_DOUBLE_EQ(cost(**c), 2500);
     // conv and relu again (the failed sigmoid is not a measurement).
-    EXPECT_EQ((*c)->confirm(graph), 2);
+    EXPECT_EQ((*c)->confirm(graph, GraphIndex(graph)), 2);
     EXPECT_EQ(calls, 3 + 2);
     // conv 0.2 ms now; relu keeps 0.5 against 0.8; sigmoid the fallback.
     EXPECT_DOUBLE_EQ(cost(**c), 200 + 500 + 500 + 1000);
-    EXPECT_EQ((*c)->confirm(graph), 0);
+    EXPECT_EQ((*c)->confirm(graph, GraphIndex(graph)), 0);
     EXPECT_EQ((*c)->remeasured(), 2);
     ASSERT_TRUE((*c)->save().ok());
   }
@@ -154,7 +154,7 @@ TEST_F(CostCache, ConfirmMeasuresOnceMeasuredCostsAgainAndKeepsTheLesser) {
   Expected<std::unique_ptr<CachedCost>> c =
       CachedCost::open(path, "dev A", measure(), nullptr, &fallback);
   ASSERT_TRUE(c.ok()) << c.error().message;
-  EXPECT_EQ((*c)->confirm(graph), 0);
+  EXPECT_EQ((*c)->confirm(graph, GraphIndex(graph)), 0);
   EXPECT_DOUBLE_EQ(cost(**c), 2200);
   EXPECT_EQ(calls, 1);  // only the sigmoid, which failed again
 }

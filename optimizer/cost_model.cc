@@ -4,6 +4,14 @@
 
 namespace tso::opt {
 
+std::optional<double> fused_activation_us(const CostModel& model, const Node& n,
+                                          std::span<const TensorType> inputs) {
+  if (!model.fuses()) return std::nullopt;
+  std::optional<FusedActivation> f = split_fused_activation(n);
+  if (!f) return std::nullopt;
+  return model.node_us(f->anchor, inputs) + model.post_op_us(f->post_op, f->activation, n.outs);
+}
+
 double node_cost(const Graph& g, const GraphIndex& index, const CostModel& model, int i) {
   const Node& n = g.node(i);
   if (is_source(n.op) || index.constant[i]) return 0;

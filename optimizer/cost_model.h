@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -32,18 +33,27 @@ class CostModel {
   // rewrite with the post-ops around it.
   virtual bool fuses() const { return false; }
   // Measures a second time, apart from the first, each cost a prediction of
-  // `g` rests on that was measured only once (a model that times signatures
+  // `g` (indexed by `index`) rests on that was measured only once (a model that times signatures
   // on demand), keeping the lesser; returns how many were measured again.
   // On a shared machine one measurement can fall in a slow moment of the
   // host: a convolution measured at 2x its cost, the input graph then
   // predicted 1.4x slower than it runs.
-  virtual int confirm([[maybe_unused]] const Graph& g) const { return 0; }
+  virtual int confirm([[maybe_unused]] const Graph& g,
+                      [[maybe_unused]] const GraphIndex& index) const {
+    return 0;
+  }
   // Seconds spent measuring so far (a model that times signatures on
   // demand); the search's time limit does not count them.
   virtual double measuring_seconds() const { return 0; }
   // One line for reports: the model and its device or table.
   virtual std::string describe() const = 0;
 };
+
+// What a model that costs post-ops apart (`model.fuses()`) charges for a
+// node with a fused activation: its kernel without it plus the activation's
+// post-op (split_fused_activation); nullopt for other nodes and models.
+std::optional<double> fused_activation_us(const CostModel& model, const Node& n,
+                                          std::span<const TensorType> inputs);
 
 // The cost of node `i` of `g` (0 for sources and weight-only nodes; the
 // post-op cost for a post-op).

@@ -116,7 +116,7 @@ class SlowFirst : public CostModel {
   double node_us(const Node& n, std::span<const TensorType> in) const override {
     return base_.node_us(n, in) * (n.op == Op::Conv2d && !confirmed_ ? slowdown_ : 1);
   }
-  int confirm(const Graph& g) const override {
+  int confirm(const Graph& g, const GraphIndex&) const override {
     if (confirmed_) return 0;
     confirmed_ = true;
     int convs = 0;

@@ -28,8 +28,7 @@ Expected<MeasuredCost> MeasuredCost::load(const std::string& path, const CostMod
 
 double MeasuredCost::node_us(const Node& n, std::span<const TensorType> inputs) const {
   if (is_source(n.op)) return 0;
-  if (std::optional<FusedActivation> f = fuses() ? split_fused_activation(n) : std::nullopt)
-    return node_us(f->anchor, inputs) + post_op_us(f->post_op, f->activation, n.outs);
+  if (std::optional<double> us = fused_activation_us(*this, n, inputs)) return *us;
   std::string signature = op_signature(n, inputs);
   auto it = us_.find(signature);
   if (it != us_.end()) {

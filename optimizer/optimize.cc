@@ -6,8 +6,6 @@
 namespace tso::opt {
 namespace {
 
-double cost(const Graph& g, const CostModel& model) { return graph_cost(g, GraphIndex(g), model); }
-
 // Whether confirming the costs changed a prediction by more than 5%.
 bool moved(double before, double after) { return std::abs(after - before) > 0.05 * before; }
 
@@ -18,21 +16,26 @@ Expected<OptimizeResult> optimize(const Graph& g, const RuleIndex& rules, const 
   OptimizeResult r;
   r.operators_before = g.num_operators();
   r.search = search(g, rules, model, options.search);
-  const double input_cost = cost(g, model), best_cost = cost(r.search.best, model);
-  r.remeasured = model.confirm(g) + model.confirm(r.search.best);
-  if (r.remeasured > 0 &&
-      (moved(input_cost, cost(g, model)) || moved(best_cost, cost(r.search.best, model)))) {
-    r.first_search_seconds = r.search.seconds;
-    r.searched_again = true;
-    r.search = search(g, rules, model, options.search);
-    r.remeasured += model.confirm(r.search.best);
+  const GraphIndex input_index(g);
+  {
+    const GraphIndex best_index(r.search.best);
+    const double input_cost = graph_cost(g, input_index, model);
+    const double best_cost = graph_cost(r.search.best, best_index, model);
+    r.remeasured = model.confirm(g, input_index) + model.confirm(r.search.best, best_index);
+    if (r.remeasured > 0 && (moved(input_cost, graph_cost(g, input_index, model)) ||
+                             moved(best_cost, graph_cost(r.search.best, best_index, model)))) {
+      r.first_search_seconds = r.search.seconds;
+      r.searched_again = true;
+      r.search = search(g, rules, model, options.search);
+      r.remeasured += model.confirm(r.search.best, GraphIndex(r.search.best));
+    }
   }
-  r.cost_before = cost(g, model);
+  r.cost_before = graph_cost(g, input_index, model);
   Expected<Graph> folded = fold_weights(r.search.best, &r.fold);
   if (!folded) return folded.error();
   r.graph = std::move(*folded);
   r.operators_after = r.graph.num_operators();
-  r.cost_after = cost(r.graph, model);
+  r.cost_after = graph_cost(r.graph, GraphIndex(r.graph), model);
   if (r.search.applied.empty() && r.fold.folded == 0 && r.graph == g) return r;
   Expected<CheckResult> c = compare_graphs(g, r.graph, options.check);
   if (!c) return Error{"numerical check: " + c.error().message};

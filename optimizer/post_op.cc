@@ -64,7 +64,6 @@ std::optional<FusedActivation> split_fused_activation(const Node& n) {
   if (n.attrs.has(AttrKey::min)) f.anchor.attrs.set(AttrKey::min, *attr_default(AttrKey::min));
   if (n.attrs.has(AttrKey::max)) f.anchor.attrs.set(AttrKey::max, *attr_default(AttrKey::max));
   f.activation.outs = n.outs;
-  f.activation.name = n.name;
   f.post_op = PostOp{n.op, 0};
   return f;
 }

@@ -153,6 +153,24 @@ TEST(Report, AWinByLessThanTenPercentIsACloseCall) {
   EXPECT_FALSE(close_call(timed(10, 8.5, 11, 10), 0.9));
 }
 
+TEST(Report, BothFormatsSayWhichCostsWereConfirmed) {
+  OptimizeResult r = sample();
+  EXPECT_EQ(report_markdown(r, context()).find("costs confirmed"), std::string::npos);
+  r.remeasured = 3;
+  r.searched_again = true;
+  r.first_search_seconds = 1.5;
+  const std::string m = report_markdown(r, context());
+  EXPECT_NE(m.find("- costs confirmed: 3 measured costs of the input and the result measured a "
+                   "second time, which moved a prediction by over 5%: searched again (the first "
+                   "search took 1.500 s)"),
+            std::string::npos)
+      << m;
+  nlohmann::json j = nlohmann::json::parse(report_json(r, context()));
+  EXPECT_EQ(j["cost_confirmation"]["remeasured"], 3);
+  EXPECT_EQ(j["cost_confirmation"]["searched_again"], true);
+  EXPECT_EQ(j["cost_confirmation"]["first_search_seconds"], 1.5);
+}
+
 TEST(Report, BothFormatsGiveTheSpeedChecksFigures) {
   ReportContext c = context();
   c.speed = timed(10, 9, 11, 12, 2);

@@ -227,8 +227,13 @@ TEST_F(OptimizeCli, TheFasterOfInputAndOptimizedGraphIsWritten) {
   // SqueezeNet's 131 signatures, measured from an empty cache, show progress.
   expect_in(r.err, "measuring: 25 signatures in ");
   expect_in(r.out, "measured        ");
+  // Whether its weights stay cached, measured on the model itself, and so
+  // how its operators were timed.
+  expect_in(r.out, "4.9 MB, the model ");
+  expect_in(r.out, " ms with them evicted; cache ");
   const std::string report = read_file(path("r.json"));
   expect_in(report, "\"speed_check\"");
+  expect_in(report, "\"cost_confirmation\"");
   // Whether the search finds a graph cheaper by the measured costs depends
   // on this machine's timings (the clean clone of fbb0ded found none); the
   // speed check runs exactly when it does.

@@ -7,7 +7,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <string_view>
+#include <vector>
 
 #include "core/atomic_file.h"
 
@@ -62,8 +62,9 @@ Expected<CostTable> parse_cost_table(const std::string& text, const std::string&
         return Error{source + ": entry " + c.signature + " has a time that is not finite"};
       // Counts are integers that fit an int (a float such as 5e121 does not
       // convert: undefined behaviour, found by tests/fuzz/cost_table_fuzz).
-      for (const char* key : {"samples", "occurrences", "measurements"}) {
-        if (!e.contains(key) && key == std::string_view("measurements")) continue;
+      std::vector<const char*> counts = {"samples", "occurrences"};
+      if (e.contains("measurements")) counts.push_back("measurements");
+      for (const char* key : counts) {
         const nlohmann::json& v = e.at(key);
         if (!v.is_number_integer() || v.get<int64_t>() < 0 ||
             v.get<int64_t>() > std::numeric_limits<int>::max())

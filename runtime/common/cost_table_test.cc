@@ -67,6 +67,17 @@ TEST(CostTable, AVersion1TableParses) {
   EXPECT_EQ(t->entries[0].measurements, 1) << "absent: measured once";
 }
 
+TEST(CostTable, AMeasurementCountThatIsNoCountIsRefused) {
+  std::string json = cost_table_json(sample());
+  const std::string count = "\"measurements\": 2";
+  ASSERT_NE(json.find(count), std::string::npos) << json;
+  json.replace(json.find(count), count.size(), "\"measurements\": \"twice\"");
+  Expected<CostTable> t = parse_cost_table(json, "c.json");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().message,
+            "c.json: entry relu(f32[4]): measurements is \"twice\", not a count");
+}
+
 TEST(CostTable, NegativeTimesAreRefused) {
   std::string json = cost_table_json(sample());
   const std::string relu_median = "\"median_ms\": 0.004";

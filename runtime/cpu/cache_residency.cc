@@ -35,12 +35,10 @@ struct FreeDeleter {
 };
 using Buffer = std::unique_ptr<uint32_t[], FreeDeleter>;
 
-// `bytes` of page-aligned memory, written by `threads` threads.
-Buffer touched(int64_t bytes, int threads) {
+// `bytes` of page-aligned memory, written.
+Buffer touched(int64_t bytes) {
   Buffer b(static_cast<uint32_t*>(std::aligned_alloc(4096, bytes)));
-  const int64_t n = bytes / 4;
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int64_t i = 0; i < n; ++i) b[i] = static_cast<uint32_t>(i);
+  for (int64_t i = 0; i < bytes / 4; ++i) b[i] = static_cast<uint32_t>(i);
   return b;
 }
 
@@ -49,12 +47,12 @@ Buffer touched(int64_t bytes, int threads) {
 void evict_private_caches(int threads) {
   const int t = thread_count(threads);
   static const int64_t per_thread = 2 * l2_bytes();
-  // One buffer per thread, written by that thread once (an untouched page
-  // reads as the one zero page, which evicts nothing).
+  // One buffer per thread, written once (an untouched page reads as the one
+  // zero page, which evicts nothing).
   static std::vector<Buffer> scratch;
   if (static_cast<int>(scratch.size()) != t) {
     scratch.clear();
-    for (int i = 0; i < t; ++i) scratch.push_back(touched(per_thread, 1));
+    for (int i = 0; i < t; ++i) scratch.push_back(touched(per_thread));
   }
   uint32_t sum = 0;
 #pragma omp parallel num_threads(t) reduction(+ : sum)
