@@ -7,9 +7,19 @@
 namespace tso::opt {
 
 Expected<int64_t> eval_shape_expr(const ShapeExpr& e, const Rule& rule,
-                                  std::span<const TensorType> var_types) {
+                                  std::span<const TensorType> var_types,
+                                  std::span<const AttrValue> params) {
   using K = ShapeExpr::Kind;
   if (e.kind == K::kLit) return e.value;
+  if (e.kind == K::kParam) {
+    for (size_t p = 0; p < rule.params.size(); ++p) {
+      if (rule.params[p].name != e.var) continue;
+      const int64_t* v = p < params.size() ? std::get_if<int64_t>(&params[p]) : nullptr;
+      if (!v) return Error{"?" + e.var + " has no integer value"};
+      return *v;
+    }
+    return Error{"unknown parameter ?" + e.var};
+  }
   if (e.kind == K::kDim) {
     for (size_t v = 0; v < rule.inputs.size(); ++v) {
       if (rule.inputs[v].name != e.var) continue;
@@ -21,9 +31,9 @@ Expected<int64_t> eval_shape_expr(const ShapeExpr& e, const Rule& rule,
     }
     return Error{"unknown variable " + e.var + " in " + to_string(e)};
   }
-  Expected<int64_t> a = eval_shape_expr(e.args[0], rule, var_types);
+  Expected<int64_t> a = eval_shape_expr(e.args[0], rule, var_types, params);
   if (!a) return a;
-  Expected<int64_t> b = eval_shape_expr(e.args[1], rule, var_types);
+  Expected<int64_t> b = eval_shape_expr(e.args[1], rule, var_types, params);
   if (!b) return b;
   return apply_binary(e, *a, *b);
 }
@@ -52,7 +62,7 @@ Expected<AttrValue> pattern_attr_value(const PatternAttr& a, const Rule& rule,
   }
   std::vector<int64_t> xs;
   for (const ShapeExpr& e : a.exprs) {
-    Expected<int64_t> x = eval_shape_expr(e, rule, var_types);
+    Expected<int64_t> x = eval_shape_expr(e, rule, var_types, params);
     if (!x) return x.error();
     xs.push_back(*x);
   }
@@ -63,11 +73,12 @@ Expected<AttrValue> pattern_attr_value(const PatternAttr& a, const Rule& rule,
 
 namespace {
 
-bool condition_holds(const Condition& c, const Rule& rule, std::span<const TensorType> types) {
-  Expected<int64_t> l = eval_shape_expr(c.lhs, rule, types);
+bool condition_holds(const Condition& c, const Rule& rule, std::span<const TensorType> types,
+                     std::span<const AttrValue> params) {
+  Expected<int64_t> l = eval_shape_expr(c.lhs, rule, types, params);
   if (!l) return false;
   if (c.kind == Condition::Kind::kOdd) return *l % 2 != 0;
-  Expected<int64_t> r = eval_shape_expr(c.rhs, rule, types);
+  Expected<int64_t> r = eval_shape_expr(c.rhs, rule, types, params);
   if (!r) return false;
   switch (c.kind) {
     case Condition::Kind::kEq:
@@ -215,8 +226,43 @@ class RuleMatcher {
           param_set_[p] = 1;
           trail_.push_back({Undo::kParam, p});
         }
+      } else if (!bind_entries(a, n, *v)) {
+        return false;
       }
       // Shape expressions wait until every variable is bound (finish).
+    }
+    return true;
+  }
+
+  // A list whose entries are parameters (`pads=[0,0,?t,?l,0,0,?b,?r]`) binds
+  // each to the node's entry; a padding is read as the explicit pads it
+  // stands for. The other entries are compared in finish.
+  bool bind_entries(const PatternAttr& a, const Node& n, const AttrValue& v) {
+    if (std::none_of(a.exprs.begin(), a.exprs.end(),
+                     [](const ShapeExpr& e) { return e.kind == ShapeExpr::Kind::kParam; }))
+      return true;
+    std::vector<int64_t> entries;
+    if (const auto* xs = std::get_if<std::vector<int64_t>>(&v)) {
+      entries = *xs;
+    } else if (const auto* pad = std::get_if<Padding>(&v)) {
+      if (n.args.empty() || g_.type(n.args[0]).shape.rank() != 4) return false;
+      const std::array<int64_t, 4> r = resolved_pads(g_, n, *pad);
+      entries.assign(r.begin(), r.end());
+    } else {
+      return true;
+    }
+    if (entries.size() != a.exprs.size()) return false;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      if (a.exprs[i].kind != ShapeExpr::Kind::kParam) continue;
+      const int p = param_index(a.exprs[i].var);
+      if (param_set_[p]) {
+        const int64_t* bound = std::get_if<int64_t>(&m_.params[p]);
+        if (!bound || *bound != entries[i]) return false;
+      } else {
+        m_.params[p] = entries[i];
+        param_set_[p] = 1;
+        trail_.push_back({Undo::kParam, p});
+      }
     }
     return true;
   }
@@ -281,12 +327,12 @@ class RuleMatcher {
             a.form == PatternAttr::Form::kParamInverse)
           continue;
         Expected<AttrValue> v = pattern_attr_value(a, *rule_, types_, m_.params);
-        if (!v || !(*v == *n.attrs.find(a.key))) return;
+        if (!v || !value_matches(a.key, *v, *n.attrs.find(a.key), g_, n)) return;
       }
     }
     if (!ranks_fit(*rule_, types_)) return;
     for (const Condition& c : rule_->where)
-      if (!condition_holds(c, *rule_, types_)) return;
+      if (!condition_holds(c, *rule_, types_, m_.params)) return;
     sorted_ = m_.nodes;
     std::sort(sorted_.begin(), sorted_.end());
     for (const TensorRef& v : m_.vars)

@@ -41,9 +41,11 @@ void for_each_match(const Graph& g, const GraphIndex& index, const RuleIndex& ru
 void for_each_match(const Graph& g, const GraphIndex& index, const RuleIndex& rules,
                     const MatchCallback& callback);
 
-// A shape expression evaluated against the types the match's variables bound.
+// A shape expression evaluated against the types the match's variables bound
+// and the values of its parameters.
 Expected<int64_t> eval_shape_expr(const ShapeExpr& e, const Rule& rule,
-                                  std::span<const TensorType> var_types);
+                                  std::span<const TensorType> var_types,
+                                  std::span<const AttrValue> params);
 // The concrete value of a pattern attribute under a match (params bound,
 // shape expressions evaluated).
 Expected<AttrValue> pattern_attr_value(const PatternAttr& a, const Rule& rule,

@@ -11,19 +11,29 @@ void expr_vars(const ShapeExpr& e, std::set<std::string>* out) {
   for (const ShapeExpr& a : e.args) expr_vars(a, out);
 }
 
+// Parameters a shape expression names: a whole entry binds one (matcher.h).
+void expr_params(const ShapeExpr& e, std::set<std::string>* out) {
+  if (e.kind == ShapeExpr::Kind::kParam) out->insert(e.var);
+  for (const ShapeExpr& a : e.args) expr_params(a, out);
+}
+
 // Variables a side's shape expressions mention, and parameters it uses.
 void side_uses(const RuleSide& s, std::set<std::string>* vars, std::set<std::string>* params) {
   for (const RuleNode& n : s.nodes)
     for (const PatternAttr& a : n.attrs) {
       if (a.form == PatternAttr::Form::kParam || a.form == PatternAttr::Form::kParamInverse)
         params->insert(a.param);
-      for (const ShapeExpr& e : a.exprs) expr_vars(e, vars);
+      for (const ShapeExpr& e : a.exprs) {
+        expr_vars(e, vars);
+        expr_params(e, params);
+      }
     }
 }
 
 }  // namespace
 
 Expected<Rule> reverse_rule(const Rule& rule) {
+  if (rule.one_way) return Error{"rule " + rule.name + ": not reversed: declared oneway"};
   const RuleSide& t = rule.target;
   for (const RuleRef& o : t.outputs)
     if (o.kind == RuleRef::Kind::kVar)

@@ -12,7 +12,8 @@
 namespace tso::opt {
 
 // The rule with source and target swapped, named "NAME (reverse)". Fails,
-// saying why, when the target cannot stand as a pattern for the source: an
+// saying why, for a rule declared `oneway`, and when the target cannot stand
+// as a pattern for the source: an
 // output of the target is a bare variable, or the target's operators do not
 // bind every variable the rule mentions (as an argument, in a shape
 // expression of either side or in a `where` condition) or every parameter

@@ -185,6 +185,23 @@ TEST(ReverseRule, RefusesTargetsThatCannotBindTheSource) {
   EXPECT_NE(cond.error().message.find("does not bind variable y"), std::string::npos);
 }
 
+// A rule declared oneway applies forward only: the index neither reverses
+// it nor counts it reversed, and says why.
+TEST(ReverseRule, AOneWayRuleIsNotReversed) {
+  RuleSet s = rules();
+  for (Rule& r : s.rules) r.one_way = r.name == "r_split_conv";
+  Expected<Rule> rev = reverse_rule(named(s, "r_split_conv"));
+  ASSERT_FALSE(rev.ok());
+  EXPECT_NE(rev.error().message.find("r_split_conv: not reversed: declared oneway"),
+            std::string::npos)
+      << rev.error().message;
+  RuleIndex index;
+  index.add(s);
+  EXPECT_EQ(index.reversed_count(), 1);
+  Graph g = parse(kTwoConvs);
+  EXPECT_TRUE(match_names(g, index).empty());
+}
+
 TEST(ReverseRule, OnlyTheReverseDirectionMatchesTwoConvsOnOneInput) {
   RuleSet s = rules();
   Graph g = parse(kTwoConvs);

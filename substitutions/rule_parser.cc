@@ -63,10 +63,11 @@ struct Locations {
   };
   struct ParamUse {
     std::string name;
-    AttrKey key;
+    AttrKey key;  // unused for an entry
     AttrType type;
     Token tok;
     bool in_source;
+    bool entry = false;  // an integer inside a shape expression
   };
   std::vector<Token> var_decl;
   std::vector<Use> uses;
@@ -190,11 +191,12 @@ class Parser : text::TokenParser {
       Token kw = tok_;
       if (tok_.kind != Tok::kName)
         return error_at(tok_,
-                        "expected origin, status, input, param, rank, where, source, target "
-                        "or correction, got " +
+                        "expected origin, status, oneway, input, param, rank, where, source, "
+                        "target or correction, got " +
                             describe(tok_));
-      bool declaration = kw.text == "origin" || kw.text == "status" || kw.text == "input" ||
-                         kw.text == "param" || kw.text == "rank" || kw.text == "where";
+      bool declaration = kw.text == "origin" || kw.text == "status" || kw.text == "oneway" ||
+                         kw.text == "input" || kw.text == "param" || kw.text == "rank" ||
+                         kw.text == "where";
       if (declaration && stage > 0)
         return error_at(kw, "'" + std::string(kw.text) + "' must come before source");
       if (kw.text == "origin") {
@@ -206,6 +208,11 @@ class Parser : text::TokenParser {
         have_status = true;
         status_tok_ = kw;
         TSO_RETURN_IF_ERROR(status(&r.status));
+      } else if (kw.text == "oneway") {
+        if (r.one_way) return error_at(kw, "duplicate oneway");
+        r.one_way = true;
+        TSO_RETURN_IF_ERROR(advance());
+        TSO_RETURN_IF_ERROR(end_of_statement());
       } else if (kw.text == "input") {
         TSO_RETURN_IF_ERROR(input(&r));
       } else if (kw.text == "param") {
@@ -231,8 +238,8 @@ class Parser : text::TokenParser {
         TSO_RETURN_IF_ERROR(correction(&r));
       } else {
         return error_at(kw,
-                        "expected origin, status, input, param, rank, where, source, target "
-                        "or correction, got " +
+                        "expected origin, status, oneway, input, param, rank, where, source, "
+                        "target or correction, got " +
                             describe(kw));
       }
     }
@@ -458,6 +465,11 @@ class Parser : text::TokenParser {
 
   // ---- shape expressions ----------------------------------------------------
 
+  static bool mentions_param(const ShapeExpr& e) {
+    return e.kind == ShapeExpr::Kind::kParam ||
+           std::any_of(e.args.begin(), e.args.end(), mentions_param);
+  }
+
   Expected<ShapeExpr> expr(Locations::Use::In in) {
     Expected<ShapeExpr> l = term(in);
     if (!l) return l;
@@ -523,8 +535,16 @@ class Parser : text::TokenParser {
       if (!v) return v.error();
       return ShapeExpr::lit(*v);
     }
-    return error_at(tok_, "expected a shape expression (an integer, dim(VAR, AXIS) or '('), got " +
-                              describe(tok_));
+    if (tok_.kind == Tok::kParam) {
+      std::string name(tok_.text.substr(1));
+      loc_.param_uses.push_back(
+          {name, AttrKey{}, AttrType::Int, tok_, in == Locations::Use::In::kSourceAttr, true});
+      TSO_RETURN_IF_ERROR(advance());
+      return ShapeExpr::param(std::move(name));
+    }
+    return error_at(tok_,
+                    "expected a shape expression (an integer, dim(VAR, AXIS), ?PARAM or '('), got " +
+                        describe(tok_));
   }
 
   // ---- sides ----------------------------------------------------------------
@@ -774,8 +794,11 @@ class Parser : text::TokenParser {
     TSO_RETURN_IF_ERROR(advance());
     auto in = source ? Locations::Use::In::kSourceAttr : Locations::Use::In::kTarget;
     if (type == AttrType::Int) {
+      Token first = tok_;
       Expected<ShapeExpr> e = expr(in);
       if (!e) return e.error();
+      if (source && mentions_param(*e))
+        return error_at(first, "a parameter in the source must be the whole value or list entry");
       a.form = Form::kExpr;
       a.exprs.push_back(std::move(*e));
     } else if (a.key == AttrKey::perm && at_word("inv")) {
@@ -794,8 +817,13 @@ class Parser : text::TokenParser {
       TSO_RETURN_IF_ERROR(expect("[", "'[' opening the list"));
       while (!at("]")) {
         if (!a.exprs.empty()) TSO_RETURN_IF_ERROR(expect(",", "',' or ']'"));
+        Token entry = tok_;
         Expected<ShapeExpr> e = expr(in);
         if (!e) return e.error();
+        // The source binds a parameter from a whole entry; inside an
+        // expression it could only be solved for.
+        if (source && e->kind != ShapeExpr::Kind::kParam && mentions_param(*e))
+          return error_at(entry, "a parameter in the source must be the whole value or list entry");
         a.exprs.push_back(std::move(*e));
       }
       TSO_RETURN_IF_ERROR(advance());
@@ -924,7 +952,7 @@ class Parser : text::TokenParser {
       bool declared = std::any_of(r->params.begin(), r->params.end(),
                                   [&](const RuleParam& p) { return p.name == name; });
       AttrValue d;
-      if (!declared && !default_value(u->key, &d))
+      if (!declared && (u->entry || !default_value(u->key, &d)))
         return error_at(u->tok,
                         "?" + n + " needs an example value: declare 'param ?" + n + " = VALUE'");
     }

@@ -24,6 +24,13 @@ ShapeExpr ShapeExpr::dim(std::string var, int64_t axis) {
   return e;
 }
 
+ShapeExpr ShapeExpr::param(std::string name) {
+  ShapeExpr e;
+  e.kind = Kind::kParam;
+  e.var = std::move(name);
+  return e;
+}
+
 ShapeExpr ShapeExpr::binary(Kind kind, ShapeExpr a, ShapeExpr b) {
   ShapeExpr e;
   e.kind = kind;
@@ -59,6 +66,9 @@ std::string expr_text(const ShapeExpr& e, int min_prec) {
       break;
     case Kind::kDim:
       s = "dim(" + e.var + "," + std::to_string(e.value) + ")";
+      break;
+    case Kind::kParam:
+      s = "?" + e.var;
       break;
     case Kind::kAdd:
     case Kind::kSub:
@@ -279,6 +289,7 @@ std::string print_rule(const Rule& rule) {
       break;
   }
   out += "\n";
+  if (rule.one_way) out += "  oneway\n";
   for (const RuleVar& v : rule.inputs) out += "  input " + v.name + ": " + to_string(v.type) + "\n";
   for (const RuleParam& p : rule.params)
     out += "  param ?" + p.name + " = " + print_attr_value(p.example) + "\n";
@@ -335,6 +346,12 @@ Expected<int64_t> eval(const ShapeExpr& e, const Env& env) {
       if (axis < 0 || axis >= t->shape.rank())
         return Error{to_string(e) + ": axis out of range for " + e.var + ": " + to_string(*t)};
       return t->shape[static_cast<int>(axis)];
+    }
+    case Kind::kParam: {
+      const AttrValue* v = env.param(e.var);
+      const int64_t* x = v ? std::get_if<int64_t>(v) : nullptr;
+      if (!x) return Error{"parameter ?" + e.var + " has no integer value"};
+      return *x;
     }
     default:
       break;

@@ -28,18 +28,21 @@
 
 namespace tso {
 
-// An integer expression over the extents of the rule's variables. `/` is
-// exact division: where the quotient is not an integer the expression has no
+// An integer expression over the extents of the rule's variables and its
+// integer parameters (`?t`: an entry of a list attribute such as a pad's
+// `pads`, bound where the source names it as a whole entry). `/` is exact
+// division: where the quotient is not an integer the expression has no
 // value, so a rule that needs `dim(x,2) / 2` applies only at even extents.
 struct ShapeExpr {
-  enum class Kind : uint8_t { kLit, kDim, kAdd, kSub, kMul, kDiv };
+  enum class Kind : uint8_t { kLit, kDim, kAdd, kSub, kMul, kDiv, kParam };
   Kind kind = Kind::kLit;
   int64_t value = 0;            // kLit: the literal; kDim: the axis (negative counts from the end)
-  std::string var;              // kDim: the variable
+  std::string var;              // kDim: the variable; kParam: the parameter, without the '?'
   std::vector<ShapeExpr> args;  // kAdd, kSub, kMul, kDiv: the two operands
 
   static ShapeExpr lit(int64_t v);
   static ShapeExpr dim(std::string var, int64_t axis);
+  static ShapeExpr param(std::string name);
   static ShapeExpr binary(Kind kind, ShapeExpr a, ShapeExpr b);
   friend bool operator==(const ShapeExpr&, const ShapeExpr&) = default;
 };
@@ -181,6 +184,11 @@ struct Rule {
   std::string name;
   RuleOrigin origin;
   RuleStatus status;
+  // `oneway`: the optimizer applies the rule forward only, never its
+  // reverse (optimizer/reverse_rule.h): a fold whose reverse only adds an
+  // operator, which the search would take for a gain wherever two noisy
+  // measurements favour it.
+  bool one_way = false;
   std::vector<RuleVar> inputs;
   std::vector<RuleParam> params;
   std::vector<Condition> where;

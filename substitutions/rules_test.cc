@@ -131,6 +131,73 @@ TEST(Rules, ParamsAndIdentityTargets) {
   EXPECT_EQ(g->type(g->outputs()[0].ref).shape, (Shape{1, 4, 3, 3}));
 }
 
+// Integer parameters inside lists: a pad's pads bound entry by entry in the
+// source and reused in the conv's explicit padding; printed canonically,
+// round-tripped, and evaluated at other values when instantiated.
+constexpr const char* kPadFold = R"(# tso rules v1
+rule fold {
+  origin handwritten
+  status unverified
+  oneway
+  input x: f32[1,2,6,6]
+  input w: f32[3,2,3,3]
+  param ?t = 1
+  param ?l = 0
+  param ?b = 2
+  param ?r = 1
+  source {
+    %0 = pad(x, pads=[0,0,?t,?l,0,0,?b,?r])
+    %1 = conv2d(%0, w)
+    output %1
+  }
+  target {
+    %0 = conv2d(x, w, pad=[?t, ?l, ?b, ?r + 0])
+    output %0
+  }
+}
+)";
+
+TEST(Rules, IntegerParametersBindListEntries) {
+  RuleSet set = parse_ok(kPadFold);
+  ASSERT_EQ(set.rules.size(), 1u);
+  const Rule& r = set.rules[0];
+  EXPECT_TRUE(r.one_way);
+  ASSERT_EQ(r.params.size(), 4u);
+  EXPECT_EQ(r.params[3].example, AttrValue{int64_t{1}});
+  const PatternAttr& pads = r.source.nodes[0].attrs[0];
+  ASSERT_EQ(pads.form, PatternAttr::Form::kExprList);
+  EXPECT_EQ(pads.exprs[2], ShapeExpr::param("t"));
+  const std::string text = print_rules(set);
+  EXPECT_NE(text.find("  status unverified\n  oneway\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("pads=[0, 0, ?t, ?l, 0, 0, ?b, ?r]"), std::string::npos) << text;
+  EXPECT_NE(text.find("pad=[?t, ?l, ?b, ?r + 0]"), std::string::npos) << text;
+  EXPECT_EQ(parse_ok(text), set);
+  RuleBindings b;
+  b.params = {{"t", int64_t{2}}, {"l", int64_t{2}}, {"b", int64_t{0}}, {"r", int64_t{3}}};
+  for (RuleSideKind side : {RuleSideKind::kSource, RuleSideKind::kTarget}) {
+    Expected<Graph> g = instantiate(r, side, b);
+    ASSERT_TRUE(g.ok()) << g.error().message;
+    EXPECT_EQ(g->type(g->outputs()[0].ref).shape, (Shape{1, 3, 6, 9}));
+  }
+}
+
+// The source binds a parameter from a whole entry only; an entry parameter
+// needs a declared example.
+TEST(Rules, IntegerParametersAreBoundWholeAndDeclared) {
+  std::string sum(kPadFold);
+  sum.replace(sum.find("?b,?r]"), 6, "?b,?r+1]");
+  const std::string entry = parse_error(sum);
+  EXPECT_EQ(entry.substr(0, 14), "test.rules:13:") << entry;
+  EXPECT_NE(entry.find("a parameter in the source must be the whole value or list entry"),
+            std::string::npos)
+      << entry;
+  std::string undeclared(kPadFold);
+  const std::string decl = "  param ?r = 1\n";
+  undeclared.erase(undeclared.find(decl), decl.size());
+  EXPECT_NE(parse_error(undeclared).find("?r needs an example value"), std::string::npos)
+      << parse_error(undeclared);
+}
+
 TEST(Rules, BadFilesNameTheLineAndColumn) {
   std::string head =
       "# tso rules v1\nrule r {\n  origin handwritten\n  status unverified\n"

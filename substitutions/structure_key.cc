@@ -81,6 +81,7 @@ class KeyWriter {
       for (size_t v = 0; v < rule_.inputs.size(); ++v)
         if (rule_.inputs[v].name == e.var)
           out_ += ":v" + std::to_string(var_id(static_cast<int>(v)));
+    if (e.kind == ShapeExpr::Kind::kParam) out_ += ":?" + std::to_string(param_id(e.var));
     for (const ShapeExpr& a : e.args) expr(a);
     out_ += '}';
   }

@@ -18,6 +18,8 @@ std::string expr_template(const ShapeExpr& e, std::vector<std::string>* vars) {
     case ShapeExpr::Kind::kDim:
       vars->push_back(e.var);
       return "dim(#," + std::to_string(e.value) + ")";
+    case ShapeExpr::Kind::kParam:  // named: renaming such parameters is not an isomorphism here
+      return "?" + e.var;
     default:
       return "(" + std::to_string(static_cast<int>(e.kind)) + " " + expr_template(e.args[0], vars) +
              " " + expr_template(e.args[1], vars) + ")";

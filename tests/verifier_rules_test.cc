@@ -149,6 +149,25 @@ TEST(VerifierRules, ActivationsFuseAndScalesFoldExactlyWhereTheyHold) {
   }
 }
 
+// Pads folded into the window operator they feed (specs/62_pad.smt2): proved
+// for a strided depthwise conv, a biased conv with relu, an average pool that
+// then counts the padding, a max pool padded with minus infinity (integer
+// parameters for the pads, or literals); refuted for the close variants: a
+// pad of ones before a conv, an average pool still excluding the padding, a
+// max pool over zero padding, the spatial axes' pads swapped.
+TEST(VerifierRules, PadsFoldIntoWindowOperatorsExactlyWhereTheyHold) {
+  RuleSet set = load("verifier/testdata/pad.rules");
+  ASSERT_EQ(set.rules.size(), 8u);
+  std::vector<verifier::RuleOutcome> out = verify(set.rules);
+  ASSERT_EQ(out.size(), set.rules.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    const std::string& name = set.rules[i].name;
+    RuleStatus::Kind want =
+        name.starts_with("false_") ? RuleStatus::Kind::kRefuted : RuleStatus::Kind::kVerified;
+    EXPECT_EQ(out[i].status.kind, want) << name << ": " << out[i].status.detail;
+  }
+}
+
 // The committed rule files that carry verifier statuses, one test each.
 std::vector<std::string> files_with_statuses() {
   std::vector<std::string> files;

@@ -1,6 +1,7 @@
 #include "verifier/term_graph.h"
 
 #include <cstdlib>
+#include <limits>
 
 namespace tso::verifier {
 
@@ -23,8 +24,14 @@ void flatten_seq(const z3::expr& e, std::vector<z3::expr>* out) {
   }
 }
 
+// A real numeral, or an infinity as attributes encode one: 1/0 or -1/0
+// (specs/op_functions.cc).
 Expected<double> decode_real(const z3::expr& e) {
   z3::expr s = e.simplify();
+  int64_t sign = 0, zero = 1;
+  if (s.is_app() && s.decl().decl_kind() == Z3_OP_DIV && s.arg(0).is_numeral_i64(sign) &&
+      s.arg(1).is_numeral_i64(zero) && zero == 0 && (sign == 1 || sign == -1))
+    return sign * std::numeric_limits<double>::infinity();
   if (!s.is_numeral()) return Error{"expected a real numeral, got " + show(s)};
   int64_t num, den;
   if (s.is_numeral_i64(num)) return static_cast<double>(num);

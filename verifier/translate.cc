@@ -82,6 +82,12 @@ Expected<SymInt> Translator::shape_expr(const ShapeExpr& e) {
       if (axis < 0 || axis >= rank) return fail("dim(" + e.var + ") axis out of range");
       return SymInt{it->second.dims[axis], it->second.example.shape[int(axis)]};
     }
+    case ShapeExpr::Kind::kParam: {
+      AttrValue ex;
+      Expected<expr> c = param(e.var, AttrType::Int, &ex);
+      if (!c) return c.error();
+      return SymInt{*c, std::get<int64_t>(ex)};
+    }
     default:
       break;
   }
@@ -346,6 +352,16 @@ Expected<std::vector<std::vector<expr>>> Translator::shapes(Op op, const Attrs& 
         out.push_back(
             window(x[2 + d], k[d], s[d], ints(AttrKey::pad), d, ints(AttrKey::ceil_mode)[0]));
         hyp(out.back() >= 1);
+      }
+      return std::vector<std::vector<expr>>{out};
+    }
+    case Op::Pad: {
+      const std::vector<expr> p = ints(AttrKey::pads);
+      if (p.size() != 2 * x.size()) return fail("pad: pads must have two entries per axis");
+      std::vector<expr> out;
+      for (size_t i = 0; i < x.size(); ++i) {
+        hyp(p[i] >= 0 && p[i + x.size()] >= 0);
+        out.push_back(x[i] + p[i] + p[i + x.size()]);
       }
       return std::vector<std::vector<expr>>{out};
     }
