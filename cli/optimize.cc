@@ -158,7 +158,8 @@ int run_optimize(const OptimizeFlags& f) {
                     ? ("; wrote the input graph: " + opt::kept_input_reason(speed)).c_str()
                     : "");
   else
-    std::printf("measured        not run (%s)\n", speed.note.c_str());
+    std::printf("measured        not run (%s)%s\n", speed.note.c_str(),
+                speed.kept_input ? "; wrote the input graph" : "");
   for (const opt::RuleCount& c : opt::count_rules(sr.applied))
     std::printf("rule            %s x%d\n", c.rule.c_str(), c.count);
   return kExitOk;

@@ -178,8 +178,11 @@ opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,
                             const opt::OptimizeResult& r,
                             const std::function<void(const std::string&)>& progress) {
   opt::SpeedCheck s;
+  // Nothing to time, and nothing gained by writing the graph back: the
+  // user's file is written (cli/optimize.cc), as when the input is kept.
   if (r.search.applied.empty() && r.fold.folded == 0) {
     s.note = "the graph is unchanged";
+    s.kept_input = true;
     return s;
   }
   if (target.runtime == TargetRuntime::kNone) {
