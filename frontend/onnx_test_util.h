@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <random>
 #include <string>
 
 #include "onnx/onnx_pb.h"
@@ -17,6 +18,29 @@ inline void declare(onnx::ValueInfoProto* v, const std::string& name, int32_t el
   auto* t = v->mutable_type()->mutable_tensor_type();
   t->set_elem_type(elem);
   for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+// A node of `type` named after its one output `out`, reading `in`.
+inline onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& type,
+                                 std::initializer_list<const char*> in, const std::string& out) {
+  auto* n = g->add_node();
+  n->set_name(out);
+  n->set_op_type(type);
+  for (const char* i : in) n->add_input(i);
+  n->add_output(out);
+  return n;
+}
+
+// An f32 initializer of shape `dims` with values uniform in [-0.5, 0.5).
+inline void add_random_floats(onnx::GraphProto* g, const std::string& name,
+                              std::initializer_list<int64_t> dims, std::mt19937_64& rng) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  int64_t n = 1;
+  for (int64_t d : dims) t->add_dims(d), n *= d;
+  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+  for (int64_t k = 0; k < n; ++k) t->add_float_data(u(rng));
 }
 
 }  // namespace tso::testing

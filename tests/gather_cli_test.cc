@@ -30,28 +30,8 @@ namespace fs = std::filesystem;
 
 constexpr int64_t kBatch = 2, kSeq = 8, kVocab = 30, kHidden = 16, kClasses = 4;
 
+using testing::add_node;
 using testing::declare;
-
-onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& type,
-                          std::initializer_list<const char*> in, const std::string& out) {
-  auto* n = g->add_node();
-  n->set_name(out);
-  n->set_op_type(type);
-  for (const char* i : in) n->add_input(i);
-  n->add_output(out);
-  return n;
-}
-
-void floats(onnx::GraphProto* g, const std::string& name, std::initializer_list<int64_t> dims,
-            std::mt19937_64& rng) {
-  auto* t = g->add_initializer();
-  t->set_name(name);
-  t->set_data_type(onnx::TensorProto::FLOAT);
-  int64_t n = 1;
-  for (int64_t d : dims) t->add_dims(d), n *= d;
-  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
-  for (int64_t k = 0; k < n; ++k) t->add_float_data(u(rng));
-}
 
 // ids: i64[2,8] -> Gather(table) -> MatMul(w1) -> Relu = act; mask: i64[2,8]
 // -> Unsqueeze -> Expand to act's shape -> Cast to f32; y = MatMul(act[:,
@@ -66,9 +46,9 @@ fs::path write_model(const fs::path& dir, int64_t first) {
   declare(g->add_input(), "mask", onnx::TensorProto::INT64, {kBatch, kSeq});
   declare(g->add_output(), "y", onnx::TensorProto::FLOAT, {kBatch, kClasses});
   std::mt19937_64 rng(11);
-  floats(g, "table", {kVocab, kHidden}, rng);
-  floats(g, "w1", {kHidden, kHidden}, rng);
-  floats(g, "w2", {kHidden, kClasses}, rng);
+  testing::add_random_floats(g, "table", {kVocab, kHidden}, rng);
+  testing::add_random_floats(g, "w1", {kHidden, kHidden}, rng);
+  testing::add_random_floats(g, "w2", {kHidden, kClasses}, rng);
   auto* index = g->add_initializer();
   index->set_name("first");
   index->set_data_type(onnx::TensorProto::INT64);

@@ -32,17 +32,8 @@ namespace fs = std::filesystem;
 constexpr int64_t kC = 4, kH = 9, kW = 9;
 constexpr int kOutputs = 4;
 
+using testing::add_node;
 using testing::declare;
-
-onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& type,
-                          std::initializer_list<const char*> in, const std::string& out) {
-  auto* n = g->add_node();
-  n->set_name(out);
-  n->set_op_type(type);
-  for (const char* i : in) n->add_input(i);
-  n->add_output(out);
-  return n;
-}
 
 void ints_attr(onnx::NodeProto* n, const char* name, std::initializer_list<int64_t> v) {
   onnx::AttributeProto* a = n->add_attribute();
@@ -73,17 +64,6 @@ void scalar(onnx::GraphProto* g, const std::string& name, float v) {
   t->add_float_data(v);
 }
 
-void weights(onnx::GraphProto* g, const std::string& name, std::initializer_list<int64_t> dims,
-             std::mt19937_64& rng) {
-  auto* t = g->add_initializer();
-  t->set_name(name);
-  t->set_data_type(onnx::TensorProto::FLOAT);
-  int64_t n = 1;
-  for (int64_t d : dims) t->add_dims(d), n *= d;
-  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
-  for (int64_t k = 0; k < n; ++k) t->add_float_data(u(rng));
-}
-
 // x: f32[1,4,9,9], relu'd like NASNet's branches (and so that the -inf
 // padding matters, negative too: the relu is on one branch only).
 //   y0 = Conv(Pad(relu(x), [0,0,2,2,0,0,2,2]), w, stride 2, group 4): depthwise 5x5
@@ -102,8 +82,8 @@ fs::path write_model(const fs::path& dir) {
   declare(g->add_output(), "y2", onnx::TensorProto::FLOAT, {1, kC, 5, 4});
   declare(g->add_output(), "y3", onnx::TensorProto::FLOAT, {1, 2, kH, kW});
   std::mt19937_64 rng(5);
-  weights(g, "w", {kC, 1, 5, 5}, rng);
-  weights(g, "w3", {2, kC, 3, 3}, rng);
+  testing::add_random_floats(g, "w", {kC, 1, 5, 5}, rng);
+  testing::add_random_floats(g, "w3", {2, kC, 3, 3}, rng);
   pads(g, "pads2", {0, 0, 2, 2, 0, 0, 2, 2});
   pads(g, "pads1", {0, 0, 1, 1, 0, 0, 1, 1});
   pads(g, "pads_tb", {0, 0, 1, 0, 0, 0, 1, 1});

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <random>
 #include <sstream>
@@ -113,21 +114,28 @@ TEST(VerifierRules, FalseRulesAreNeverProved) {
   EXPECT_GE(refuted, 6);
 }
 
+// Verifies the `count` rules of `file`: those `holds` names must be
+// verified, the others (close false variants) refuted.
+void expect_verified_exactly(const std::string& file, size_t count,
+                             const std::function<bool(const std::string&)>& holds) {
+  RuleSet set = load(file);
+  ASSERT_EQ(set.rules.size(), count);
+  std::vector<verifier::RuleOutcome> out = verify(set.rules);
+  ASSERT_EQ(out.size(), set.rules.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    const std::string& name = set.rules[i].name;
+    RuleStatus::Kind want = holds(name) ? RuleStatus::Kind::kVerified : RuleStatus::Kind::kRefuted;
+    EXPECT_EQ(out[i].status.kind, want) << name << ": " << out[i].status.detail;
+  }
+}
+
 // Merges of convolutions into a grouped one (specs/32_conv_groups.smt2):
 // proved where both parts have the same output channels per group (two
 // inputs, grouped parts, depthwise), refuted for the close variants without
 // that condition or with unequal group widths.
 TEST(VerifierRules, GroupedMergesHoldExactlyForEqualGroupWidths) {
-  RuleSet set = load("verifier/testdata/grouped.rules");
-  ASSERT_EQ(set.rules.size(), 9u);
-  std::vector<verifier::RuleOutcome> out = verify(set.rules);
-  ASSERT_EQ(out.size(), set.rules.size());
-  for (size_t i = 0; i < out.size(); ++i) {
-    const std::string& name = set.rules[i].name;
-    RuleStatus::Kind want =
-        name.starts_with("merge_") ? RuleStatus::Kind::kVerified : RuleStatus::Kind::kRefuted;
-    EXPECT_EQ(out[i].status.kind, want) << name << ": " << out[i].status.detail;
-  }
+  expect_verified_exactly("verifier/testdata/grouped.rules", 9,
+                          [](const std::string& name) { return name.starts_with("merge_"); });
 }
 
 // Fused activations and folded scales (issue 16 point 3): clip with
@@ -137,16 +145,8 @@ TEST(VerifierRules, GroupedMergesHoldExactlyForEqualGroupWidths) {
 // (other clip bounds, another activation, a scale not inverted, the bias
 // left unscaled).
 TEST(VerifierRules, ActivationsFuseAndScalesFoldExactlyWhereTheyHold) {
-  RuleSet set = load("verifier/testdata/act_scale.rules");
-  ASSERT_EQ(set.rules.size(), 9u);
-  std::vector<verifier::RuleOutcome> out = verify(set.rules);
-  ASSERT_EQ(out.size(), set.rules.size());
-  for (size_t i = 0; i < out.size(); ++i) {
-    const std::string& name = set.rules[i].name;
-    RuleStatus::Kind want =
-        name.starts_with("false_") ? RuleStatus::Kind::kRefuted : RuleStatus::Kind::kVerified;
-    EXPECT_EQ(out[i].status.kind, want) << name << ": " << out[i].status.detail;
-  }
+  expect_verified_exactly("verifier/testdata/act_scale.rules", 9,
+                          [](const std::string& name) { return !name.starts_with("false_"); });
 }
 
 // Pads folded into the window operator they feed (specs/62_pad.smt2): proved
@@ -156,16 +156,8 @@ TEST(VerifierRules, ActivationsFuseAndScalesFoldExactlyWhereTheyHold) {
 // pad of ones before a conv, an average pool still excluding the padding, a
 // max pool over zero padding, the spatial axes' pads swapped.
 TEST(VerifierRules, PadsFoldIntoWindowOperatorsExactlyWhereTheyHold) {
-  RuleSet set = load("verifier/testdata/pad.rules");
-  ASSERT_EQ(set.rules.size(), 8u);
-  std::vector<verifier::RuleOutcome> out = verify(set.rules);
-  ASSERT_EQ(out.size(), set.rules.size());
-  for (size_t i = 0; i < out.size(); ++i) {
-    const std::string& name = set.rules[i].name;
-    RuleStatus::Kind want =
-        name.starts_with("false_") ? RuleStatus::Kind::kRefuted : RuleStatus::Kind::kVerified;
-    EXPECT_EQ(out[i].status.kind, want) << name << ": " << out[i].status.detail;
-  }
+  expect_verified_exactly("verifier/testdata/pad.rules", 8,
+                          [](const std::string& name) { return !name.starts_with("false_"); });
 }
 
 // The committed rule files that carry verifier statuses, one test each.
