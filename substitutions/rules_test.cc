@@ -196,6 +196,15 @@ TEST(Rules, IntegerParametersAreBoundWholeAndDeclared) {
   undeclared.erase(undeclared.find(decl), decl.size());
   EXPECT_NE(parse_error(undeclared).find("?r needs an example value"), std::string::npos)
       << parse_error(undeclared);
+  std::string listed(kPadFold);
+  listed.replace(listed.find("param ?r = 1"), 12, "param ?r = [1,1]");
+  const std::string list_example = parse_error(listed);
+  EXPECT_EQ(list_example.substr(0, 14), "test.rules:11:") << list_example;
+  EXPECT_NE(list_example.find("parameter ?r: "), std::string::npos) << list_example;
+  std::string twice(kPadFold);
+  twice.replace(twice.find("  oneway\n"), 9, "  oneway\n  oneway\n");
+  EXPECT_NE(parse_error(twice).find("test.rules:6:3: duplicate oneway"), std::string::npos)
+      << parse_error(twice);
 }
 
 TEST(Rules, BadFilesNameTheLineAndColumn) {

@@ -186,6 +186,21 @@ TEST_F(OptimizeCli, UnverifiedRulesAreNotAppliedWithoutTheFlag) {
   expect_in(read_file(path("fused.tso")), "act=relu");
 }
 
+// A search that changes nothing writes the user's file byte for byte (here
+// with blank lines the printer would not write), not the graph exported
+// again, and says so.
+TEST_F(OptimizeCli, AnUnchangedGraphWritesTheUsersFile) {
+  const std::string model = path("spaced.tso"), hw = path("unverified.rules");
+  write_file(model, std::string("\n\n") + kConvRelu + "\n\n");
+  write_file(hw, kUnverifiedFusion);
+  RunResult r = run({model, "-o", path("out.tso"), "--rules", hw, "-q", "--device", kH100,
+                     "--report", path("r.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_in(r.out, "measured        not run (the graph is unchanged); wrote the input graph");
+  expect_in(read_file(path("r.json")), "\"written\": \"input\"");
+  EXPECT_TRUE(read_file(path("out.tso")) == read_file(model));
+}
+
 TEST_F(OptimizeCli, RefutedRulesInANamedFileAreRefusedAloud) {
   std::string text = kUnverifiedFusion;
   text.replace(text.find("status unverified"), 17, "status refuted model=\"x=0\"");

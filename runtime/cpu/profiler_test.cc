@@ -64,6 +64,33 @@ TEST(CpuProfiler, TimesAConvolution) {
   EXPECT_EQ(e->samples, 5);
 }
 
+// Data movement on a rank-4 tensor is timed in the layout convolutions write:
+// a channel split, a view of a row-major tensor, copies its halves out of an
+// NHWC one, and costs that copy. A reshape stays a view.
+TEST(CpuProfiler, AChannelSplitIsTimedAsTheCopyItIsAfterAConvolution) {
+  const Graph g = parse(R"(graph g {
+  input x: f32[1,32,16,16]
+  %a, %b = split(x, axis=1, sizes=[16,16])
+  %r = reshape(x, shape=[1,32,256])
+  output a = %a
+  output b = %b
+  output r = %r
+})");
+  ProfileOptions o;
+  o.iters = 3;
+  o.threads = 1;
+  const int split = find_op(g, Op::Split);
+  Expected<rt::CostEntry> e = profile_node(g.node(split), arg_types(g, split), o);
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  EXPECT_NE(e->kernel.find("split"), std::string::npos) << e->kernel;
+  EXPECT_GT(e->median_ms, 0);
+  const int reshape = find_op(g, Op::Reshape);
+  Expected<rt::CostEntry> v = profile_node(g.node(reshape), arg_types(g, reshape), o);
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  EXPECT_EQ(v->kernel, "view");
+  EXPECT_EQ(v->median_ms, 0);
+}
+
 // Past its time budget a plan is timed no more than 3 times: a batch-16
 // convolution of seconds costs seconds to measure, not minutes.
 TEST(CpuProfiler, ABudgetStopsTimingAfterThreeRuns) {
