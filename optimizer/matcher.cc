@@ -9,33 +9,18 @@ namespace tso::opt {
 Expected<int64_t> eval_shape_expr(const ShapeExpr& e, const Rule& rule,
                                   std::span<const TensorType> var_types,
                                   std::span<const AttrValue> params) {
-  using K = ShapeExpr::Kind;
-  if (e.kind == K::kLit) return e.value;
-  if (e.kind == K::kParam) {
-    for (size_t p = 0; p < rule.params.size(); ++p) {
-      if (rule.params[p].name != e.var) continue;
-      const int64_t* v = p < params.size() ? std::get_if<int64_t>(&params[p]) : nullptr;
-      if (!v) return Error{"?" + e.var + " has no integer value"};
-      return *v;
-    }
-    return Error{"unknown parameter ?" + e.var};
-  }
-  if (e.kind == K::kDim) {
-    for (size_t v = 0; v < rule.inputs.size(); ++v) {
-      if (rule.inputs[v].name != e.var) continue;
-      const Shape& s = var_types[v].shape;
-      int64_t axis = e.value < 0 ? e.value + s.rank() : e.value;
-      if (axis < 0 || axis >= s.rank())
-        return Error{to_string(e) + ": axis out of range for " + e.var + ": " + to_string(s)};
-      return s[static_cast<int>(axis)];
-    }
-    return Error{"unknown variable " + e.var + " in " + to_string(e)};
-  }
-  Expected<int64_t> a = eval_shape_expr(e.args[0], rule, var_types, params);
-  if (!a) return a;
-  Expected<int64_t> b = eval_shape_expr(e.args[1], rule, var_types, params);
-  if (!b) return b;
-  return apply_binary(e, *a, *b);
+  return eval_shape_expr(
+      e,
+      [&](const std::string& var) -> const TensorType* {
+        for (size_t v = 0; v < rule.inputs.size(); ++v)
+          if (rule.inputs[v].name == var) return &var_types[v];
+        return nullptr;
+      },
+      [&](const std::string& name) -> const AttrValue* {
+        for (size_t p = 0; p < rule.params.size() && p < params.size(); ++p)
+          if (rule.params[p].name == name) return &params[p];
+        return nullptr;
+      });
 }
 
 Expected<AttrValue> pattern_attr_value(const PatternAttr& a, const Rule& rule,

@@ -336,31 +336,9 @@ struct Env {
 };
 
 Expected<int64_t> eval(const ShapeExpr& e, const Env& env) {
-  switch (e.kind) {
-    case Kind::kLit:
-      return e.value;
-    case Kind::kDim: {
-      const TensorType* t = env.type_of(e.var);
-      if (!t) return Error{"unknown variable " + e.var + " in " + to_string(e)};
-      int64_t axis = e.value < 0 ? e.value + t->shape.rank() : e.value;
-      if (axis < 0 || axis >= t->shape.rank())
-        return Error{to_string(e) + ": axis out of range for " + e.var + ": " + to_string(*t)};
-      return t->shape[static_cast<int>(axis)];
-    }
-    case Kind::kParam: {
-      const AttrValue* v = env.param(e.var);
-      const int64_t* x = v ? std::get_if<int64_t>(v) : nullptr;
-      if (!x) return Error{"parameter ?" + e.var + " has no integer value"};
-      return *x;
-    }
-    default:
-      break;
-  }
-  Expected<int64_t> a = eval(e.args[0], env);
-  if (!a) return a;
-  Expected<int64_t> b = eval(e.args[1], env);
-  if (!b) return b;
-  return apply_binary(e, *a, *b);
+  return eval_shape_expr(
+      e, [&](const std::string& var) { return env.type_of(var); },
+      [&](const std::string& name) { return env.param(name); });
 }
 
 Expected<AttrValue> attr_value(const PatternAttr& a, const Env& env) {

@@ -54,6 +54,39 @@ std::string to_string(const ShapeExpr& e);
 // operands' values; an error on overflow, division by zero or a remainder.
 Expected<int64_t> apply_binary(const ShapeExpr& e, int64_t a, int64_t b);
 
+// The value of `e`: `type_of(var)` gives the type a variable is bound to and
+// `param_of(name)` the value of a parameter (each a pointer, null when it has
+// none). The one evaluator of instantiation and of the optimizer's matcher.
+template <class TypeOf, class ParamOf>
+Expected<int64_t> eval_shape_expr(const ShapeExpr& e, const TypeOf& type_of,
+                                  const ParamOf& param_of) {
+  switch (e.kind) {
+    case ShapeExpr::Kind::kLit:
+      return e.value;
+    case ShapeExpr::Kind::kDim: {
+      const TensorType* t = type_of(e.var);
+      if (!t) return Error{"unknown variable " + e.var + " in " + to_string(e)};
+      const int64_t axis = e.value < 0 ? e.value + t->shape.rank() : e.value;
+      if (axis < 0 || axis >= t->shape.rank())
+        return Error{to_string(e) + ": axis out of range for " + e.var + ": " + to_string(*t)};
+      return t->shape[static_cast<int>(axis)];
+    }
+    case ShapeExpr::Kind::kParam: {
+      const AttrValue* v = param_of(e.var);
+      const int64_t* x = v ? std::get_if<int64_t>(v) : nullptr;
+      if (!x) return Error{"parameter ?" + e.var + " has no integer value"};
+      return *x;
+    }
+    default:
+      break;
+  }
+  Expected<int64_t> a = eval_shape_expr(e.args[0], type_of, param_of);
+  if (!a) return a;
+  Expected<int64_t> b = eval_shape_expr(e.args[1], type_of, param_of);
+  if (!b) return b;
+  return apply_binary(e, *a, *b);
+}
+
 // An attribute of a pattern node. Attributes a node does not mention hold
 // their default value, so two nodes with the same meaning compare equal.
 struct PatternAttr {
