@@ -43,4 +43,19 @@ inline void add_random_floats(onnx::GraphProto* g, const std::string& name,
   for (int64_t k = 0; k < n; ++k) t->add_float_data(u(rng));
 }
 
+// Attribute `name` of `n`: a list of ints, or one int.
+inline void set_ints(onnx::NodeProto* n, const char* name, std::initializer_list<int64_t> v) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v) a->add_ints(x);
+}
+
+inline void set_int(onnx::NodeProto* n, const char* name, int64_t v) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+
 }  // namespace tso::testing

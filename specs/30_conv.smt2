@@ -93,6 +93,19 @@
             (add (conv2d s p d 1 0 x1 w1) (conv2d s p d 1 0 x2 w2))))
      :pattern ((conv2d s p d 1 0 (concat 1 4 n0 n1 x1 x2) (concat 1 4 m0 m1 w1 w2))))))
 
+; The same law for one weight, as a model holds it: a convolution of stacked
+; inputs is the sum of the convolutions of each input with its slice of the
+; weight's C_in (conv-concat-channels with the weight cut by split).
+; axiom conv-concat-channels-weight-slices
+; test s=[1,1] p=[1,0,0,0,0] d=[1,1] n0=1 n1=2 x1=f32[1,1,5,5] x2=f32[1,2,5,5] w=f32[3,3,3,3]
+; test s=[2,1] p=[2,0,1,0,1] d=[1,2] n0=3 n1=2 x1=f32[2,3,6,7] x2=f32[2,2,6,7] w=f32[4,5,2,3]
+(assert (forall ((s (Seq Int)) (p (Seq Int)) (d (Seq Int)) (n0 Int) (n1 Int) (x1 T) (x2 T) (w T))
+  (! (=> (and (ok_concat 1 4 n0 n1 x1 x2) (ok_conv s p d 1 (concat 1 4 n0 n1 x1 x2) w))
+         (= (conv2d s p d 1 0 (concat 1 4 n0 n1 x1 x2) w)
+            (add (conv2d s p d 1 0 x1 (split 1 (+ n0 n1) 0 n0 w))
+                 (conv2d s p d 1 0 x2 (split 1 (+ n0 n1) n0 n1 w)))))
+     :pattern ((conv2d s p d 1 0 (concat 1 4 n0 n1 x1 x2) w)))))
+
 ; Batch: the images of a batch are convolved independently.
 ; axiom conv-concat-batch
 ; test s=[1,1] p=[1,0,0,0,0] d=[1,1] g=1 a=1 n0=1 n1=2 x1=f32[1,2,5,5] x2=f32[2,2,5,5] w=f32[3,2,3,3]

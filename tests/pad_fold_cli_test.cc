@@ -10,19 +10,15 @@
 // (the convolution pads with zeros).
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <nlohmann/json.hpp>
 #include <random>
 #include <regex>
 
 #include "frontend/onnx_test_util.h"
-#include "frontend/tensor_file.h"
 #include "onnx/onnx_pb.h"
-#include "tests/binary_run.h"
-#include "tests/frontend_test_util.h"
+#include "tests/optimized_model_test_util.h"
 
 namespace tso {
 namespace {
@@ -34,20 +30,8 @@ constexpr int kOutputs = 4;
 
 using testing::add_node;
 using testing::declare;
-
-void ints_attr(onnx::NodeProto* n, const char* name, std::initializer_list<int64_t> v) {
-  onnx::AttributeProto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t x : v) a->add_ints(x);
-}
-
-void int_attr(onnx::NodeProto* n, const char* name, int64_t v) {
-  onnx::AttributeProto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(v);
-}
+using testing::set_int;
+using testing::set_ints;
 
 void pads(onnx::GraphProto* g, const std::string& name, std::initializer_list<int64_t> v) {
   auto* t = g->add_initializer();
@@ -92,16 +76,16 @@ fs::path write_model(const fs::path& dir) {
   add_node(g, "Relu", {"x"}, "r");
   add_node(g, "Pad", {"r", "pads2"}, "p0");
   onnx::NodeProto* dw = add_node(g, "Conv", {"p0", "w"}, "y0");
-  ints_attr(dw, "strides", {2, 2});
-  int_attr(dw, "group", kC);
+  set_ints(dw, "strides", {2, 2});
+  set_int(dw, "group", kC);
   add_node(g, "Pad", {"x", "pads1", "minus_inf"}, "p1");
   onnx::NodeProto* mp = add_node(g, "MaxPool", {"p1"}, "y1");
-  ints_attr(mp, "kernel_shape", {3, 3});
-  ints_attr(mp, "strides", {2, 2});
+  set_ints(mp, "kernel_shape", {3, 3});
+  set_ints(mp, "strides", {2, 2});
   add_node(g, "Pad", {"x", "pads_tb"}, "p2");
   onnx::NodeProto* ap = add_node(g, "AveragePool", {"p2"}, "y2");
-  ints_attr(ap, "kernel_shape", {3, 3});
-  ints_attr(ap, "strides", {2, 2});
+  set_ints(ap, "kernel_shape", {3, 3});
+  set_ints(ap, "strides", {2, 2});
   add_node(g, "Pad", {"x", "pads1", "one"}, "p3");
   add_node(g, "Conv", {"p3", "w3"}, "y3");
   const fs::path p = dir / "padded.onnx";
@@ -109,86 +93,31 @@ fs::path write_model(const fs::path& dir) {
   return p;
 }
 
-void write_input(const fs::path& dir) {
-  std::mt19937_64 rng(3);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> x(kC * kH * kW);
-  for (float& v : x) v = u(rng);
-  WeightData w;
-  w.type = {DType::kF32, Shape{1, kC, kH, kW}};
-  w.bytes.resize(x.size() * sizeof(float));
-  std::memcpy(w.bytes.data(), x.data(), w.bytes.size());
-  fs::create_directories(dir);
-  ASSERT_TRUE(write_tensor_file((dir / "input_0.pb").string(), {"x", w}).ok());
-}
-
-std::vector<float> output_of(const fs::path& dir, int k) {
-  Expected<NamedTensor> t = read_tensor_file((dir / ("output_" + std::to_string(k) + ".pb")).string());
-  EXPECT_TRUE(t.ok()) << t.error().message;
-  return t ? testing::floats_of(t->value) : std::vector<float>{};
-}
-
-testing::RunResult tso(const std::vector<std::string>& args, const fs::path& scratch) {
-  return testing::run_binary(TSO_BINARY, args, scratch);
-}
-
-int applied(const nlohmann::json& report, const std::string& rule) {
-  int n = 0;
-  for (const nlohmann::json& a : report["rules_applied"])
-    if (a["rule"] == rule) n += a["count"].get<int>();
-  return n;
-}
-
 TEST(PadFoldCli, PadsFoldIntoTheirWindowOperatorsAndTheModelMatchesOnnxRuntime) {
   if (!testing::have_python_oracle()) GTEST_SKIP() << testing::kNoVenv;
   const fs::path dir = testing::temp_dir("pad_fold_cli");
   const fs::path model = write_model(dir), out = dir / "optimized.onnx";
   const fs::path report = dir / "report.json";
-  testing::RunResult r = tso({"optimize", model.string(), out.string(), "--report", report.string(),
-                              "-q", "--no-verify-speed", "--device",
-                              std::string(TSO_SOURCE_DIR) + "/optimizer/devices/h100.json"},
-                             dir);
+  testing::RunResult r = testing::run_binary(
+      TSO_BINARY,
+      {"optimize", model.string(), out.string(), "--report", report.string(), "-q",
+       "--no-verify-speed", "--device", std::string(TSO_SOURCE_DIR) + "/optimizer/devices/h100.json"},
+      dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::ifstream rin(report);
-  const nlohmann::json j = nlohmann::json::parse(rin);
-  EXPECT_EQ(applied(j, "hw_fold_pad_conv"), 1) << j["rules_applied"];
-  EXPECT_EQ(applied(j, "hw_fold_pad_maxpool"), 1) << j["rules_applied"];
-  EXPECT_EQ(applied(j, "hw_fold_pad_avgpool"), 1) << j["rules_applied"];
+  const nlohmann::json j = testing::read_json(report);
+  EXPECT_EQ(testing::times_applied(j, "hw_fold_pad_conv"), 1) << j["rules_applied"];
+  EXPECT_EQ(testing::times_applied(j, "hw_fold_pad_maxpool"), 1) << j["rules_applied"];
+  EXPECT_EQ(testing::times_applied(j, "hw_fold_pad_avgpool"), 1) << j["rules_applied"];
   EXPECT_EQ(j["check"]["performed"], true);
   EXPECT_LE(j["check"]["max_relative_error"].get<double>(), 1e-4);
 
-  testing::RunResult inspect = tso({"inspect", out.string()}, dir);
+  testing::RunResult inspect = testing::run_binary(TSO_BINARY, {"inspect", out.string()}, dir);
   ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
   EXPECT_TRUE(std::regex_search(inspect.out, std::regex(R"(\(.*\bpad 1[,)])")))
       << "only the pad of ones stays:\n" << inspect.out;
 
-  write_input(dir / "in");
-  std::string err;
-  ASSERT_EQ(testing::run_oracle(
-                {"ort", model.string(), (dir / "in").string(), (dir / "ort_input").string()}, &err),
-            0)
-      << err;
-  ASSERT_EQ(
-      testing::run_oracle(
-          {"ort", out.string(), (dir / "in").string(), (dir / "ort_optimized").string()}, &err),
-      0)
-      << err;
-  for (int k = 0; k < kOutputs; ++k) {
-    const std::vector<float> want = output_of(dir / "ort_input", k);
-    EXPECT_LE(testing::relative_error(output_of(dir / "ort_optimized", k), want), 1e-5)
-        << "output " << k;
-    for (const char* device : {"cpu", "reference"}) {
-      const fs::path got = dir / (std::string("tso_") + device);
-      if (k == 0) {
-        testing::RunResult run = tso({"run", out.string(), "--device", device, "--iters", "1",
-                                      "--inputs", (dir / "in").string(), "--outputs", got.string()},
-                                     dir);
-        ASSERT_EQ(run.exit_code, 0) << device << ": " << run.err;
-      }
-      EXPECT_LE(testing::relative_error(output_of(got, k), want), 1e-5)
-          << device << ", output " << k;
-    }
-  }
+  testing::write_random_input(dir / "in", "x", Shape{1, kC, kH, kW}, 3);
+  testing::expect_outputs_match_onnx_runtime(model, out, dir / "in", kOutputs, dir);
   fs::remove_all(dir);
 }
 

@@ -160,6 +160,16 @@ TEST(VerifierRules, PadsFoldIntoWindowOperatorsExactlyWhereTheyHold) {
                           [](const std::string& name) { return !name.starts_with("false_"); });
 }
 
+// A channel concat removed by splitting its consumer: a convolution (biased,
+// strided with explicit pads, or dilated) into one per input over its slice
+// of the weight's C_in, summed; a ceil-mode max pool into one per input.
+// Refuted for the close variants: the weight's slices swapped, a grouped
+// convolution summed like a plain one, a max pool over a spatial concat.
+TEST(VerifierRules, ConcatsSplitIntoTheirConsumersExactlyWhereTheyHold) {
+  expect_verified_exactly("verifier/testdata/concat_split.rules", 6,
+                          [](const std::string& name) { return name.starts_with("split_"); });
+}
+
 // The committed rule files that carry verifier statuses, one test each.
 std::vector<std::string> files_with_statuses() {
   std::vector<std::string> files;

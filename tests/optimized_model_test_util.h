@@ -1,0 +1,84 @@
+// What the end-to-end tests of a rewrite share: a model built in the test is
+// optimized by the binary, and the outputs of the file it writes, run by ONNX
+// Runtime (tests/onnx_oracle.py) and by tso's runtimes, are read back from
+// the tensor files the runs write (output_<k>.pb in a folder).
+#pragma once
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "frontend/tensor_file.h"
+#include "tests/binary_run.h"
+#include "tests/frontend_test_util.h"
+
+namespace tso::testing {
+
+// dir/input_0.pb: input `name` of shape `dims`, uniform in [-1, 1).
+inline void write_random_input(const std::filesystem::path& dir, const std::string& name,
+                               const Shape& dims, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(dims.numel()));
+  for (float& v : x) v = u(rng);
+  WeightData w;
+  w.type = {DType::kF32, dims};
+  w.bytes.resize(x.size() * sizeof(float));
+  std::memcpy(w.bytes.data(), x.data(), w.bytes.size());
+  std::filesystem::create_directories(dir);
+  ASSERT_TRUE(write_tensor_file((dir / "input_0.pb").string(), {name, w}).ok());
+}
+
+// Output `k` of a run that wrote its outputs to `dir`, as floats.
+inline std::vector<float> output_of(const std::filesystem::path& dir, int k) {
+  Expected<NamedTensor> t =
+      read_tensor_file((dir / ("output_" + std::to_string(k) + ".pb")).string());
+  EXPECT_TRUE(t.ok()) << t.error().message;
+  return t ? floats_of(t->value) : std::vector<float>{};
+}
+
+// How many times an optimize report (JSON) says `rule` was applied.
+inline int times_applied(const nlohmann::json& report, const std::string& rule) {
+  int n = 0;
+  for (const nlohmann::json& a : report["rules_applied"])
+    if (a["rule"] == rule) n += a["count"].get<int>();
+  return n;
+}
+
+inline nlohmann::json read_json(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return nlohmann::json::parse(in);
+}
+
+// Runs `original` and `optimized` (`outputs` outputs each) on `inputs` in ONNX
+// Runtime, and `optimized` on tso's CPU runtime and reference executor, in
+// folders under `dir`; every output of each matches ONNX Runtime's on the
+// original to a relative error of 1e-5.
+inline void expect_outputs_match_onnx_runtime(const std::filesystem::path& original,
+                                              const std::filesystem::path& optimized,
+                                              const std::filesystem::path& inputs, int outputs,
+                                              const std::filesystem::path& dir) {
+  std::string err;
+  for (const auto& [model, to] : {std::pair{original, dir / "ort_input"},
+                                  std::pair{optimized, dir / "ort_optimized"}})
+    ASSERT_EQ(run_oracle({"ort", model.string(), inputs.string(), to.string()}, &err), 0) << err;
+  for (const char* device : {"cpu", "reference"}) {
+    RunResult run = run_binary(TSO_BINARY,
+                               {"run", optimized.string(), "--device", device, "--iters", "1",
+                                "--inputs", inputs.string(), "--outputs",
+                                (dir / (std::string("tso_") + device)).string()},
+                               dir);
+    ASSERT_EQ(run.exit_code, 0) << device << ": " << run.err;
+  }
+  for (int k = 0; k < outputs; ++k) {
+    const std::vector<float> want = output_of(dir / "ort_input", k);
+    for (const char* got : {"ort_optimized", "tso_cpu", "tso_reference"})
+      EXPECT_LE(relative_error(output_of(dir / got, k), want), 1e-5) << got << ", output " << k;
+  }
+}
+
+}  // namespace tso::testing
