@@ -17,6 +17,11 @@
 namespace tso::driver {
 namespace {
 
+Expected<cpu::Comparison> swapped(Expected<cpu::Comparison> c) {
+  if (!c) return c;
+  return cpu::swapped(*c);
+}
+
 Expected<std::unique_ptr<opt::AnalyticCost>> analytic(const std::string& path) {
   Expected<opt::Device> d = opt::load_device(path);
   if (!d) return d.error();
@@ -189,33 +194,29 @@ opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,
     s.note = target.no_runtime;
     return s;
   }
-  constexpr int kRounds = 3;
   if (progress) progress("speed: timing the input and the optimized graph");
-  // kRounds rounds, and a close call's rounds more (retime_close_call).
-  const double predicted = r.cost_before > 0 ? r.cost_after / r.cost_before : 1;
-  auto timed = [predicted](const CompareRounds& compare) -> Expected<cpu::Comparison> {
-    Expected<cpu::Comparison> c = compare(kRounds);
-    if (!c) return c;
-    return retime_close_call(*c, predicted, compare);
-  };
   if (target.runtime == TargetRuntime::kCuda) {
 #ifdef TSO_HAVE_CUDA_RUNTIME
-    Expected<cpu::Comparison> c =
-        timed([&](int rounds) { return compare_on_gpu(input, r.graph, rounds); });
+    Expected<cpu::Comparison> c = compare_in_pairs([&](int rounds, bool optimized_first) {
+      return optimized_first ? swapped(compare_on_gpu(r.graph, input, rounds))
+                             : compare_on_gpu(input, r.graph, rounds);
+    });
     if (!c) {
       s.note = "the GPU runtime cannot run it: " + c.error().message;
       return s;
     }
     s = speed_figures(*c);
     s.note = "tso's GPU runtime, minimum of " + std::to_string(c->rounds) +
-             " alternating rounds of 50 replays (median of their medians)";
+             " alternating rounds of 50 replays (median of their medians) in " +
+             std::to_string(opt::kCheckPairs) + " pairs of plans";
 #endif
   } else {
     cpu::CompareOptions o;
     o.choices_file = plan_choices_path(0);
-    Expected<cpu::Comparison> c = timed([&](int rounds) {
+    Expected<cpu::Comparison> c = compare_in_pairs([&](int rounds, bool optimized_first) {
       o.rounds = rounds;
-      return cpu::compare_graphs(input, r.graph, o);
+      return optimized_first ? swapped(cpu::compare_graphs(r.graph, input, o))
+                             : cpu::compare_graphs(input, r.graph, o);
     });
     if (!c) {
       s.note = "the CPU runtime cannot run it: " + c.error().message;
@@ -223,17 +224,20 @@ opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,
     }
     s = speed_figures(*c);
     s.note = "tso's CPU runtime, minimum of " + std::to_string(c->rounds) +
-             " alternating rounds of " + std::to_string(c->runs) + " runs";
+             " alternating rounds of " + std::to_string(c->runs) + " runs in " +
+             std::to_string(opt::kCheckPairs) + " pairs of executors";
   }
   return s;
 }
 
-Expected<cpu::Comparison> retime_close_call(const cpu::Comparison& first, double predicted,
-                                            const CompareRounds& compare) {
-  if (!opt::close_call(speed_figures(first), predicted)) return first;
-  Expected<cpu::Comparison> again = compare(2 * first.rounds);
-  if (!again) return again.error();
-  return cpu::joined(first, *again);
+Expected<cpu::Comparison> compare_in_pairs(const CompareRounds& compare) {
+  cpu::Comparison all;
+  for (int k = 0; k < opt::kCheckPairs; ++k) {
+    Expected<cpu::Comparison> c = compare(opt::kCheckRounds, k % 2 == 1);
+    if (!c) return c.error();
+    all = k == 0 ? *c : cpu::joined(all, *c);
+  }
+  return all;
 }
 
 }  // namespace tso::driver

@@ -62,18 +62,15 @@ void set_weight_residency(CostTarget& target, const Graph& g);
 // graph (b), `kept_input` unless opt::optimized_wins; the note is left empty.
 opt::SpeedCheck speed_figures(const cpu::Comparison& c);
 
-// `compare(n)`: n alternating rounds of the input (a) and the optimized
-// graph (b) on a runtime.
-using CompareRounds = std::function<Expected<cpu::Comparison>(int rounds)>;
+// `compare(n, optimized_first)`: n alternating rounds of the input (a) and
+// the optimized graph (b) on a runtime, each planned afresh, the optimized
+// one first when `optimized_first`.
+using CompareRounds =
+    std::function<Expected<cpu::Comparison>(int rounds, bool optimized_first)>;
 
-// `first` joined with twice its rounds more of `compare` when it is a close
-// call (opt::close_call, with `predicted` the optimized graph's predicted
-// cost over the input's), else `first`: the check judges a close call over
-// all the rounds. A graph compared with itself wins 9% of three-round checks
-// by chance, 2% with close calls timed again (SqueezeNet, 200 trials of
-// driver/speed_check_bench).
-Expected<cpu::Comparison> retime_close_call(const cpu::Comparison& first, double predicted,
-                                            const CompareRounds& compare);
+// opt::kCheckPairs comparisons of opt::kCheckRounds rounds joined into one,
+// every other one planning the optimized graph first: the check's timing.
+Expected<cpu::Comparison> compare_in_pairs(const CompareRounds& compare);
 
 // Times `input` and `r.graph` end to end on the target's runtime,
 // alternating, and says which to write (optimized_wins); not run when nothing

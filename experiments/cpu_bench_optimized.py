@@ -152,7 +152,7 @@ def gain_summary(results):
                      f"models; target: {target}: {mark(ok)} ({worse}: {', '.join(bad) or 'none'}){tail}")
     kept = [s for s, _, o in results if "report" in o and written(o) == "input"]
     lines.append("tso optimize wrote the input graph (the optimized one was not faster by its "
-                 "minimum, its median and in every round of its own speed check) for: " + (", ".join(kept) or "none"))
+                 "minimum, its median and in four rounds in five of its own speed check) for: " + (", ".join(kept) or "none"))
     return lines
 
 

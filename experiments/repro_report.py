@@ -128,7 +128,7 @@ def taso_section(rows, records):
            "Latency in ms, minimum over the rounds (median of the rounds' medians). *input*: the "
            "model's file; *tso output*: the file `tso optimize --device cpu` wrote (its own speed "
            "check keeps the input graph unless the optimized one is faster by its minimum, its median "
-           "and in every round: *written*). "
+           "and in four rounds in five: *written*). "
            "Predicted speedup: the cost of the input over that of the search's result in tso "
            "optimize's report (per-operator costs measured on this CPU). Measured speedups divide "
            "minimums of the same run. The last two columns are published figures measured on a "

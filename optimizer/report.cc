@@ -37,13 +37,9 @@ std::array<KindGain, kNumRewriteKinds> kind_gains(const SearchResult& s, const R
 }
 
 bool optimized_wins(const SpeedCheck& s) {
+  const int need = (4 * s.rounds + 4) / 5;  // four in five, rounded up
   return s.optimized_ms < s.input_ms && s.optimized_median_ms < s.input_median_ms &&
-         s.rounds_faster == s.rounds;
-}
-
-bool close_call(const SpeedCheck& s, double predicted) {
-  const double ratio = s.optimized_ms / s.input_ms;
-  return optimized_wins(s) && (ratio > 1 - kCloseMargin || ratio < predicted - kCloseMargin);
+         s.rounds_faster >= need;
 }
 
 std::string kept_input_reason(const SpeedCheck& s) {

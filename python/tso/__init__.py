@@ -56,7 +56,7 @@ def optimize(model, *, device="", rules=(), budget=1000, time_limit=60.0, alpha=
     lookahead, lookahead_budget, input_shapes {"name": [dims]}, batch, random_weights (seed),
     check_runs, verify_speed, cost (a cost table), cost_cache, missing_costs (a directory),
     allow_unverified; quiet=False writes progress to stderr. The model returned is the input
-    where the optimized one was not faster by its minimum, its median and in every round
+    where the optimized one was not faster by its minimum, its median and in four rounds in five
     (report["speed_check"]["written"] == "input"); the report is the JSON report's data.
     """
     _check_range("alpha", alpha, 1.0, 10.0)

@@ -153,6 +153,15 @@ Comparison joined(const Comparison& x, const Comparison& y) {
   return c;
 }
 
+Comparison swapped(const Comparison& c) {
+  Comparison s = c;
+  std::swap(s.a_min_ms, s.b_min_ms);
+  std::swap(s.a_median_ms, s.b_median_ms);
+  std::swap(s.a_round_min_ms, s.b_round_min_ms);
+  std::swap(s.a_round_median_ms, s.b_round_median_ms);
+  return s;
+}
+
 std::string format_run_report(const RunReport& r) {
   const ExecutorStats& s = r.stats;
   char buf[512];

@@ -62,6 +62,9 @@ struct Comparison {
 // one comparison: minimums over both, the median of every round's median.
 Comparison joined(const Comparison& x, const Comparison& y);
 
+// `c` with the roles of its two graphs exchanged.
+Comparison swapped(const Comparison& c);
+
 // Whether a model's weights stay in the caches between its runs, measured
 // on the model itself: rounds that time it run after run (its steady state)
 // and with its constants evicted before each run (Executor::
