@@ -17,11 +17,6 @@
 namespace tso::driver {
 namespace {
 
-Expected<cpu::Comparison> swapped(Expected<cpu::Comparison> c) {
-  if (!c) return c;
-  return cpu::swapped(*c);
-}
-
 Expected<std::unique_ptr<opt::AnalyticCost>> analytic(const std::string& path) {
   Expected<opt::Device> d = opt::load_device(path);
   if (!d) return d.error();
@@ -197,10 +192,7 @@ opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,
   if (progress) progress("speed: timing the input and the optimized graph");
   if (target.runtime == TargetRuntime::kCuda) {
 #ifdef TSO_HAVE_CUDA_RUNTIME
-    Expected<cpu::Comparison> c = compare_in_pairs([&](int rounds, bool optimized_first) {
-      return optimized_first ? swapped(compare_on_gpu(r.graph, input, rounds))
-                             : compare_on_gpu(input, r.graph, rounds);
-    });
+    Expected<cpu::Comparison> c = compare_in_pairs(input, r.graph, compare_on_gpu);
     if (!c) {
       s.note = "the GPU runtime cannot run it: " + c.error().message;
       return s;
@@ -213,11 +205,11 @@ opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,
   } else {
     cpu::CompareOptions o;
     o.choices_file = plan_choices_path(0);
-    Expected<cpu::Comparison> c = compare_in_pairs([&](int rounds, bool optimized_first) {
-      o.rounds = rounds;
-      return optimized_first ? swapped(cpu::compare_graphs(r.graph, input, o))
-                             : cpu::compare_graphs(input, r.graph, o);
-    });
+    Expected<cpu::Comparison> c =
+        compare_in_pairs(input, r.graph, [&](const Graph& a, const Graph& b, int rounds) {
+          o.rounds = rounds;
+          return cpu::compare_graphs(a, b, o);
+        });
     if (!c) {
       s.note = "the CPU runtime cannot run it: " + c.error().message;
       return s;
@@ -230,12 +222,16 @@ opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,
   return s;
 }
 
-Expected<cpu::Comparison> compare_in_pairs(const CompareRounds& compare) {
+Expected<cpu::Comparison> compare_in_pairs(const Graph& input, const Graph& optimized,
+                                           const CompareRounds& compare, int rounds) {
   cpu::Comparison all;
   for (int k = 0; k < opt::kCheckPairs; ++k) {
-    Expected<cpu::Comparison> c = compare(opt::kCheckRounds, k % 2 == 1);
+    const bool optimized_first = k % 2 == 1;
+    Expected<cpu::Comparison> c = optimized_first ? compare(optimized, input, rounds)
+                                                  : compare(input, optimized, rounds);
     if (!c) return c.error();
-    all = k == 0 ? *c : cpu::joined(all, *c);
+    const cpu::Comparison pair = optimized_first ? cpu::swapped(*c) : *c;
+    all = k == 0 ? pair : cpu::joined(all, pair);
   }
   return all;
 }

@@ -62,15 +62,17 @@ void set_weight_residency(CostTarget& target, const Graph& g);
 // graph (b), `kept_input` unless opt::optimized_wins; the note is left empty.
 opt::SpeedCheck speed_figures(const cpu::Comparison& c);
 
-// `compare(n, optimized_first)`: n alternating rounds of the input (a) and
-// the optimized graph (b) on a runtime, each planned afresh, the optimized
-// one first when `optimized_first`.
+// `compare(a, b, n)`: n alternating rounds of graphs a and b on a runtime,
+// each planned afresh.
 using CompareRounds =
-    std::function<Expected<cpu::Comparison>(int rounds, bool optimized_first)>;
+    std::function<Expected<cpu::Comparison>(const Graph& a, const Graph& b, int rounds)>;
 
-// opt::kCheckPairs comparisons of opt::kCheckRounds rounds joined into one,
-// every other one planning the optimized graph first: the check's timing.
-Expected<cpu::Comparison> compare_in_pairs(const CompareRounds& compare);
+// The check's timing of `input` (a) against `optimized` (b): opt::kCheckPairs
+// comparisons of `rounds` rounds joined into one, every other one planning
+// the optimized graph first (its figures put back in b's place).
+Expected<cpu::Comparison> compare_in_pairs(const Graph& input, const Graph& optimized,
+                                           const CompareRounds& compare,
+                                           int rounds = opt::kCheckRounds);
 
 // Times `input` and `r.graph` end to end on the target's runtime,
 // alternating, and says which to write (optimized_wins); not run when nothing

@@ -66,14 +66,13 @@ int main(int argc, char** argv) {
   int min_wins = 0, both_win = 0, written = 0;
   std::vector<double> ratios;  // second / first, by the minimum
   for (int t = 0; t < trials; ++t) {
-    tso::Expected<tso::cpu::Comparison> c =
-        tso::driver::compare_in_pairs([&](int, bool second_first) {
-          o.rounds = rounds;
-          if (!second_first) return tso::cpu::compare_graphs(m->graph, other->graph, o);
-          tso::Expected<tso::cpu::Comparison> x = tso::cpu::compare_graphs(other->graph, m->graph, o);
-          if (!x) return x;
-          return tso::Expected<tso::cpu::Comparison>(tso::cpu::swapped(*x));
-        });
+    tso::Expected<tso::cpu::Comparison> c = tso::driver::compare_in_pairs(
+        m->graph, other->graph,
+        [&](const tso::Graph& a, const tso::Graph& b, int n) {
+          o.rounds = n;
+          return tso::cpu::compare_graphs(a, b, o);
+        },
+        rounds);
     if (!c) {
       std::fprintf(stderr, "speed_check_bench: %s\n", c.error().message.c_str());
       return 1;

@@ -40,14 +40,14 @@ constexpr int kCheckRounds = 3;
 // minimum, by the median of the rounds' medians, and in at least four
 // rounds of five (12 of the check's 15) by the round's minimum. One graph
 // against itself wins 12 of 15 fair rounds 1.8% of the time; timed so on
-// this host, SqueezeNet was written in 1 of 100 trials and ResNet-50 in 2 of
-// 30, while SqueezeNet's split concats (5% faster) were written in 21 of 30
-// (driver/speed_check_bench).
+// this host, SqueezeNet was written in 0 of 100 trials and ResNet-50 in 2 of
+// 30, while SqueezeNet's split concats (5% faster) were written in 23 of 30
+// (driver/speed_check_bench, driver/README.md).
 bool optimized_wins(const SpeedCheck& s);
 
 // Why the input graph was kept: "the optimized one measured slower", or
 // which figures it won ("... faster by its minimum, not by its median, in
-// 2 of 3 rounds").
+// 11 of 15 rounds").
 std::string kept_input_reason(const SpeedCheck& s);
 
 struct ReportContext {
