@@ -12,12 +12,15 @@
 
 #include "core/checker.h"
 #include "frontend/onnx.h"
+#include "frontend/onnx_test_util.h"
 #include "onnx/onnx_pb.h"
 #include "runtime/reference/executor.h"
 
 namespace tso::onnx_frontend {
 namespace {
 
+using testing::add_node;
+using testing::set_ints;
 using Ints = std::vector<int64_t>;
 using Inputs = std::vector<std::pair<std::string, Shape>>;
 
@@ -109,21 +112,6 @@ void declare(onnx::ValueInfoProto* v, const std::string& name,
   for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
 }
 
-void add_node(onnx::GraphProto* g, const std::string& name, const std::string& type,
-              std::initializer_list<const char*> in, const std::string& out) {
-  auto* n = g->add_node();
-  n->set_name(name);
-  n->set_op_type(type);
-  for (const char* i : in) n->add_input(i);
-  n->add_output(out);
-  if (type == "Transpose") {
-    auto* perm = n->add_attribute();
-    perm->set_name("perm");
-    perm->set_type(onnx::AttributeProto::INTS);
-    for (int64_t p : {0, 2, 1, 3}) perm->add_ints(p);
-  }
-}
-
 void add_ints(onnx::GraphProto* g, const std::string& name, const Ints& v) {
   auto* t = g->add_initializer();
   t->set_name(name);
@@ -158,8 +146,8 @@ onnx::ModelProto attention_like() {
   add_node(g, "split_heads", "Reshape", {"sum", "split"}, "heads");
   add_node(g, "split_w", "Reshape", {"w", "split"}, "w_heads");
   add_node(g, "add_w", "Mul", {"heads", "w_heads"}, "scaled");
-  add_node(g, "to_heads", "Transpose", {"scaled"}, "t");
-  add_node(g, "from_heads", "Transpose", {"t"}, "u");
+  set_ints(add_node(g, "to_heads", "Transpose", {"scaled"}, "t"), "perm", {0, 2, 1, 3});
+  set_ints(add_node(g, "from_heads", "Transpose", {"t"}, "u"), "perm", {0, 2, 1, 3});
   add_node(g, "merge_heads", "Reshape", {"u", "merge"}, "merged");
   add_node(g, "add_bias", "Add", {"merged", "bias"}, "out");
   return m;

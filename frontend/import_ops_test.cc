@@ -20,17 +20,8 @@
 namespace tso {
 namespace {
 
+using testing::add_node;
 using testing::declare;
-
-onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& name, const std::string& type,
-                          std::initializer_list<const char*> in, const std::string& out) {
-  auto* n = g->add_node();
-  n->set_name(name);
-  n->set_op_type(type);
-  for (const char* i : in) n->add_input(i);
-  n->add_output(out);
-  return n;
-}
 
 // p -> Where(IsNaN(p), zero, p), as PyTorch exports BERT's attention.
 onnx::ModelProto guard_model(int32_t p_type = onnx::TensorProto::FLOAT) {

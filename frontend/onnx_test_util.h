@@ -20,15 +20,22 @@ inline void declare(onnx::ValueInfoProto* v, const std::string& name, int32_t el
   for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
 }
 
-// A node of `type` named after its one output `out`, reading `in`.
-inline onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& type,
-                                 std::initializer_list<const char*> in, const std::string& out) {
+// A node `name` of `type` reading `in`, with one output `out`.
+inline onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& name,
+                                 const std::string& type, std::initializer_list<const char*> in,
+                                 const std::string& out) {
   auto* n = g->add_node();
-  n->set_name(out);
+  n->set_name(name);
   n->set_op_type(type);
   for (const char* i : in) n->add_input(i);
   n->add_output(out);
   return n;
+}
+
+// The same, named after its output.
+inline onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& type,
+                                 std::initializer_list<const char*> in, const std::string& out) {
+  return add_node(g, out, type, in, out);
 }
 
 // An f32 initializer of shape `dims` with values uniform in [-0.5, 0.5).
