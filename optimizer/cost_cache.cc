@@ -32,7 +32,7 @@ Expected<std::unique_ptr<CachedCost>> CachedCost::open(const std::string& path,
     c->table_ = std::move(*t);
     for (size_t i = 0; i < c->table_.entries.size(); ++i) {
       const rt::CostEntry& e = c->table_.entries[i];
-      c->us_[e.signature] = {e.min_ms * 1e3, true, i};
+      c->us_[e.signature] = {rt::typical_ms(e) * 1e3, true, i};
     }
     c->loaded_ = static_cast<int>(c->us_.size());
   }
@@ -61,8 +61,8 @@ double CachedCost::cost_us(const std::string& sig,
       table_.entries.push_back(*e);
       ++measured_;
       if (progress_) progress_(measured_, measuring_seconds_, sig);
-      us_[sig] = {e->min_ms * 1e3, false, table_.entries.size() - 1};
-      return e->min_ms * 1e3;
+      us_[sig] = {rt::typical_ms(*e) * 1e3, false, table_.entries.size() - 1};
+      return rt::typical_ms(*e) * 1e3;
     }
     failed_[sig] = e.error().message;
   } else if (!measure) {
@@ -84,12 +84,12 @@ void CachedCost::remeasure(const std::string& sig,
   if (!e) return;
   ++remeasured_;
   ++kept.measurements;
-  if (e->min_ms < kept.min_ms) {
+  if (rt::typical_ms(*e) < rt::typical_ms(kept)) {
     kept.min_ms = e->min_ms;
     kept.median_ms = e->median_ms;
     kept.samples = e->samples;
     kept.kernel = e->kernel;
-    c.us = e->min_ms * 1e3;
+    c.us = rt::typical_ms(*e) * 1e3;
   }
 }
 

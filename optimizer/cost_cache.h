@@ -29,7 +29,7 @@ namespace tso::opt {
 
 // Times one operator on arguments of the given types, with its weights in
 // the last-level cache when `weights_cached` (else from memory); the entry's
-// signature is op_signature(node, inputs) and min_ms its cost.
+// signature is op_signature(node, inputs) and rt::typical_ms its cost.
 using MeasureFn =
     std::function<Expected<rt::CostEntry>(const Node&, std::span<const TensorType>, bool)>;
 // Times what `n` adds to a kernel of `p.anchor` when it runs there as a
@@ -100,12 +100,12 @@ class CachedCost : public CostModel {
   std::function<void(int, double, const std::string&)> progress_;
   const CostModel* fallback_ = nullptr;
   mutable rt::CostTable table_;  // what save() writes
-  // Measures `sig` again and keeps the lesser minimum.
+  // Measures `sig` again and keeps the measurement of the lesser median.
   void remeasure(const std::string& sig,
                  const std::function<Expected<rt::CostEntry>()>& measure) const;
 
   struct Cost {
-    double us = 0;  // minimum microseconds
+    double us = 0;  // rt::typical_ms, in microseconds
     bool from_file = false;
     size_t entry = 0;  // its index in table_.entries
   };

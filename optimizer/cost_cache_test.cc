@@ -121,6 +121,34 @@ TEST_F(CostCache, PersistsAcrossInstances) {
   EXPECT_EQ(fs::last_write_time(path), before);  // nothing new, not rewritten
 }
 
+// A node costs the median of its timed runs, not its luckiest run; a second
+// measurement replaces the first when its median is the lesser, whatever
+// its minimum.
+TEST_F(CostCache, CostsTheMedianAndKeepsTheMeasurementOfTheLesserMedian) {
+  std::map<std::string, int> times;
+  MeasureFn spread = [&](const Node& n, std::span<const TensorType> in, bool cached) {
+    Expected<rt::CostEntry> e = measure()(n, in, cached);
+    if (!e) return e;
+    const bool again = times[e->signature]++ > 0;
+    const bool conv = n.op == Op::Conv2d;
+    e->min_ms = again ? 0.05 : 0.1;
+    e->median_ms = again ? (conv ? 0.4 : 0.6) : 0.5;
+    return e;
+  };
+  Expected<std::unique_ptr<CachedCost>> c =
+      CachedCost::open(path, "dev A", spread, nullptr, &fallback);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_DOUBLE_EQ(cost(**c), 500 + 500 + 500 + 1000);
+  EXPECT_EQ((*c)->confirm(graph, GraphIndex(graph)), 2);
+  // conv: median 0.4 now; relu keeps 0.5 against 0.6, its minimum 0.1 too.
+  EXPECT_DOUBLE_EQ(cost(**c), 400 + 500 + 500 + 1000);
+  ASSERT_TRUE((*c)->save().ok());
+  Expected<rt::CostTable> t = rt::read_cost_table(path);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  for (const rt::CostEntry& e : t->entries)
+    EXPECT_DOUBLE_EQ(e.min_ms, e.op == "conv2d" ? 0.05 : 0.1) << e.signature;
+}
+
 // A first measurement in a slow moment of the host is corrected by the
 // second, and a second in a slow moment does not spoil the first: the entry
 // keeps the lesser, records two measurements, and is not measured a third

@@ -109,7 +109,7 @@ TEST(MeasuredCost, ReadsTheTableAndFallsBackForMissingEntries) {
                                                  "t.json", &fallback);
   ASSERT_TRUE(m.ok()) << m.error().message;
   EXPECT_EQ(m->entries(), 1);
-  EXPECT_DOUBLE_EQ(node_cost(g, gi, *m, 5), 1.0);      // measured: 0.001 ms at least
+  EXPECT_DOUBLE_EQ(node_cost(g, gi, *m, 5), 2.0);      // measured: 0.002 ms, the median
   EXPECT_DOUBLE_EQ(node_cost(g, gi, *m, 4), 5 + 560);  // conv: from the fallback
   EXPECT_EQ(m->hits(), 1);
   EXPECT_EQ(m->misses(), 1);

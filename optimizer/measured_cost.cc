@@ -8,7 +8,7 @@ MeasuredCost::MeasuredCost(const rt::CostTable& table, const std::string& source
                            const CostModel* fallback)
     : source_(source), device_(table.device), fallback_(fallback) {
   for (const rt::CostEntry& e : table.entries) {
-    us_[e.signature] = e.min_ms * 1e3;
+    us_[e.signature] = rt::typical_ms(e) * 1e3;
     post_ops_ += is_post_op_signature(e.signature);
   }
 }

@@ -42,7 +42,7 @@ class MeasuredCost : public CostModel {
 
  private:
   std::string source_, device_;
-  std::unordered_map<std::string, double> us_;  // signature -> minimum microseconds
+  std::unordered_map<std::string, double> us_;  // signature -> rt::typical_ms, in microseconds
   const CostModel* fallback_ = nullptr;
   int post_ops_ = 0;  // entries of post-ops
   mutable int64_t hits_ = 0, misses_ = 0;
