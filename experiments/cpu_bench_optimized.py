@@ -233,8 +233,8 @@ def sections(results):
          "`tso optimize --device cpu` of each input file; both files timed on both runtimes in "
          "the same rounds. speedup = tso input / tso optimized; ORT opt/input = ORT optimized / "
          "ORT input; written: the graph tso optimize wrote after timing both in its own speed "
-         "check (input: the optimized one was not faster by its minimum, its median and in every "
-         "round).",
+         "check (input: the optimized one was not faster by its minimum, its median and in four "
+         "rounds in five).",
          GAIN_HEADER, GAIN_UNITS, g_rows, g_notes, gain_summary(results)),
         ("Predicted vs measured",
          "End-to-end latency on tso's CPU runtime. predicted: the cost of the graph in tso "
