@@ -61,8 +61,9 @@ double CachedCost::cost_us(const std::string& sig,
       table_.entries.push_back(*e);
       ++measured_;
       if (progress_) progress_(measured_, measuring_seconds_, sig);
-      us_[sig] = {rt::typical_ms(*e) * 1e3, false, table_.entries.size() - 1};
-      return rt::typical_ms(*e) * 1e3;
+      const double us = rt::typical_ms(*e) * 1e3;
+      us_[sig] = {us, false, table_.entries.size() - 1};
+      return us;
     }
     failed_[sig] = e.error().message;
   } else if (!measure) {
