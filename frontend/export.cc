@@ -165,14 +165,14 @@ Status export_onnx(const Graph& graph, const OnnxModelInfo& info, const std::str
   std::string external_bytes;
   Expected<onnx::ModelProto> m = build_model(graph, info, options, external, &external_bytes);
   if (!m) return Error{path + ": " + m.error().message};
-  std::string bytes;
-  if (!m->SerializeToString(&bytes)) return Error{path + ": the model could not be serialized"};
   // Both files are written before either is renamed: a failure changes
   // neither, and only an interruption between the two renames could pair
-  // new weights with the previous model.
+  // new weights with the previous model. The model is serialized into its
+  // file, not into a copy in memory first.
   Expected<AtomicFile> model = AtomicFile::create(path);
   if (!model) return model.error();
-  model->out() << bytes;
+  if (!m->SerializeToOstream(&model->out()))
+    return Error{path + ": the model could not be serialized or written"};
   if (!external) return model->commit();
   Expected<AtomicFile> weights = AtomicFile::create(external->path);
   if (!weights) return weights.error();

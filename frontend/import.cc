@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -28,6 +27,16 @@ namespace {
 
 using namespace onnx_frontend;
 
+// Frees a tensor's stored values (their capacity too) once the graph has
+// copied them; its name, type and dims stay.
+void release_data(onnx::TensorProto* t) {
+  std::string().swap(*t->mutable_raw_data());
+  google::protobuf::RepeatedField<float>().Swap(t->mutable_float_data());
+  google::protobuf::RepeatedField<double>().Swap(t->mutable_double_data());
+  google::protobuf::RepeatedField<int32_t>().Swap(t->mutable_int32_data());
+  google::protobuf::RepeatedField<int64_t>().Swap(t->mutable_int64_data());
+}
+
 // What an ONNX value name stands for during import.
 struct Value {
   TensorType type;
@@ -42,7 +51,9 @@ class Importer {
   Importer(const std::string& name, const std::string& base_dir, const ImportOptions& options)
       : file_(name), base_dir_(base_dir), options_(options) {}
 
-  Expected<ImportedModel> run(const onnx::ModelProto& model);
+  // Consumes the initializers' stored data: each one's bytes are freed once
+  // the graph holds them, so a model is held about once, not twice.
+  Expected<ImportedModel> run(onnx::ModelProto& model);
 
   // The NodeContext's view of the importer.
   Value* value(const std::string& name) {
@@ -65,7 +76,7 @@ class Importer {
   Status add_inputs(const onnx::GraphProto& g);
   Expected<Shape> input_shape(const onnx::ValueInfoProto& in, size_t input_count);
   Expected<std::optional<HostTensor>> reshape_shape_for_batch(const onnx::NodeProto& n);
-  Status add_initializers(const onnx::GraphProto& g);
+  Status add_initializers(onnx::GraphProto* g);
   Expected<std::vector<int>> order_nodes(const onnx::GraphProto& g);
   Status import_node(const onnx::NodeProto& n);
   bool erf_gelu_holds(const ErfGeluChain& c);
@@ -286,12 +297,13 @@ Expected<std::optional<HostTensor>> Importer::reshape_shape_for_batch(const onnx
   return std::optional(host_ints(**r));
 }
 
-Status Importer::add_initializers(const onnx::GraphProto& g) {
-  for (const auto& t : g.initializer()) {
+Status Importer::add_initializers(onnx::GraphProto* g) {
+  for (onnx::TensorProto& t : *g->mutable_initializer()) {
     if (t.name().empty()) return error("an initializer has no name");
     if (values_.count(t.name())) return error("initializer '" + t.name() + "' is defined twice");
     Expected<LoadedTensor> lt = load_tensor(t, base_dir_);
     if (!lt) return error("initializer '" + t.name() + "' " + lt.error().message);
+    release_data(&t);
     Value v;
     v.type = lt->type;
     v.data = lt->data;
@@ -615,7 +627,7 @@ Status Importer::add_outputs(const onnx::GraphProto& g) {
   return Status::Ok();
 }
 
-Expected<ImportedModel> Importer::run(const onnx::ModelProto& model) {
+Expected<ImportedModel> Importer::run(onnx::ModelProto& model) {
   model_ = &model;
   TSO_RETURN_IF_ERROR(read_envelope(model));
   const onnx::GraphProto& g = model.graph();
@@ -639,7 +651,7 @@ Expected<ImportedModel> Importer::run(const onnx::ModelProto& model) {
   if (batch_) declared_.clear();  // value_info describes the model's own batch
   Expected<std::vector<int>> order = order_nodes(g);
   if (!order) return order.error();
-  TSO_RETURN_IF_ERROR(add_initializers(g));
+  TSO_RETURN_IF_ERROR(add_initializers(model.mutable_graph()));
   result_.stats.onnx_nodes = g.node_size();
   for (ErfGeluChain& c : find_erf_gelu_chains(g, uses_)) {
     deferred_.insert(c.inner.begin(), c.inner.end());
@@ -658,6 +670,10 @@ Expected<ImportedModel> Importer::run(const onnx::ModelProto& model) {
   return std::move(result_);
 }
 
+Error not_protobuf(const std::string& display_name) {
+  return Error{display_name + ": not a valid ONNX protobuf (truncated or corrupt file?)"};
+}
+
 }  // namespace
 
 Expected<ImportedModel> import_onnx_bytes(std::string_view bytes, const std::string& display_name,
@@ -666,7 +682,7 @@ Expected<ImportedModel> import_onnx_bytes(std::string_view bytes, const std::str
   onnx::ModelProto model;
   if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
       !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    return Error{display_name + ": not a valid ONNX protobuf (truncated or corrupt file?)"};
+    return not_protobuf(display_name);
   Importer importer(display_name, base_dir, options);
   return importer.run(model);
 }
@@ -679,12 +695,18 @@ std::string onnx_library_versions() {
 }
 
 Expected<ImportedModel> import_onnx(const std::string& path, const ImportOptions& options) {
+  // Parsed from the stream, not from a copy of the file in memory: with the
+  // initializers freed as they are read, the model is held about once.
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{path + ": cannot open file"};
-  std::ostringstream buf;
-  buf << in.rdbuf();
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  onnx::ModelProto model;
+  if (ec || size > static_cast<uintmax_t>(INT32_MAX) || !model.ParseFromIstream(&in))
+    return not_protobuf(path);
   std::string base = std::filesystem::path(path).parent_path().string();
-  return import_onnx_bytes(buf.str(), path, base.empty() ? "." : base, options);
+  Importer importer(path, base.empty() ? "." : base, options);
+  return importer.run(model);
 }
 
 }  // namespace tso
