@@ -81,6 +81,14 @@ Expected<cpu::Comparison> compare_on_gpu(const Graph& a, const Graph& b, int rou
 }
 #endif
 
+// "5 pairs", or "10 pairs (the first 15 rounds too close to call)".
+std::string pairs_text(const opt::SpeedCheck& s) {
+  const std::string pairs = std::to_string(s.stages * opt::kCheckPairs) + " pairs";
+  if (s.stages == 1) return pairs;
+  return pairs + " (the first " + std::to_string(s.rounds / s.stages) +
+         " rounds too close to call)";
+}
+
 }  // namespace
 
 Expected<std::unique_ptr<CostTarget>> open_cost_target(const CostTargetFlags& f) {
@@ -145,9 +153,10 @@ Expected<std::unique_ptr<CostTarget>> open_cost_target(const CostTargetFlags& f)
   return t;
 }
 
-opt::SpeedCheck speed_figures(const cpu::Comparison& c) {
+opt::SpeedCheck speed_figures(const cpu::Comparison& c, int stages) {
   opt::SpeedCheck s;
   s.ran = true;
+  s.stages = stages;
   s.input_ms = c.a_min_ms;
   s.optimized_ms = c.b_min_ms;
   s.input_median_ms = c.a_median_ms;
@@ -192,21 +201,21 @@ opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,
   if (progress) progress("speed: timing the input and the optimized graph");
   if (target.runtime == TargetRuntime::kCuda) {
 #ifdef TSO_HAVE_CUDA_RUNTIME
-    Expected<cpu::Comparison> c = compare_in_pairs(input, r.graph, compare_on_gpu);
+    Expected<opt::SpeedCheck> c = time_in_stages(input, r.graph, compare_on_gpu);
     if (!c) {
       s.note = "the GPU runtime cannot run it: " + c.error().message;
       return s;
     }
-    s = speed_figures(*c);
-    s.note = "tso's GPU runtime, minimum of " + std::to_string(c->rounds) +
+    s = *c;
+    s.note = "tso's GPU runtime, minimum of " + std::to_string(s.rounds) +
              " alternating rounds of 50 replays (median of their medians) in " +
-             std::to_string(opt::kCheckPairs) + " pairs of plans";
+             pairs_text(s) + " of plans";
 #endif
   } else {
     cpu::CompareOptions o;
     o.choices_file = plan_choices_path(0);
-    Expected<cpu::Comparison> c =
-        compare_in_pairs(input, r.graph, [&](const Graph& a, const Graph& b, int rounds) {
+    Expected<opt::SpeedCheck> c =
+        time_in_stages(input, r.graph, [&](const Graph& a, const Graph& b, int rounds) {
           o.rounds = rounds;
           return cpu::compare_graphs(a, b, o);
         });
@@ -214,11 +223,27 @@ opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,
       s.note = "the CPU runtime cannot run it: " + c.error().message;
       return s;
     }
-    s = speed_figures(*c);
-    s.note = "tso's CPU runtime, minimum of " + std::to_string(c->rounds) +
-             " alternating rounds of " + std::to_string(c->runs) + " runs in " +
-             std::to_string(opt::kCheckPairs) + " pairs of executors";
+    s = *c;
+    s.note = "tso's CPU runtime, minimum of " + std::to_string(s.rounds) +
+             " alternating rounds of " + std::to_string(o.runs) + " runs in " + pairs_text(s) +
+             " of executors";
   }
+  return s;
+}
+
+Expected<opt::SpeedCheck> time_in_stages(const Graph& input, const Graph& optimized,
+                                         const CompareRounds& compare, int rounds,
+                                         cpu::Comparison* comparison) {
+  Expected<cpu::Comparison> c = compare_in_pairs(input, optimized, compare, rounds);
+  if (!c) return c.error();
+  opt::SpeedCheck s = speed_figures(*c);
+  if (opt::worth_a_second_stage(s)) {
+    Expected<cpu::Comparison> more = compare_in_pairs(input, optimized, compare, rounds);
+    if (!more) return more.error();
+    *c = cpu::joined(*c, *more);
+    s = speed_figures(*c, 2);
+  }
+  if (comparison) *comparison = *c;
   return s;
 }
 

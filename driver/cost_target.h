@@ -59,8 +59,9 @@ Expected<std::unique_ptr<CostTarget>> open_cost_target(const CostTargetFlags& fl
 void set_weight_residency(CostTarget& target, const Graph& g);
 
 // The check's figures from a comparison of the input (a) with the optimized
-// graph (b), `kept_input` unless opt::optimized_wins; the note is left empty.
-opt::SpeedCheck speed_figures(const cpu::Comparison& c);
+// graph (b) over `stages` stages, `kept_input` unless opt::optimized_wins;
+// the note is left empty.
+opt::SpeedCheck speed_figures(const cpu::Comparison& c, int stages = 1);
 
 // `compare(a, b, n)`: n alternating rounds of graphs a and b on a runtime,
 // each planned afresh.
@@ -73,6 +74,14 @@ using CompareRounds =
 Expected<cpu::Comparison> compare_in_pairs(const Graph& input, const Graph& optimized,
                                            const CompareRounds& compare,
                                            int rounds = opt::kCheckRounds);
+
+// The check's timing and verdict: compare_in_pairs, and where that stage is
+// too close to call (opt::worth_a_second_stage) a second one, judged with
+// the first. `comparison`, when set, receives the rounds (both stages').
+Expected<opt::SpeedCheck> time_in_stages(const Graph& input, const Graph& optimized,
+                                         const CompareRounds& compare,
+                                         int rounds = opt::kCheckRounds,
+                                         cpu::Comparison* comparison = nullptr);
 
 // Times `input` and `r.graph` end to end on the target's runtime,
 // alternating, and says which to write (optimized_wins); not run when nothing

@@ -1,10 +1,12 @@
 // The speed check's timing: opt::kCheckPairs pairs of freshly planned
 // executors, opt::kCheckRounds rounds each, joined and judged over all of
-// them (opt::optimized_wins: four rounds in five).
+// them (opt::optimized_wins: four rounds in five), and a second stage as long
+// where the first is too close to call (time_in_stages).
 #include "driver/cost_target.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace tso::driver {
@@ -59,6 +61,56 @@ TEST(SpeedCheck, AGraphFasterInTwelveOfFifteenRoundsIsWrittenInElevenNot) {
     EXPECT_EQ(speed_figures(*c).rounds_faster, 15 - lost);
     EXPECT_EQ(speed_figures(*c).kept_input, lost == 4);
   }
+}
+
+// Pairs in which the optimized graph (9.4 ms against 10) loses the rounds
+// numbered in `lost` (counted over every pair asked for, in order).
+CompareRounds losing(std::vector<int> lost, int* pairs) {
+  return [lost, pairs](const Graph& a, const Graph&, int rounds) {
+    cpu::Comparison p = steady(rounds, 10, 9.4);
+    for (int r = 0; r < rounds; ++r)
+      if (std::count(lost.begin(), lost.end(), *pairs * rounds + r)) p.b_round_min_ms[r] = 10.2;
+    ++*pairs;
+    return Expected<cpu::Comparison>(&a == &kOptimized ? cpu::swapped(p) : p);
+  };
+}
+
+TEST(SpeedCheck, AFirstStageWonInTwelveRoundsIsNotTimedFurther) {
+  int pairs = 0;
+  Expected<opt::SpeedCheck> s = time_in_stages(kInput, kOptimized, losing({0, 5, 10}, &pairs));
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(pairs, 5);
+  EXPECT_EQ(s->stages, 1);
+  EXPECT_EQ(s->rounds_faster, 12);
+  EXPECT_FALSE(s->kept_input);
+}
+
+// Won in 10 of 15 rounds, faster by both figures: too close to call, so 15
+// more rounds are timed and all 30 judged (22 needed).
+TEST(SpeedCheck, AFirstStageTooCloseToCallIsTimedAgainAndJudgedWithTheSecond) {
+  for (const auto& [lost, written] :
+       std::vector<std::pair<std::vector<int>, bool>>{{{0, 3, 6, 9, 12, 15, 18, 21}, true},
+                                                      {{0, 3, 6, 9, 12, 15, 18, 21, 24}, false}}) {
+    int pairs = 0;
+    Expected<opt::SpeedCheck> s = time_in_stages(kInput, kOptimized, losing(lost, &pairs));
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    EXPECT_EQ(pairs, 10);
+    EXPECT_EQ(s->stages, 2);
+    EXPECT_EQ(s->rounds, 30);
+    EXPECT_EQ(s->rounds_faster, 30 - static_cast<int>(lost.size()));
+    EXPECT_EQ(s->kept_input, !written);
+  }
+}
+
+TEST(SpeedCheck, AFirstStageWonInEightRoundsIsLostWithoutASecond) {
+  int pairs = 0;
+  Expected<opt::SpeedCheck> s =
+      time_in_stages(kInput, kOptimized, losing({0, 1, 2, 3, 4, 5, 6}, &pairs));
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(pairs, 5);
+  EXPECT_EQ(s->stages, 1);
+  EXPECT_EQ(s->rounds_faster, 8);
+  EXPECT_TRUE(s->kept_input);
 }
 
 TEST(SpeedCheck, APairThatCannotBeTimedIsAnError) {

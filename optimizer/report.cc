@@ -36,10 +36,23 @@ std::array<KindGain, kNumRewriteKinds> kind_gains(const SearchResult& s, const R
   return g;
 }
 
+namespace {
+
+bool faster_by_min_and_median(const SpeedCheck& s) {
+  return s.optimized_ms < s.input_ms && s.optimized_median_ms < s.input_median_ms;
+}
+
+}  // namespace
+
 bool optimized_wins(const SpeedCheck& s) {
-  const int need = (4 * s.rounds + 4) / 5;  // four in five, rounded up
-  return s.optimized_ms < s.input_ms && s.optimized_median_ms < s.input_median_ms &&
-         s.rounds_faster >= need;
+  // Four in five of one stage, eleven in fifteen of two, rounded up.
+  const int need = s.stages == 1 ? (4 * s.rounds + 4) / 5 : (11 * s.rounds + 14) / 15;
+  return faster_by_min_and_median(s) && s.rounds_faster >= need;
+}
+
+bool worth_a_second_stage(const SpeedCheck& s) {
+  return s.stages == 1 && !optimized_wins(s) && faster_by_min_and_median(s) &&
+         s.rounds_faster >= (3 * s.rounds + 4) / 5;
 }
 
 std::string kept_input_reason(const SpeedCheck& s) {
@@ -275,6 +288,7 @@ std::string report_json(const OptimizeResult& r, const ReportContext& c) {
                       {"optimized_median_ms", c.speed.optimized_median_ms},
                       {"rounds", c.speed.rounds},
                       {"rounds_faster", c.speed.rounds_faster},
+                      {"stages", c.speed.stages},
                       {"written", c.speed.kept_input ? "input" : "optimized"}};
   nlohmann::ordered_json kinds = nlohmann::ordered_json::object();
   for (int k = 0; k < kNumRewriteKinds; ++k)

@@ -144,6 +144,25 @@ TEST(Report, TheOptimizedGraphWinsByItsMinimumItsMedianAndFourRoundsInFive) {
             "the optimized one was faster by its minimum, by its median, in 11 of 15 rounds");
 }
 
+TEST(Report, TwoStagesWinInElevenRoundsOfFifteen) {
+  SpeedCheck s = timed(10, 9, 11, 10, 22);
+  s.rounds = 30;
+  s.stages = 2;
+  EXPECT_TRUE(optimized_wins(s));
+  s.rounds_faster = 21;
+  EXPECT_FALSE(optimized_wins(s));
+  EXPECT_FALSE(worth_a_second_stage(s));  // only the first stage is extended
+}
+
+TEST(Report, AFirstStageFasterByBothFiguresInNineToElevenRoundsIsTooCloseToCall) {
+  EXPECT_FALSE(worth_a_second_stage(timed(10, 9, 11, 10, 8)));
+  EXPECT_TRUE(worth_a_second_stage(timed(10, 9, 11, 10, 9)));
+  EXPECT_TRUE(worth_a_second_stage(timed(10, 9, 11, 10, 11)));
+  EXPECT_FALSE(worth_a_second_stage(timed(10, 9, 11, 10, 12)));  // written already
+  EXPECT_FALSE(worth_a_second_stage(timed(10, 9, 11, 11.5, 11)));
+  EXPECT_FALSE(worth_a_second_stage(timed(10, 10.5, 11, 10, 11)));
+}
+
 TEST(Report, BothFormatsSayWhichCostsWereConfirmed) {
   OptimizeResult r = sample();
   EXPECT_EQ(report_markdown(r, context()).find("costs confirmed"), std::string::npos);
@@ -178,6 +197,7 @@ TEST(Report, BothFormatsGiveTheSpeedChecksFigures) {
   EXPECT_EQ(j["speed_check"]["optimized_median_ms"], 12.0);
   EXPECT_EQ(j["speed_check"]["rounds"], 15);
   EXPECT_EQ(j["speed_check"]["rounds_faster"], 2);
+  EXPECT_EQ(j["speed_check"]["stages"], 1);
   EXPECT_EQ(j["speed_check"]["written"], "input");
 }
 

@@ -57,7 +57,8 @@ def optimize(model, *, device="", rules=(), budget=1000, time_limit=60.0, alpha=
     check_runs, verify_speed, cost (a cost table), cost_cache, missing_costs (a directory),
     allow_unverified; quiet=False writes progress to stderr. The model returned is the input
     where the optimized one was not faster by its minimum, its median and in four rounds in five
-    (report["speed_check"]["written"] == "input"); the report is the JSON report's data.
+    (eleven in fifteen where a second stage was timed; report["speed_check"]["written"] ==
+    "input"); the report is the JSON report's data.
     """
     _check_range("alpha", alpha, 1.0, 10.0)
     _check_range("budget", budget, 1)
