@@ -81,9 +81,10 @@ Expected<cpu::Comparison> compare_on_gpu(const Graph& a, const Graph& b, int rou
 }
 #endif
 
-// "5 pairs", or "10 pairs (the first 15 rounds too close to call)".
-std::string pairs_text(const opt::SpeedCheck& s) {
-  const std::string pairs = std::to_string(s.stages * opt::kCheckPairs) + " pairs";
+// "5 pairs of executors", or "10 pairs of executors (the first 15 rounds too
+// close to call)".
+std::string pairs_text(const opt::SpeedCheck& s, const std::string& of) {
+  const std::string pairs = std::to_string(s.stages * opt::kCheckPairs) + " pairs of " + of;
   if (s.stages == 1) return pairs;
   return pairs + " (the first " + std::to_string(s.rounds / s.stages) +
          " rounds too close to call)";
@@ -209,7 +210,7 @@ opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,
     s = *c;
     s.note = "tso's GPU runtime, minimum of " + std::to_string(s.rounds) +
              " alternating rounds of 50 replays (median of their medians) in " +
-             pairs_text(s) + " of plans";
+             pairs_text(s, "plans");
 #endif
   } else {
     cpu::CompareOptions o;
@@ -225,8 +226,8 @@ opt::SpeedCheck check_speed(const CostTarget& target, const Graph& input,
     }
     s = *c;
     s.note = "tso's CPU runtime, minimum of " + std::to_string(s.rounds) +
-             " alternating rounds of " + std::to_string(o.runs) + " runs in " + pairs_text(s) +
-             " of executors";
+             " alternating rounds of " + std::to_string(o.runs) + " runs in " +
+             pairs_text(s, "executors");
   }
   return s;
 }

@@ -88,9 +88,8 @@ TEST(SpeedCheck, AFirstStageWonInTwelveRoundsIsNotTimedFurther) {
 // Won in 10 of 15 rounds, faster by both figures: too close to call, so 15
 // more rounds are timed and all 30 judged (22 needed).
 TEST(SpeedCheck, AFirstStageTooCloseToCallIsTimedAgainAndJudgedWithTheSecond) {
-  for (const auto& [lost, written] :
-       std::vector<std::pair<std::vector<int>, bool>>{{{0, 3, 6, 9, 12, 15, 18, 21}, true},
-                                                      {{0, 3, 6, 9, 12, 15, 18, 21, 24}, false}}) {
+  for (const auto& [lost, written] : std::vector<std::pair<std::vector<int>, bool>>{
+           {{0, 3, 6, 9, 12, 15, 18, 21}, true}, {{0, 3, 6, 9, 12, 15, 18, 21, 24}, false}}) {
     int pairs = 0;
     Expected<opt::SpeedCheck> s = time_in_stages(kInput, kOptimized, losing(lost, &pairs));
     ASSERT_TRUE(s.ok()) << s.error().message;

@@ -42,8 +42,8 @@ tso::Expected<tso::driver::LoadedModel> load(const char* path) {
 // The first `rounds` rounds of `c` alone: the first stage, as the check
 // judged it before timing a second.
 tso::cpu::Comparison first_stage(tso::cpu::Comparison c, int rounds) {
-  for (std::vector<double>* v : {&c.a_round_min_ms, &c.b_round_min_ms, &c.a_round_median_ms,
-                                 &c.b_round_median_ms})
+  for (std::vector<double>* v :
+       {&c.a_round_min_ms, &c.b_round_min_ms, &c.a_round_median_ms, &c.b_round_median_ms})
     v->resize(rounds);
   c.a_min_ms = *std::min_element(c.a_round_min_ms.begin(), c.a_round_min_ms.end());
   c.b_min_ms = *std::min_element(c.b_round_min_ms.begin(), c.b_round_min_ms.end());
