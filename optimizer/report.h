@@ -42,10 +42,10 @@ constexpr int kCheckRounds = 3;
 // round's minimum: four in five of one stage (12 of the check's 15), eleven
 // in fifteen of two (22 of 30). One graph against itself wins 12 of 15 fair
 // rounds 1.8% of the time, and is written by the two stages 2.2% of the
-// time; timed so on this host, SqueezeNet was written in 0 of 100 trials
-// and ResNet-50 in 2 of 30, while SqueezeNet's split concats (5% faster)
-// were written in 23 of 30 by one stage (driver/speed_check_bench,
-// driver/README.md).
+// time; timed so, SqueezeNet was written in 0 of 100 trials by one stage
+// and in 3 of 100 by two (another day), ResNet-50 in 2 of 30 by one,
+// while SqueezeNet's split concats (5% faster) were written in 23 of 30 by
+// one stage (driver/speed_check_bench, driver/README.md).
 bool optimized_wins(const SpeedCheck& s);
 
 // Whether one stage's verdict is too close to call, so that the check times
