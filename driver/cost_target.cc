@@ -253,8 +253,8 @@ Expected<cpu::Comparison> compare_in_pairs(const Graph& input, const Graph& opti
   cpu::Comparison all;
   for (int k = 0; k < opt::kCheckPairs; ++k) {
     const bool optimized_first = k % 2 == 1;
-    Expected<cpu::Comparison> c = optimized_first ? compare(optimized, input, rounds)
-                                                  : compare(input, optimized, rounds);
+    Expected<cpu::Comparison> c =
+        optimized_first ? compare(optimized, input, rounds) : compare(input, optimized, rounds);
     if (!c) return c.error();
     const cpu::Comparison pair = optimized_first ? cpu::swapped(*c) : *c;
     all = k == 0 ? pair : cpu::joined(all, pair);

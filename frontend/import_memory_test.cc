@@ -96,9 +96,8 @@ int64_t import_peak_mib(const std::string& path) {
 
 TEST(ImportMemory, AModelsWeightsAreHeldAboutOnceWhileItIsImported) {
   if (TSO_UNDER_ASAN) GTEST_SKIP() << "AddressSanitizer holds freed memory in quarantine";
-  const std::filesystem::path path =
-      std::filesystem::temp_directory_path() /
-      ("tso_import_memory_" + std::to_string(getpid()) + ".onnx");
+  const std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                     ("tso_import_memory_" + std::to_string(getpid()) + ".onnx");
   {
     std::ofstream out(path, std::ios::binary);
     ASSERT_TRUE(sum_of_weights().SerializeToOstream(&out));
