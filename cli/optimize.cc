@@ -140,6 +140,11 @@ int run_optimize(const OptimizeFlags& f) {
   std::printf("lookahead       %lld of %lld found a cheaper graph, %lld graphs expanded\n",
               static_cast<long long>(sr.lookahead_found), static_cast<long long>(sr.lookaheads),
               static_cast<long long>(sr.lookahead_expansions));
+  if (r.discarded_rewrites > 0)
+    std::printf(
+        "confirmed       kept the input: the search's graph (%d rewrites) is predicted %.2f us "
+        "by the confirmed costs, no cheaper\n",
+        r.discarded_rewrites, r.discarded_cost);
   if (r.checked)
     std::printf("check           %d random inputs, max relative error %.3g\n", r.check.runs,
                 r.check.max_relative_error);
@@ -151,12 +156,11 @@ int run_optimize(const OptimizeFlags& f) {
                std::to_string(ctx.rewrite_kinds[k]);
   if (!kinds.empty()) std::printf("rewrites        %s\n", kinds.c_str());
   if (speed.ran)
-    std::printf("measured        %.3f ms -> %.3f ms, medians %.3f ms -> %.3f ms (%s)%s\n",
-                speed.input_ms, speed.optimized_ms, speed.input_median_ms,
-                speed.optimized_median_ms, speed.note.c_str(),
-                speed.kept_input
-                    ? ("; wrote the input graph: " + opt::kept_input_reason(speed)).c_str()
-                    : "");
+    std::printf(
+        "measured        %.3f ms -> %.3f ms, medians %.3f ms -> %.3f ms (%s)%s\n", speed.input_ms,
+        speed.optimized_ms, speed.input_median_ms, speed.optimized_median_ms, speed.note.c_str(),
+        speed.kept_input ? ("; wrote the input graph: " + opt::kept_input_reason(speed)).c_str()
+                         : "");
   else
     std::printf("measured        not run (%s)%s\n", speed.note.c_str(),
                 speed.kept_input ? "; wrote the input graph" : "");

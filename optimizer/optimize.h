@@ -1,7 +1,8 @@
 // The optimizer's pipeline, as `tso optimize` runs it: search with the rules
 // and the cost model, confirm the costs the input's and the result's
 // predictions rest on (measured ones are measured again; when that moves
-// either prediction by more than 5%, search again), fold weight-only
+// either prediction by more than 5%, or leaves the result no cheaper than the
+// input, search again, and keep the input if it still is not), fold weight-only
 // subgraphs into weights, then check the result against the input graph on
 // random inputs; a result over the tolerance is an error, so nothing wrong
 // is ever handed back.
@@ -39,6 +40,12 @@ struct OptimizeResult {
   int remeasured = 0;
   bool searched_again = false;
   double first_search_seconds = 0;
+  // A search result that the confirmed costs predict no cheaper than the
+  // input is discarded: `search` then holds the input, unchanged, and these
+  // say how many rewrites were dropped and what their graph was predicted
+  // to cost.
+  int discarded_rewrites = 0;
+  double discarded_cost = 0;
 };
 
 Expected<OptimizeResult> optimize(const Graph& g, const RuleIndex& rules, const CostModel& model,

@@ -160,10 +160,16 @@ std::string report_markdown(const OptimizeResult& r, const ReportContext& c) {
   if (r.remeasured > 0)
     m += "- costs confirmed: " + std::to_string(r.remeasured) +
          " measured costs of the input and the result measured a second time" +
-         (r.searched_again ? ", which moved a prediction by over 5%: searched again (the first "
+         (r.searched_again ? ", which moved a prediction by over 5% or left the result no "
+                             "cheaper: searched again (the first "
                              "search took " +
                                  fmt("%.3f", r.first_search_seconds) + " s)"
                            : std::string()) +
+         (r.discarded_rewrites > 0
+              ? "; the search's graph (" + std::to_string(r.discarded_rewrites) + " rewrites, " +
+                    fmt("%.2f", r.discarded_cost) +
+                    " us) is no cheaper than the input by them: kept the input"
+              : std::string()) +
          "\n";
   m += "- lookahead past plateaus: " + std::to_string(s.lookahead_found) + " of " +
        std::to_string(s.lookaheads) + " found a cheaper graph, " +
@@ -250,7 +256,9 @@ std::string report_json(const OptimizeResult& r, const ReportContext& c) {
   j["predicted_cost_us"] = {{"before", r.cost_before}, {"after", r.cost_after}};
   j["cost_confirmation"] = {{"remeasured", r.remeasured},
                             {"searched_again", r.searched_again},
-                            {"first_search_seconds", r.first_search_seconds}};
+                            {"first_search_seconds", r.first_search_seconds},
+                            {"discarded_rewrites", r.discarded_rewrites},
+                            {"discarded_cost_us", r.discarded_cost}};
   j["search"] = {{"seconds", s.seconds},
                  {"measuring_seconds", s.measuring_seconds},
                  {"expansions", s.expansions},

@@ -170,15 +170,33 @@ TEST(Report, BothFormatsSayWhichCostsWereConfirmed) {
   r.searched_again = true;
   r.first_search_seconds = 1.5;
   const std::string m = report_markdown(r, context());
-  EXPECT_NE(m.find("- costs confirmed: 3 measured costs of the input and the result measured a "
-                   "second time, which moved a prediction by over 5%: searched again (the first "
-                   "search took 1.500 s)"),
-            std::string::npos)
+  EXPECT_NE(
+      m.find("- costs confirmed: 3 measured costs of the input and the result measured a "
+             "second time, which moved a prediction by over 5% or left the result no cheaper: "
+             "searched again (the first "
+             "search took 1.500 s)"),
+      std::string::npos)
       << m;
   nlohmann::json j = nlohmann::json::parse(report_json(r, context()));
   EXPECT_EQ(j["cost_confirmation"]["remeasured"], 3);
   EXPECT_EQ(j["cost_confirmation"]["searched_again"], true);
   EXPECT_EQ(j["cost_confirmation"]["first_search_seconds"], 1.5);
+  EXPECT_EQ(j["cost_confirmation"]["discarded_rewrites"], 0);
+}
+
+TEST(Report, BothFormatsSayWhenTheConfirmedCostsKeptTheInput) {
+  OptimizeResult r = sample();
+  r.remeasured = 4;
+  r.discarded_rewrites = 7;
+  r.discarded_cost = 123.456;
+  const std::string m = report_markdown(r, context());
+  EXPECT_NE(m.find("measured a second time; the search's graph (7 rewrites, 123.46 us) is no "
+                   "cheaper than the input by them: kept the input"),
+            std::string::npos)
+      << m;
+  nlohmann::json j = nlohmann::json::parse(report_json(r, context()));
+  EXPECT_EQ(j["cost_confirmation"]["discarded_rewrites"], 7);
+  EXPECT_EQ(j["cost_confirmation"]["discarded_cost_us"], 123.456);
 }
 
 TEST(Report, BothFormatsGiveTheSpeedChecksFigures) {
