@@ -137,6 +137,11 @@ int run_optimize(const OptimizeFlags& f) {
       "stopped: %s\n",
       sr.seconds, sr.measuring_seconds, static_cast<long long>(sr.expansions),
       opt::stop_reason_name(sr.stop));
+  if (sr.below_min_gain_cost > 0)
+    std::printf(
+        "min gain        kept the input: the best graph, %.2f us, gains less than %g%% of its "
+        "cost\n",
+        sr.below_min_gain_cost, 100 * f.options.search.min_gain);
   std::printf("lookahead       %lld of %lld found a cheaper graph, %lld graphs expanded\n",
               static_cast<long long>(sr.lookahead_found), static_cast<long long>(sr.lookaheads),
               static_cast<long long>(sr.lookahead_expansions));
@@ -188,6 +193,10 @@ Command add_optimize(CLI::App& tso) {
   app->add_option("--alpha", flags->options.search.alpha,
                   "keep rewritten graphs costing less than alpha times the best")
       ->check(CLI::Range(1.0, 10.0));
+  app->add_option("--min-gain", flags->options.search.min_gain,
+                  "keep the input unless the best graph costs less by more than this fraction of "
+                  "its cost (default 0.001: smaller gains are below what costs resolve)")
+      ->check(CLI::Range(0.0, 0.5));
   app->add_option("--budget", flags->options.search.max_expansions, "graphs the search may expand")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   app->add_option("--stall", flags->options.search.stall_expansions,

@@ -95,6 +95,7 @@ opt::ReportContext report_context(const std::string& model, const Rules& rules,
   c.skipped = rules.index.skipped();
   c.cost_model = cost.describe();
   c.alpha = o.search.alpha;
+  c.min_gain = o.search.min_gain;
   c.budget = o.search.max_expansions;
   c.time_limit_s = o.search.time_limit_s;
   c.lookahead = o.search.lookahead;

@@ -10,11 +10,12 @@ namespace {
 bool moved(double before, double after) { return std::abs(after - before) > 0.05 * before; }
 
 // Whether the search's best graph costs less than the input by the costs as
-// they stand (confirmed ones included); an unchanged graph is not cheaper.
+// they stand (confirmed ones included), by more than `min_gain` of the
+// input's cost as the search requires; an unchanged graph is not cheaper.
 bool cheaper(const SearchResult& s, const Graph& input, const GraphIndex& input_index,
-             const CostModel& model) {
-  return !s.applied.empty() &&
-         graph_cost(s.best, GraphIndex(s.best), model) < graph_cost(input, input_index, model);
+             const CostModel& model, double min_gain) {
+  return !s.applied.empty() && graph_cost(s.best, GraphIndex(s.best), model) <
+                                   graph_cost(input, input_index, model) * (1 - min_gain);
 }
 
 }  // namespace
@@ -32,14 +33,14 @@ Expected<OptimizeResult> optimize(const Graph& g, const RuleIndex& rules, const 
     r.remeasured = model.confirm(g, input_index) + model.confirm(r.search.best, best_index);
     if (r.remeasured > 0 && (moved(input_cost, graph_cost(g, input_index, model)) ||
                              moved(best_cost, graph_cost(r.search.best, best_index, model)) ||
-                             !cheaper(r.search, g, input_index, model))) {
+                             !cheaper(r.search, g, input_index, model, options.search.min_gain))) {
       r.first_search_seconds = r.search.seconds;
       r.searched_again = true;
       r.search = search(g, rules, model, options.search);
       r.remeasured += model.confirm(r.search.best, GraphIndex(r.search.best));
     }
   }
-  if (!cheaper(r.search, g, input_index, model)) {
+  if (!cheaper(r.search, g, input_index, model, options.search.min_gain)) {
     r.discarded_rewrites = static_cast<int>(r.search.applied.size());
     r.discarded_cost = graph_cost(r.search.best, GraphIndex(r.search.best), model);
     r.search.best = g;

@@ -92,11 +92,16 @@ std::string speed_text(const SpeedCheck& s) {
          (s.kept_input ? "the input graph, since " + kept_input_reason(s) : "the optimized graph");
 }
 
-std::string progress_text(const SearchResult& s) {
+std::string progress_text(const SearchResult& s, double min_gain) {
   if (s.best_over_time.size() < 2) return "no cheaper graph found";
   const BestCostPoint& last = s.best_over_time.back();
   return std::to_string(s.best_over_time.size() - 1) + " improvements, the last at " +
-         fmt("%.3f", last.seconds) + " s (expansion " + std::to_string(last.expansions) + ")";
+         fmt("%.3f", last.seconds) + " s (expansion " + std::to_string(last.expansions) + ")" +
+         (s.below_min_gain_cost > 0
+              ? "; the best, " + fmt("%.2f", s.below_min_gain_cost) +
+                    " us, gains less than the minimum (" + fmt("%g", 100 * min_gain) +
+                    "% of the input's cost): the input kept"
+              : std::string());
 }
 
 std::string costs_text(const ReportContext& c) {
@@ -156,7 +161,7 @@ std::string report_markdown(const OptimizeResult& r, const ReportContext& c) {
        " duplicates, stopped: " + stop_reason_name(s.stop) + " (alpha " + fmt("%g", c.alpha) +
        ", budget " + std::to_string(c.budget) + ", time limit " + fmt("%g", c.time_limit_s) +
        " s)\n";
-  m += "- best cost over time: " + progress_text(s) + "\n";
+  m += "- best cost over time: " + progress_text(s, c.min_gain) + "\n";
   if (r.remeasured > 0)
     m += "- costs confirmed: " + std::to_string(r.remeasured) +
          " measured costs of the input and the result measured a second time" +
@@ -267,6 +272,8 @@ std::string report_json(const OptimizeResult& r, const ReportContext& c) {
                  {"rejected_matches", s.rejected},
                  {"stop_reason", stop_reason_name(s.stop)},
                  {"alpha", c.alpha},
+                 {"min_gain", c.min_gain},
+                 {"below_min_gain_cost_us", s.below_min_gain_cost},
                  {"budget", c.budget},
                  {"time_limit_s", c.time_limit_s},
                  {"lookahead",

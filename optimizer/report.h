@@ -23,9 +23,9 @@ struct SpeedCheck {
   double optimized_ms = 0;
   double input_median_ms = 0;  // median of the rounds' medians
   double optimized_median_ms = 0;
-  int rounds = 0;         // alternating rounds timed
-  int rounds_faster = 0;  // of them, those whose minimum the optimized graph won
-  int stages = 1;         // 2: the first stage's rounds were inconclusive, as many again timed
+  int rounds = 0;           // alternating rounds timed
+  int rounds_faster = 0;    // of them, those whose minimum the optimized graph won
+  int stages = 1;           // 2: the first stage's rounds were inconclusive, as many again timed
   bool kept_input = false;  // the optimized graph did not win (optimized_wins)
 };
 
@@ -70,6 +70,7 @@ struct ReportContext {
   std::vector<RuleIndex::Skipped> skipped;
   std::string cost_model;  // CostModel::describe()
   double alpha = 0;
+  double min_gain = 0;
   int64_t budget = 0;
   double time_limit_s = 0;
   LookaheadOptions lookahead;

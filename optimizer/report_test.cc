@@ -184,6 +184,22 @@ TEST(Report, BothFormatsSayWhichCostsWereConfirmed) {
   EXPECT_EQ(j["cost_confirmation"]["discarded_rewrites"], 0);
 }
 
+TEST(Report, BothFormatsSayWhenTheBestGainedLessThanTheMinimum) {
+  OptimizeResult r = sample();
+  ReportContext c = context();
+  c.min_gain = 0.001;
+  r.search.best_over_time = {{0, 0, 0, 30.5}, {0.001, 0, 3, 30.49}};
+  r.search.below_min_gain_cost = 30.49;
+  const std::string m = report_markdown(r, c);
+  EXPECT_NE(m.find("the best, 30.49 us, gains less than the minimum (0.1% of the input's cost): "
+                   "the input kept"),
+            std::string::npos)
+      << m;
+  nlohmann::json j = nlohmann::json::parse(report_json(r, c));
+  EXPECT_EQ(j["search"]["min_gain"], 0.001);
+  EXPECT_EQ(j["search"]["below_min_gain_cost_us"], 30.49);
+}
+
 TEST(Report, BothFormatsSayWhenTheConfirmedCostsKeptTheInput) {
   OptimizeResult r = sample();
   r.remeasured = 4;

@@ -208,6 +208,11 @@ class Search {
         options_.progress(
             {r.expansions, static_cast<int64_t>(queue_.size()), states_[best].cost, elapsed()});
     }
+    // A gain below the minimum is no gain: the input comes back unchanged.
+    if (best != 0 && !(states_[best].cost < states_[0].cost * (1 - options_.min_gain))) {
+      r.below_min_gain_cost = states_[best].cost;
+      best = 0;
+    }
     r.best_cost = states_[best].cost;
     r.best = build(best)->graph;
     std::vector<int> path;

@@ -60,6 +60,14 @@ struct LookaheadOptions {
 
 struct SearchOptions {
   double alpha = 1.05;
+  // The best graph is the result only when it costs less than the input by
+  // more than this fraction of the input's cost; else the input comes back
+  // unchanged. A smaller gain is below what the costs resolve (a measured
+  // signature moves by a few percent between measurements, a speed check
+  // resolves about 1% end to end), and a graph changed for it is a graph
+  // to time and write for nothing (Inception-v3: one merge predicted 0.01 us
+  // faster; optimizer/README.md, "Gains below resolution").
+  double min_gain = 0.001;
   int64_t max_expansions = 1000;
   double time_limit_s = 60;  // of searching: time the cost model spends measuring is not counted
   // The search stops when this many expansions in a row found no graph
@@ -126,6 +134,9 @@ struct SearchResult {
   double seconds = 0;                   // wall time, measuring included
   double measuring_seconds = 0;         // of which the cost model spent measuring (not limited)
   std::vector<AppliedRewrite> applied;  // in order
+  // The cost of the best graph found when its gain was below
+  // SearchOptions::min_gain and the input came back instead; 0 otherwise.
+  double below_min_gain_cost = 0;
   // The search's progress: the input graph's cost at 0 s, then a point each
   // time an expanded graph is cheaper than the best before it.
   std::vector<BestCostPoint> best_over_time;

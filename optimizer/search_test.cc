@@ -264,6 +264,41 @@ TEST_F(SearchTest, ResultsDoNotDependOnTheCacheSize) {
   EXPECT_EQ(a.rejected, b.rejected);
 }
 
+// Every convolution costs 100, fused activation or not, and a relu `relu_us`:
+// fusing a relu into its convolution gains exactly that.
+class ReluTax : public CostModel {
+ public:
+  explicit ReluTax(double relu_us) : relu_us_(relu_us) {}
+  double node_us(const Node& n, std::span<const TensorType>) const override {
+    return n.op == Op::Conv2d ? 100 : n.op == Op::Relu ? relu_us_ : 0;
+  }
+  std::string describe() const override { return "relu tax"; }
+
+ private:
+  double relu_us_;
+};
+
+TEST_F(SearchTest, AGainBelowTheMinimumIsNotTakenAndOneAboveItIs) {
+  Graph g = parse(R"(graph g {
+  input x: f32[1,4,8,8]
+  weight w: f32[4,4,3,3]
+  %c = conv2d(x, w, pad=same)
+  %r = relu(%c)
+  output y = %r
+})");
+  SearchOptions o;  // min_gain 0.001: the fusion must gain over 0.1 of 100.05
+  SearchResult below = search(g, index_, ReluTax(0.05), o);
+  EXPECT_TRUE(below.applied.empty());
+  EXPECT_EQ(below.best, g);
+  EXPECT_DOUBLE_EQ(below.best_cost, below.initial_cost);
+  SearchResult above = search(g, index_, ReluTax(0.5), o);
+  EXPECT_EQ(counts(above)["t_fuse_conv_relu"], 1);
+  o.min_gain = 0;
+  SearchResult any = search(g, index_, ReluTax(0.05), o);
+  EXPECT_EQ(counts(any)["t_fuse_conv_relu"], 1);
+  EXPECT_DOUBLE_EQ(any.best_cost, 100);
+}
+
 // Costs that keep the arithmetic exact: a convolution costs a launch plus
 // one unit per output channel and kernel position; every other operator is
 // free.

@@ -210,14 +210,16 @@ PYBIND11_MODULE(_tso, m) {
       "optimize",
       [](const Source& source, std::vector<std::string> rules, bool allow_unverified,
          std::string device, std::string cost, std::string cost_cache, std::string missing_costs,
-         double alpha, int64_t budget, double time_limit, int64_t stall, double lookahead,
-         int64_t lookahead_budget, int check_runs, bool verify_speed, bool quiet) {
+         double alpha, double min_gain, int64_t budget, double time_limit, int64_t stall,
+         double lookahead, int64_t lookahead_budget, int check_runs, bool verify_speed,
+         bool quiet) {
         driver::OptimizeModelOptions o;
         o.rules = std::move(rules);
         o.allow_unverified = allow_unverified;
         o.target = {std::move(device), std::move(cost), std::move(cost_cache)};
         o.missing_costs = std::move(missing_costs);
         o.search.alpha = alpha;
+        o.search.min_gain = min_gain;
         o.search.max_expansions = budget;
         o.search.time_limit_s = time_limit;
         o.search.stall_expansions = stall;
@@ -229,9 +231,9 @@ PYBIND11_MODULE(_tso, m) {
       },
       py::arg("source"), py::arg("rules"), py::arg("allow_unverified"), py::arg("device"),
       py::arg("cost"), py::arg("cost_cache"), py::arg("missing_costs"), py::arg("alpha"),
-      py::arg("budget"), py::arg("time_limit"), py::arg("stall"), py::arg("lookahead"),
-      py::arg("lookahead_budget"), py::arg("check_runs"), py::arg("verify_speed"),
-      py::arg("quiet"));
+      py::arg("min_gain"), py::arg("budget"), py::arg("time_limit"), py::arg("stall"),
+      py::arg("lookahead"), py::arg("lookahead_budget"), py::arg("check_runs"),
+      py::arg("verify_speed"), py::arg("quiet"));
   m.def("run", &run, py::arg("source"), py::arg("inputs"), py::arg("device"));
   m.def("inspect", &inspect, py::arg("source"));
 }

@@ -121,6 +121,8 @@ def test_errors_are_value_errors(model):
         tso.run(model, {"input": random_input()}, device="tpu")
     with pytest.raises(tso.Error, match=r"check_runs: 1 is not in \[2, 100\]"):
         tso.optimize(model, device=H100, input_shapes=STATIC, check_runs=1)
+    with pytest.raises(tso.Error, match=r"min_gain: 0.6 is not in \[0.0, 0.5\]"):
+        tso.optimize(model, min_gain=0.6)
     with pytest.raises(TypeError, match="unexpected keyword argument 'budgett'"):
         tso.optimize(model, budgett=3)
     with pytest.raises(TypeError, match="model: an onnx.ModelProto, bytes or a path"):

@@ -44,7 +44,7 @@ def _check_range(name, value, low, high=None):
 
 
 def optimize(model, *, device="", rules=(), budget=1000, time_limit=60.0, alpha=1.05,
-             stall=100, lookahead=1.3, lookahead_budget=50, input_shapes=None, batch=None,
+             min_gain=0.001, stall=100, lookahead=1.3, lookahead_budget=50, input_shapes=None, batch=None,
              random_weights=None, check_runs=2, verify_speed=True, cost="", cost_cache="",
              missing_costs="", allow_unverified=False, quiet=True):
     """Optimizes a model as `tso optimize` does; returns (onnx.ModelProto, report dict).
@@ -52,15 +52,16 @@ def optimize(model, *, device="", rules=(), budget=1000, time_limit=60.0, alpha=
     model: an onnx.ModelProto, serialized bytes, or a path (.onnx, or a graph in tso's text
     format; a model with external data is given by path). The options are the command's flags:
     device "cpu", "cuda" or a device file (default: cuda when a GPU is visible, else cpu),
-    rules (rule files; default the shipped ones), budget, time_limit (seconds), alpha, stall,
-    lookahead, lookahead_budget, input_shapes {"name": [dims]}, batch, random_weights (seed),
-    check_runs, verify_speed, cost (a cost table), cost_cache, missing_costs (a directory),
-    allow_unverified; quiet=False writes progress to stderr. The model returned is the input
+    rules (rule files; default the shipped ones), budget, time_limit (seconds), alpha,
+    min_gain, stall, lookahead, lookahead_budget, input_shapes {"name": [dims]}, batch,
+    random_weights (seed), check_runs, verify_speed, cost (a cost table), cost_cache,
+    missing_costs (a directory), allow_unverified; quiet=False writes progress to stderr. The model returned is the input
     where the optimized one was not faster by its minimum, its median and in four rounds in five
     (eleven in fifteen where a second stage was timed; report["speed_check"]["written"] ==
     "input"); the report is the JSON report's data.
     """
     _check_range("alpha", alpha, 1.0, 10.0)
+    _check_range("min_gain", min_gain, 0.0, 0.5)
     _check_range("budget", budget, 1)
     _check_range("time_limit", time_limit, 1e-9)
     _check_range("stall", stall, 0)
@@ -70,7 +71,7 @@ def optimize(model, *, device="", rules=(), budget=1000, time_limit=60.0, alpha=
     source = _source(model, input_shapes, batch, random_weights)
     data, report, notes = _tso.optimize(
         source, [os.fspath(r) for r in rules], allow_unverified, os.fspath(device),
-        os.fspath(cost), os.fspath(cost_cache), os.fspath(missing_costs), alpha, budget,
+        os.fspath(cost), os.fspath(cost_cache), os.fspath(missing_costs), alpha, min_gain, budget,
         time_limit, stall, lookahead, lookahead_budget, check_runs, verify_speed, quiet)
     for note in notes:
         warnings.warn(note, Warning, stacklevel=2)
