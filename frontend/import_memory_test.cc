@@ -8,27 +8,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "core/testing/sanitizers.h"
 #include "frontend/onnx.h"
 #include "frontend/onnx_test_util.h"
 #include "onnx/onnx_pb.h"
-
-// AddressSanitizer keeps freed memory in quarantine, so the figure means
-// nothing under it. GCC defines __SANITIZE_ADDRESS__, clang __has_feature.
-#if defined(__SANITIZE_ADDRESS__)
-#define TSO_UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TSO_UNDER_ASAN 1
-#endif
-#endif
-#ifndef TSO_UNDER_ASAN
-#define TSO_UNDER_ASAN 0
-#endif
 
 namespace tso::onnx_frontend {
 namespace {

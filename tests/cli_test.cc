@@ -16,20 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "core/testing/sanitizers.h"
 #include "frontend/tensor_file.h"
-
-// Whether this test (and so the tso binary beside it) is built with
-// AddressSanitizer: GCC defines __SANITIZE_ADDRESS__, clang __has_feature.
-#if defined(__SANITIZE_ADDRESS__)
-#define TSO_UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TSO_UNDER_ASAN 1
-#endif
-#endif
-#ifndef TSO_UNDER_ASAN
-#define TSO_UNDER_ASAN 0
-#endif
 
 namespace {
 
