@@ -7,7 +7,14 @@
 // flushed from every level (runtime/cpu/README.md).
 #pragma once
 
+#include <cstdint>
+
 namespace tso::cpu {
+
+// Writes back and evicts `bytes` from `p` on from every cache level. The
+// flushes are not ordered against later loads: a caller that times what
+// follows fences once after its flushes (_mm_mfence).
+void flush_from_caches(const void* p, int64_t bytes);
 
 // Each of `threads` threads (0: all cores) reads its own scratch buffer of
 // twice its core's L2, moving what an operator left in L1 and L2 out but

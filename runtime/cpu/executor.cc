@@ -1,6 +1,5 @@
 #include "runtime/cpu/executor.h"
 
-#include <cpuid.h>
 #include <immintrin.h>
 #include <omp.h>
 
@@ -12,6 +11,7 @@
 
 #include "runtime/common/arena.h"
 #include "runtime/common/memory.h"
+#include "runtime/cpu/cache_residency.h"
 #include "runtime/cpu/plan.h"
 
 namespace tso::cpu {
@@ -30,23 +30,6 @@ Block allocate(int64_t bytes) {
   return Block(static_cast<std::byte*>(std::aligned_alloc(kAlignment, size)));
 }
 
-constexpr int64_t kCacheLine = 64;
-
-bool has_clflushopt() {
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_CLFLUSHOPT);
-}
-
-// clflushopt evicts lines without ordering them against each other (one
-// fence at the end), several times the rate of clflush on large tensors.
-__attribute__((target("clflushopt"))) void flush_unordered(const std::byte* p, int64_t bytes) {
-  for (int64_t i = 0; i < bytes; i += kCacheLine) _mm_clflushopt(const_cast<std::byte*>(p + i));
-}
-
-void flush_ordered(const std::byte* p, int64_t bytes) {
-  for (int64_t i = 0; i < bytes; i += kCacheLine) _mm_clflush(p + i);
-}
-
 }  // namespace
 
 struct Executor::Impl : Bindings {
@@ -56,7 +39,7 @@ struct Executor::Impl : Bindings {
   Block static_block, arena, scratch;
   memory scratch_mem;
   std::vector<Run> runs;
-  std::vector<int> run_steps;  // plan step of each run
+  std::vector<int> run_steps;      // plan step of each run
   std::vector<int> run_constants;  // kHost and kStatic tensors the run steps read
   ExecutorStats stats;
   int threads = 1;
@@ -303,14 +286,10 @@ Expected<std::vector<StepTime>> Executor::profile_steps(int iters) {
 }
 
 int64_t Executor::evict_constants() {
-  static const bool unordered = has_clflushopt();
   int64_t bytes = 0;
   for (int t : impl_->run_constants) {
     const int64_t n = impl_->plan.tensors[t].bytes;
-    if (unordered)
-      flush_unordered(impl_->data(t), n);
-    else
-      flush_ordered(impl_->data(t), n);
+    flush_from_caches(impl_->data(t), n);
     bytes += n;
   }
   _mm_mfence();

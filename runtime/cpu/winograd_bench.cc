@@ -3,8 +3,13 @@
 // ResNet-50, SqueezeNet 1.1, Inception-v3 and CSRNet at batch 1 (CSRNet's
 // dilated ones also as interleaved: four 14x14 sub-images in the batch). Per shape, rounds
 // alternate direct / F4 fused / F4 matmul / F2 fused / F2 matmul; it prints
-// direct's GFLOP/s, then the minimum (median) ms per run of each.
-//   build/runtime/cpu/winograd_bench [rounds=7] [runs per round=5]
+// direct's GFLOP/s, then the minimum (median) ms per run of each. With
+// `cold` 1, each implementation's weights (oneDNN's reordered ones, the
+// transformed ones) are flushed from every cache level before each timed run,
+// as a model whose weights exceed the last-level cache reads them: F(4x4)
+// reads 4 times the bytes of the direct kernel's weights, F(2x2) 1.8 times.
+//   build/runtime/cpu/winograd_bench [rounds=7] [runs per round=5] [cold=0]
+#include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -16,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/cpu/cache_residency.h"
 #include "runtime/cpu/winograd.h"
 
 namespace {
@@ -49,6 +55,7 @@ struct Timings {
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 7;
   const int runs = argc > 2 ? std::atoi(argv[2]) : 5;
+  const bool cold = argc > 3 && std::atoi(argv[3]) != 0;
   const std::vector<Bench> benches = {
       {"resnet 64@56", {1, 64, 56, 56, 64, 1, 1, 1, 1}},
       {"resnet 128@28", {1, 128, 28, 28, 128, 1, 1, 1, 1}},
@@ -72,8 +79,8 @@ int main(int argc, char** argv) {
   dnnl::stream stream(engine);
   std::mt19937 rng(1);
   std::normal_distribution<float> normal(0.f, 1.f);
-  std::printf("threads %d, %d rounds x %d runs; ms per conv, min (median)\n", omp_get_max_threads(),
-              rounds, runs);
+  std::printf("threads %d, %d rounds x %d runs, weights %s; ms per conv, min (median)\n",
+              omp_get_max_threads(), rounds, runs, cold ? "flushed before each run" : "warm");
   std::printf("%-19s %5s %-15s %-15s %-15s %-15s %-15s %s\n", "shape", "GF/s", " direct",
               " F4 fused", " F4 matmul", " F2 fused", " F2 matmul", "direct/best");
   for (const Bench& b : benches) {
@@ -122,6 +129,11 @@ int main(int argc, char** argv) {
       configs.push_back([&, i] {
         convs[i].run(src.data(), us[i].data(), dst.data(), scratch.data(), {}, stream);
       });
+    // Each configuration's weights, for `cold`.
+    std::vector<std::pair<const void*, int64_t>> weights = {
+        {w_conv.get_data_handle(), static_cast<int64_t>(cpd.weights_desc().get_size())}};
+    for (const std::vector<float>& u : us)
+      weights.emplace_back(u.data(), static_cast<int64_t>(u.size() * sizeof(float)));
 
     std::vector<Timings> t(configs.size());
     for (int r = 0; r < 3; ++r)  // warm up
@@ -129,6 +141,10 @@ int main(int argc, char** argv) {
     for (int r = 0; r < rounds; ++r)
       for (size_t i = 0; i < configs.size(); ++i)
         for (int k = 0; k < runs; ++k) {
+          if (cold) {
+            tso::cpu::flush_from_caches(weights[i].first, weights[i].second);
+            _mm_mfence();
+          }
           const double t0 = now_ms();
           configs[i]();
           t[i].ms.push_back(now_ms() - t0);
