@@ -122,6 +122,26 @@ TEST_F(OptimizeCli, NegativeStallIsRefused) {
   EXPECT_TRUE(written().empty());
 }
 
+// On the H100 model the fusion halves the graph's cost (5 -> 2.5 us): a
+// minimum gain of 50% keeps the input and says so, 40% takes the fusion, and
+// a minimum over 50% is refused naming the flag.
+TEST_F(OptimizeCli, AResultGainingLessThanTheMinimumKeepsTheInput) {
+  RunResult r = run({model_, "-o", path("kept.tso"), "--device", kH100, "--min-gain", "0.5"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_in(r.out, "operators       2 -> 2");
+  expect_in(r.out,
+            "min gain        kept the input: the best graph, 2.50 us, gains less than 50% "
+            "of its cost");
+  r = run({model_, "-o", path("fused.tso"), "--device", kH100, "--min-gain", "0.4", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_in(r.out, "operators       2 -> 1");
+  EXPECT_EQ(r.out.find("min gain"), std::string::npos) << r.out;
+  r = run({model_, "-o", path("bad.tso"), "--device", kH100, "--min-gain", "0.6", "-q"});
+  EXPECT_EQ(r.exit_code, 2);
+  expect_in(r.err, "--min-gain: Value 0.6 not in range");
+  EXPECT_FALSE(fs::exists(path("bad.tso")));
+}
+
 TEST_F(OptimizeCli, MissingModelIsAnError) {
   RunResult r = run({path("absent.tso"), "-o", path("out.tso"), "-q"});
   EXPECT_EQ(r.exit_code, 1);
