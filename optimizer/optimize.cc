@@ -9,15 +9,6 @@ namespace {
 // Whether confirming the costs changed a prediction by more than 5%.
 bool moved(double before, double after) { return std::abs(after - before) > 0.05 * before; }
 
-// Whether the search's best graph costs less than the input by the costs as
-// they stand (confirmed ones included), by more than `min_gain` of the
-// input's cost as the search requires; an unchanged graph is not cheaper.
-bool cheaper(const SearchResult& s, const Graph& input, const GraphIndex& input_index,
-             const CostModel& model, double min_gain) {
-  return !s.applied.empty() && graph_cost(s.best, GraphIndex(s.best), model) <
-                                   graph_cost(input, input_index, model) * (1 - min_gain);
-}
-
 }  // namespace
 
 Expected<OptimizeResult> optimize(const Graph& g, const RuleIndex& rules, const CostModel& model,
@@ -26,28 +17,41 @@ Expected<OptimizeResult> optimize(const Graph& g, const RuleIndex& rules, const 
   r.operators_before = g.num_operators();
   r.search = search(g, rules, model, options.search);
   const GraphIndex input_index(g);
+  const double min_gain = options.search.min_gain;
+  // The input's and the result's predictions as the costs stand, confirmed
+  // ones included; an unchanged result gains nothing.
+  double input_cost = graph_cost(g, input_index, model);
+  double best_cost = 0;
+  auto result_gains = [&] {
+    return !r.search.applied.empty() && gains_enough(best_cost, input_cost, min_gain);
+  };
   {
     const GraphIndex best_index(r.search.best);
-    const double input_cost = graph_cost(g, input_index, model);
-    const double best_cost = graph_cost(r.search.best, best_index, model);
+    best_cost = graph_cost(r.search.best, best_index, model);
     r.remeasured = model.confirm(g, input_index) + model.confirm(r.search.best, best_index);
-    if (r.remeasured > 0 && (moved(input_cost, graph_cost(g, input_index, model)) ||
-                             moved(best_cost, graph_cost(r.search.best, best_index, model)) ||
-                             !cheaper(r.search, g, input_index, model, options.search.min_gain))) {
+    const double input_confirmed = graph_cost(g, input_index, model);
+    const double best_confirmed = graph_cost(r.search.best, best_index, model);
+    const bool moved_either =
+        moved(input_cost, input_confirmed) || moved(best_cost, best_confirmed);
+    input_cost = input_confirmed;
+    best_cost = best_confirmed;
+    if (r.remeasured > 0 && (moved_either || !result_gains())) {
       r.first_search_seconds = r.search.seconds;
       r.searched_again = true;
       r.search = search(g, rules, model, options.search);
-      r.remeasured += model.confirm(r.search.best, GraphIndex(r.search.best));
+      const GraphIndex again_index(r.search.best);
+      r.remeasured += model.confirm(r.search.best, again_index);
+      best_cost = graph_cost(r.search.best, again_index, model);
     }
   }
-  if (!cheaper(r.search, g, input_index, model, options.search.min_gain)) {
+  if (!result_gains()) {
     r.discarded_rewrites = static_cast<int>(r.search.applied.size());
-    r.discarded_cost = graph_cost(r.search.best, GraphIndex(r.search.best), model);
+    r.discarded_cost = best_cost;
     r.search.best = g;
     r.search.applied.clear();
     r.search.best_cost = r.search.initial_cost;
   }
-  r.cost_before = graph_cost(g, input_index, model);
+  r.cost_before = input_cost;
   Expected<Graph> folded = fold_weights(r.search.best, &r.fold);
   if (!folded) return folded.error();
   r.graph = std::move(*folded);

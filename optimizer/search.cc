@@ -209,7 +209,7 @@ class Search {
             {r.expansions, static_cast<int64_t>(queue_.size()), states_[best].cost, elapsed()});
     }
     // A gain below the minimum is no gain: the input comes back unchanged.
-    if (best != 0 && !(states_[best].cost < states_[0].cost * (1 - options_.min_gain))) {
+    if (best != 0 && !gains_enough(states_[best].cost, states_[0].cost, options_.min_gain)) {
       r.below_min_gain_cost = states_[best].cost;
       best = 0;
     }

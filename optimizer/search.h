@@ -143,6 +143,12 @@ struct SearchResult {
   std::map<std::string, RegionCandidate> region_candidates;  // by rule name
 };
 
+// Whether a graph costing `cost` gains more than `min_gain` (a fraction) of
+// `input_cost`, as SearchOptions::min_gain asks of a result.
+inline bool gains_enough(double cost, double input_cost, double min_gain) {
+  return cost < input_cost * (1 - min_gain);
+}
+
 // `max_expansions` >= 1, `alpha` >= 1, `lookahead.depth` >= 1 and
 // `lookahead.budget` >= 0 are the caller's to check.
 SearchResult search(const Graph& g, const RuleIndex& rules, const CostModel& model,

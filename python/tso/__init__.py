@@ -44,9 +44,9 @@ def _check_range(name, value, low, high=None):
 
 
 def optimize(model, *, device="", rules=(), budget=1000, time_limit=60.0, alpha=1.05,
-             min_gain=0.001, stall=100, lookahead=1.3, lookahead_budget=50, input_shapes=None, batch=None,
-             random_weights=None, check_runs=2, verify_speed=True, cost="", cost_cache="",
-             missing_costs="", allow_unverified=False, quiet=True):
+             min_gain=0.001, stall=100, lookahead=1.3, lookahead_budget=50, input_shapes=None,
+             batch=None, random_weights=None, check_runs=2, verify_speed=True, cost="",
+             cost_cache="", missing_costs="", allow_unverified=False, quiet=True):
     """Optimizes a model as `tso optimize` does; returns (onnx.ModelProto, report dict).
 
     model: an onnx.ModelProto, serialized bytes, or a path (.onnx, or a graph in tso's text
@@ -55,10 +55,11 @@ def optimize(model, *, device="", rules=(), budget=1000, time_limit=60.0, alpha=
     rules (rule files; default the shipped ones), budget, time_limit (seconds), alpha,
     min_gain, stall, lookahead, lookahead_budget, input_shapes {"name": [dims]}, batch,
     random_weights (seed), check_runs, verify_speed, cost (a cost table), cost_cache,
-    missing_costs (a directory), allow_unverified; quiet=False writes progress to stderr. The model returned is the input
-    where the optimized one was not faster by its minimum, its median and in four rounds in five
-    (eleven in fifteen where a second stage was timed; report["speed_check"]["written"] ==
-    "input"); the report is the JSON report's data.
+    missing_costs (a directory), allow_unverified; quiet=False writes progress to stderr. The
+    model returned is the input where the search gained less than min_gain, or where the
+    optimized one was not faster by its minimum, its median and in four rounds in five (eleven
+    in fifteen where a second stage was timed; report["speed_check"]["written"] == "input");
+    the report is the JSON report's data.
     """
     _check_range("alpha", alpha, 1.0, 10.0)
     _check_range("min_gain", min_gain, 0.0, 0.5)
