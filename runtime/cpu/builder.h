@@ -34,6 +34,8 @@ class Builder {
   int value(TensorRef r) const { return value_[r.node][r.output]; }
   void set_value(TensorRef r, int t) { value_[r.node][r.output] = t; }
 
+  // The tensor whose bytes `t` are: `t`, or the parent its views lead to.
+  int root(int t) const;
   // A tensor is constant when its bytes are the same on every run: stored
   // weights, constants, and outputs of prologue steps (views of them too).
   bool is_const(int t) const;
@@ -96,8 +98,8 @@ Expected<bool> lower_winograd(Builder& b, const FusionGroup& group,
 bool lower_pointwise(Builder& b, const FusionGroup& group,
                      const dnnl::convolution_forward::primitive_desc& direct,
                      const std::vector<Arg>& direct_extra);
-Status lower_compute(Builder& b, int node);   // oneDNN primitives
-Status lower_movement(Builder& b, int node);  // views and own kernels
+Status lower_compute(Builder& b, int node);       // oneDNN primitives
+Status lower_movement(Builder& b, int node);      // views and own kernels
 Status lower_update_slice(Builder& b, int node);  // in place where the base is dead
 Status lower_gather(Builder& b, int node);        // rows picked by indices, checked each run
 bool is_movement(const Graph& g, int node);

@@ -12,6 +12,7 @@
 #include "runtime/common/arena.h"
 #include "runtime/common/memory.h"
 #include "runtime/cpu/cache_residency.h"
+#include "runtime/cpu/constant_store.h"
 #include "runtime/cpu/plan.h"
 
 namespace tso::cpu {
@@ -40,7 +41,9 @@ struct Executor::Impl : Bindings {
   memory scratch_mem;
   std::vector<Run> runs;
   std::vector<int> run_steps;      // plan step of each run
-  std::vector<int> run_constants;  // kHost and kStatic tensors the run steps read
+  std::vector<int> run_constants;  // kHost, kStatic and kShared tensors the run steps read
+  std::shared_ptr<ConstantStore> store;
+  std::vector<std::shared_ptr<const SharedConstant>> shared;  // of each kShared tensor
   ExecutorStats stats;
   int threads = 1;
 
@@ -52,6 +55,8 @@ struct Executor::Impl : Bindings {
       case Storage::kInput:
       case Storage::kStatic:
         return static_block.get() + p.offset;
+      case Storage::kShared:
+        return shared[t] ? shared[t]->bytes.get() : nullptr;
       case Storage::kArena:
         return arena.get() + p.offset;
       case Storage::kView:
@@ -74,12 +79,15 @@ struct Executor::Impl : Bindings {
     std::vector<int64_t> sizes = {plan.scratchpad_bytes};
     for (const PlanTensor& t : plan.tensors) sizes.push_back(t.bytes);
     TSO_RETURN_IF_ERROR(rt::checked_total(sizes, kAlignment, "the CPU plan"));
-    int64_t static_bytes = 0;
+    int64_t static_bytes = 0, shared_bytes = 0;
     for (PlanTensor& t : plan.tensors)
       if (t.storage == Storage::kInput || t.storage == Storage::kStatic) {
         t.offset = static_bytes;
         static_bytes += rt::align_up(t.bytes, kAlignment);
+      } else if (t.storage == Storage::kShared) {
+        shared_bytes += rt::align_up(t.bytes, kAlignment);
       }
+    shared.resize(plan.tensors.size());
     std::vector<int> index(plan.tensors.size(), -1);
     std::vector<rt::Lifetime> lives;
     int step = 0;
@@ -105,15 +113,15 @@ struct Executor::Impl : Bindings {
     for (size_t t = 0; t < plan.tensors.size(); ++t)
       if (index[t] >= 0) plan.tensors[t].offset = layout.offsets[index[t]];
     stats.arena_bytes = layout.peak_bytes;
-    stats.static_bytes = static_bytes;
+    stats.static_bytes = static_bytes + shared_bytes;
     stats.scratchpad_bytes = plan.scratchpad_bytes;
     for (const PlanTensor& t : plan.tensors)
       if (t.storage == Storage::kHost) stats.static_bytes += t.bytes;
-    TSO_RETURN_IF_ERROR(
-        rt::check_allocation(layout.peak_bytes + static_bytes + plan.scratchpad_bytes,
-                             "the CPU plan (arena " + rt::format_bytes(layout.peak_bytes) +
-                                 ", static " + rt::format_bytes(static_bytes) + ", scratchpad " +
-                                 rt::format_bytes(plan.scratchpad_bytes) + ")"));
+    TSO_RETURN_IF_ERROR(rt::check_allocation(
+        layout.peak_bytes + static_bytes + shared_bytes + plan.scratchpad_bytes,
+        "the CPU plan (arena " + rt::format_bytes(layout.peak_bytes) + ", static " +
+            rt::format_bytes(static_bytes + shared_bytes) + ", scratchpad " +
+            rt::format_bytes(plan.scratchpad_bytes) + ")"));
     static_block = allocate(static_bytes);
     arena = allocate(layout.peak_bytes);
     scratch = allocate(plan.scratchpad_bytes);
@@ -127,10 +135,39 @@ struct Executor::Impl : Bindings {
     return {};
   }
 
-  // Binds every step; runs the prologue once and keeps the run steps.
+  // The weight copy (kShared) prologue step `s` writes, or -1.
+  int shared_write(const PlanStep& s) const {
+    if (!s.prologue || s.writes.size() != 1) return -1;
+    return plan.tensors[s.writes[0]].storage == Storage::kShared ? s.writes[0] : -1;
+  }
+
+  // The copy of kShared tensor `t` another executor made and still holds.
+  std::shared_ptr<const SharedConstant> find_shared(int t) {
+    const int source = plan.tensors[t].source;
+    return store->find(data(source), plan.tensors[source].md, plan.tensors[t].md);
+  }
+  void publish_shared(int t) {
+    const int source = plan.tensors[t].source;
+    store->publish(data(source), plan.tensors[source].md, plan.tensors[t].md, shared[t]);
+  }
+
+  // Binds every step; runs the prologue once and keeps the run steps. A
+  // weight copy another executor made is taken, and its reorder skipped.
   Status bind() {
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       PlanStep& s = plan.steps[i];
+      const int copy = shared_write(s);
+      if (copy >= 0) {
+        const PlanTensor& c = plan.tensors[copy];
+        shared[copy] = find_shared(copy);
+        if (shared[copy]) {
+          stats.shared_bytes += rt::align_up(c.bytes, kAlignment);
+          continue;
+        }
+        shared[copy] = ConstantStore::allocate(c.bytes, plan.tensors[root(c.source)].host);
+        if (!shared[copy])
+          return Error{"out of memory allocating " + rt::format_bytes(c.bytes) + " for " + s.nodes};
+      }
       Status st = guarded(s, [&] {
         Run r = s.bind(*this);
         if (s.prologue) {
@@ -142,9 +179,10 @@ struct Executor::Impl : Bindings {
         }
       });
       if (!st) return st;
+      if (copy >= 0) publish_shared(copy);
     }
     // Stored weights read only by the prologue (reordered into the static
-    // block) are not held any longer.
+    // block or a shared copy) are not held any longer.
     std::vector<bool> read_at_run(plan.tensors.size(), false);
     for (int i : run_steps)
       for (int t : plan.steps[i].reads) read_at_run[root(t)] = true;
@@ -156,7 +194,8 @@ struct Executor::Impl : Bindings {
         p.host.reset();
         p.host_bytes = nullptr;
       }
-      if (read_at_run[t] && (p.storage == Storage::kHost || p.storage == Storage::kStatic))
+      if (read_at_run[t] && (p.storage == Storage::kHost || p.storage == Storage::kStatic ||
+                             p.storage == Storage::kShared))
         run_constants.push_back(static_cast<int>(t));
     }
     return {};
@@ -199,6 +238,7 @@ Expected<std::unique_ptr<Executor>> Executor::create(const Graph& g,
                                                      const ExecutorOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->threads = options.threads > 0 ? options.threads : omp_get_num_procs();
+  impl->store = options.constants;
   omp_set_num_threads(impl->threads);
   Expected<Plan> plan = build_plan(g, options, impl->engine);
   if (!plan) return plan.error();

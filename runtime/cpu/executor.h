@@ -21,6 +21,8 @@
 
 namespace tso::cpu {
 
+class ConstantStore;  // constant_store.h
+
 struct ExecutorOptions {
   int threads = 0;  // OpenMP threads for every primitive and kernel; 0: all cores
   // Fuse bias, activations and residual adds into convolutions and matrix
@@ -49,11 +51,17 @@ struct ExecutorOptions {
   Choice winograd = Choice::kMeasured;
   // 1x1 stride-1 NHWC convolutions as inner products.
   Choice pointwise_product = Choice::kMeasured;
+  // Stored weights reordered into a primitive's layout are looked up here
+  // first and, when another executor of this process made the same copy,
+  // shared with it rather than made again (constant_store.h); null: each
+  // executor holds its own.
+  std::shared_ptr<ConstantStore> constants = nullptr;
 };
 
 struct ExecutorStats {
   int64_t arena_bytes = 0;       // intermediate tensors, placed by lifetime
   int64_t static_bytes = 0;      // inputs, weights (in the primitives' layouts), constants
+  int64_t shared_bytes = 0;      // of static_bytes, weight copies another executor made
   int64_t scratchpad_bytes = 0;  // the one scratchpad every primitive shares
   int steps = 0;                 // steps a run executes
   int fused_nodes = 0;           // nodes folded into another step as post-ops

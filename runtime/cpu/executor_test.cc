@@ -14,6 +14,7 @@
 #include <set>
 
 #include "core/text_format.h"
+#include "runtime/cpu/constant_store.h"
 #include "runtime/cpu/executor_testing.h"
 #include "runtime/reference/executor.h"
 #include "runtime/reference/runtime_cases.h"
@@ -317,6 +318,79 @@ TEST(CpuExecutor, EvictingConstantsKeepsTheResults) {
   Expected<std::unique_ptr<Executor>> plain = Executor::create(none, {});
   ASSERT_TRUE(plain.ok()) << plain.error().message;
   EXPECT_EQ((*plain)->evict_constants(), 0);
+}
+
+// Both convolutions' weights are reordered into oneDNN's blocked layout.
+constexpr const char* kTwoConvGraph = R"(graph w {
+  input x: f32[1,16,8,8]
+  weight k: f32[32,16,3,3]
+  weight j: f32[16,32,1,1]
+  %a = conv2d(x, k, pad=same)
+  %r = relu(%a)
+  %b = conv2d(%r, j)
+  output y = %b
+})";
+
+// One run of `g` planned with `o` on seeded inputs; the executor's stats.
+std::vector<float> run_once(const Graph& g, const ExecutorOptions& o, ExecutorStats* stats) {
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, o);
+  EXPECT_TRUE(ex.ok()) << ex.error().message;
+  if (!ex) return {};
+  for (const auto& [name, t] : ref::testing::random_feeds(g, 5))
+    EXPECT_TRUE((*ex)->set_input(name, std::span<const float>(t.data)).ok());
+  EXPECT_TRUE((*ex)->run().ok());
+  *stats = (*ex)->stats();
+  return (*ex)->output(0).value();
+}
+
+// The speed check's two executors read the same stored weights: with one
+// store, the second takes the first one's copies in the primitives' layouts
+// and computes what it computes alone. A weight with other bytes at the same
+// shape gets its own copy, and a copy no executor holds is made again.
+TEST(CpuExecutor, ExecutorsOfOneStoreShareTheirWeightCopies) {
+  const Graph g = ref::testing::graph_with_weights(kTwoConvGraph, 3);
+  ExecutorOptions o;
+  o.winograd = o.pointwise_product = ExecutorOptions::Choice::kOff;
+  ExecutorStats alone_stats;
+  const std::vector<float> alone = run_once(g, o, &alone_stats);
+  EXPECT_EQ(alone_stats.shared_bytes, 0);
+
+  o.constants = std::make_shared<ConstantStore>();
+  Expected<std::unique_ptr<Executor>> first = Executor::create(g, o);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_EQ((*first)->stats().shared_bytes, 0);
+  ExecutorStats second;
+  EXPECT_EQ(run_once(g, o, &second), alone);
+  const int64_t weight_bytes = (32 * 16 * 9 + 16 * 32) * 4;
+  EXPECT_GE(second.shared_bytes, weight_bytes);
+  EXPECT_EQ(second.static_bytes, alone_stats.static_bytes);
+
+  // k replaced by other values: only j's copy is shared.
+  GraphBuilder other("w");
+  for (const Node& n : g.nodes()) {
+    Node copy = n;
+    if (n.name == "k") {
+      auto w = std::make_shared<WeightData>(*n.data);
+      for (std::byte& b : w->bytes) b = std::byte(~std::to_integer<unsigned>(b) & 0x3f);
+      copy.data = std::move(w);
+    }
+    other.add_node(std::move(copy));
+  }
+  for (const GraphOutput& out : g.outputs()) other.output(out.name, out.ref);
+  const Graph g2 = other.finish().value();
+  ExecutorOptions unshared = o;
+  unshared.constants = nullptr;
+  ExecutorStats s2, unshared_stats;
+  const std::vector<float> y2 = run_once(g2, o, &s2);
+  EXPECT_NE(y2, alone);
+  EXPECT_EQ(y2, run_once(g2, unshared, &unshared_stats));
+  EXPECT_GT(s2.shared_bytes, 0);
+  EXPECT_LT(s2.shared_bytes, second.shared_bytes);
+
+  first->reset();
+  ExecutorStats again;
+  EXPECT_EQ(run_once(g, o, &again), alone);
+  EXPECT_EQ(again.shared_bytes, 0);
 }
 
 TEST(CpuExecutor, ChannelsLastInputsTakeNhwcBytes) {

@@ -14,10 +14,14 @@ Builder::Builder(const Graph& g, const ExecutorOptions& options, const dnnl::eng
   for (int i = 0; i < g.size(); ++i) value_[i].assign(g.node(i).outs.size(), -1);
 }
 
-bool Builder::is_const(int t) const {
+int Builder::root(int t) const {
   while (plan_.tensors[t].storage == Storage::kView) t = plan_.tensors[t].parent;
-  const Storage s = plan_.tensors[t].storage;
-  return s == Storage::kHost || s == Storage::kStatic;
+  return t;
+}
+
+bool Builder::is_const(int t) const {
+  const Storage s = plan_.tensors[root(t)].storage;
+  return s == Storage::kHost || s == Storage::kStatic || s == Storage::kShared;
 }
 
 bool Builder::all_const(const std::vector<int>& ts) const {
@@ -89,6 +93,10 @@ int Builder::as_layout(int t, const memory::desc& want) {
   for (const Reorder& r : reorders_)
     if (r.from == t && r.md == want) return r.to;
   const int to = output_tensor(plan_.tensors[t].type, want, {t});
+  if (options_.constants && plan_.tensors[root(t)].storage == Storage::kHost) {
+    plan_.tensors[to].storage = Storage::kShared;
+    plan_.tensors[to].source = t;
+  }
   const memory::desc from_md = plan_.tensors[t].md;
   dnnl::reorder::primitive_desc pd(engine_, from_md, engine_, want, attr());
   note_scratchpad(pd);
@@ -222,8 +230,8 @@ Status lower_node(Builder& b, const Fusion& fusion, int i) {
 Expected<Plan> build_plan(const Graph& g, const ExecutorOptions& options,
                           const dnnl::engine& engine) {
   if (options.measure && !options.choices_file.empty())
-    TSO_RETURN_IF_ERROR(load_plan_choices(options.choices_file,
-                                          device_description(options.threads)));
+    TSO_RETURN_IF_ERROR(
+        load_plan_choices(options.choices_file, device_description(options.threads)));
   Builder b(g, options, engine);
   const Fusion fusion = find_fusions(g, options.fuse);
   for (int i = 0; i < g.size(); ++i) {

@@ -37,6 +37,7 @@ enum class Storage : unsigned char {
   kHost,    // bytes owned outside the plan's blocks (stored weights, host constants)
   kInput,   // a graph input: the static block, written by set_input
   kStatic,  // the static block, written once by the prologue
+  kShared,  // a stored weight reordered by the prologue, in a ConstantStore's copy
   kArena,   // the arena, placed by lifetime
   kView,    // bytes of another tensor
 };
@@ -49,6 +50,7 @@ struct PlanTensor {
   std::shared_ptr<const void> host;  // kHost: keeps the bytes alive
   const std::byte* host_bytes = nullptr;
   int parent = -1;  // kView
+  int source = -1;  // kShared: the stored weight (or a view of it) it is reordered from
   int64_t view_offset = 0;
   int first = -1, last = -1;  // kArena: steps of the run list that write and last read it
   int64_t offset = 0;         // kInput, kStatic, kArena: byte offset in its block

@@ -7,6 +7,7 @@
 
 #include "core/stats.h"
 #include "runtime/common/memory.h"
+#include "runtime/cpu/constant_store.h"
 
 namespace tso::cpu {
 
@@ -110,6 +111,7 @@ Expected<Comparison> compare_graphs(const Graph& a, const Graph& b, const Compar
   ExecutorOptions eo;
   eo.threads = options.threads;
   eo.choices_file = options.choices_file;
+  eo.constants = std::make_shared<ConstantStore>();
   Expected<std::unique_ptr<Executor>> ea = Executor::create(a, eo);
   if (!ea) return ea.error();
   Expected<std::unique_ptr<Executor>> eb = Executor::create(b, eo);

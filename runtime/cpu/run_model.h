@@ -41,7 +41,8 @@ Expected<RunReport> run_model(const Graph& g, const RunOptions& options);
 // warm-up, in the order a, b; b, a; a, b; ... (timed_first): a host whose
 // speed drifts within the check favours neither graph. Both executors live in
 // one process: they share the one OpenMP team, so neither has a pool
-// spinning beside the other.
+// spinning beside the other, and the weight copies both graphs read
+// (constant_store.h), so the check holds the model's weights once.
 struct CompareOptions {
   int rounds = 5;
   int runs = 5;
