@@ -98,6 +98,13 @@ Expected<bool> lower_winograd(Builder& b, const FusionGroup& group,
 bool lower_pointwise(Builder& b, const FusionGroup& group,
                      const dnnl::convolution_forward::primitive_desc& direct,
                      const std::vector<Arg>& direct_extra);
+// A product of one row by constant weights (a [K] or [N, K] when
+// `transposed`, `bt`) on row_product.h's kernel and the group's post-ops;
+// its time on scratch buffers, its weights cold, `bound` as in best_ms.
+struct PostOps;
+double time_row_product(Builder& b, int64_t k, int64_t n, const PostOps& post, double bound);
+void lower_row_product(Builder& b, const FusionGroup& group, int a, int64_t k, int64_t n, int bt,
+                       bool transposed, const PostOps& post);
 Status lower_compute(Builder& b, int node);       // oneDNN primitives
 Status lower_movement(Builder& b, int node);      // views and own kernels
 Status lower_update_slice(Builder& b, int node);  // in place where the base is dead

@@ -51,6 +51,9 @@ struct ExecutorOptions {
   Choice winograd = Choice::kMeasured;
   // 1x1 stride-1 NHWC convolutions as inner products.
   Choice pointwise_product = Choice::kMeasured;
+  // Products of one row by constant weights on tso's own kernel
+  // (row_product.h), its post-ops in a step of their own.
+  Choice row_product = Choice::kMeasured;
   // Stored weights reordered into a primitive's layout are looked up here
   // first and, when another executor of this process made the same copy,
   // shared with it rather than made again (constant_store.h); null: each

@@ -47,6 +47,7 @@ void expect_matches_reference(
   o.fuse = fuse;
   o.winograd = alternatives;
   o.pointwise_product = alternatives;
+  o.row_product = alternatives;
   Expected<std::unique_ptr<Executor>> ex = Executor::create(g, o);
   ASSERT_TRUE(ex.ok()) << ex.error().message;
   for (const auto& [name, t] : feeds) {
@@ -85,7 +86,8 @@ TEST(CpuExecutor, MatchesTheReferenceUnfused) {
   for (const Case& c : ref::testing::kCases) expect_matches_reference(c, false);
 }
 
-// Winograd for every 3x3 convolution and inner products for every 1x1 one.
+// Winograd for every 3x3 convolution, inner products for every 1x1 one and
+// tso's own kernel for every product of one row by weights.
 TEST(CpuExecutor, MatchesTheReferenceWithEveryAlternativeForced) {
   for (const Case& c : ref::testing::kCases)
     expect_matches_reference(c, true, {}, ExecutorOptions::Choice::kAlways);
@@ -176,6 +178,23 @@ const Case& case_named(std::string_view name) {
     if (c.name == name) return c;
   ADD_FAILURE() << "no case " << name;
   return ref::testing::kCases[0];
+}
+
+// A product of one row by weights on tso's kernel, its bias, sigmoid and
+// product with a tensor in a post-op step after it; both products of the
+// shared case (checked against the reference with the others) run so when
+// forced, and neither when switched off.
+TEST(CpuExecutor, ProductsOfOneRowRunOnTheOwnKernelWithTheirPostOps) {
+  const Case& c = case_named("row_products_of_a_recurrent_cell");
+  ExecutorOptions o;
+  o.row_product = ExecutorOptions::Choice::kAlways;
+  const Graph g = ref::testing::graph_with_weights(c.text, 3);
+  int own = 0;
+  for (const StepTime& s : testing::profiled_steps(g, o)) own += s.what == "row product (own)";
+  EXPECT_EQ(own, 2);
+  EXPECT_TRUE(runs_step(c, o, "post-ops", "(matmul) + add + sigmoid + mul"));
+  o.row_product = ExecutorOptions::Choice::kOff;
+  EXPECT_FALSE(runs_step(c, o, "row product", "matmul"));
 }
 
 // The shared case (checked against the reference with the others) writes a

@@ -197,7 +197,9 @@ Operand operand(Builder& b, int t, Dims dims, bool transposed) {
 }
 
 // rows x K times a constant K x N matrix: oneDNN's inner product or matmul,
-// whichever the measurement says, weights reordered once to its layout.
+// or for one row tso's own kernel (row_product.h), whichever the measurement
+// says, weights reordered once to its layout. One row reads each weight once
+// per run, so its candidates are timed with their weights cold.
 Status lower_weights_product(Builder& b, const FusionGroup& group, Operand a, int64_t rows,
                              int64_t k, int64_t n, int bt, bool b_transposed, PostOps& post) {
   const memory::desc src_md = plain_desc({rows, k});
@@ -214,20 +216,33 @@ Status lower_weights_product(Builder& b, const FusionGroup& group, Operand a, in
                                                  memory::desc(), dst_md, attr);
   dnnl::matmul::primitive_desc mm(b.engine(), src_md, memory::desc({k, n}, dt::f32, tag::any),
                                   dst_md, attr);
-  bool use_ip = true;
-  if (b.options().measure) {
+  using Choice = ExecutorOptions::Choice;
+  const bool one_row = rows == 1 && b.options().row_product != Choice::kOff;
+  enum { kInnerProduct, kMatmul, kRowProduct };
+  int chosen = kInnerProduct;
+  if (one_row && b.options().row_product == Choice::kAlways) {
+    chosen = kRowProduct;
+  } else if (b.options().measure) {
     const std::string key = "product " + std::to_string(rows) + "x" + std::to_string(k) + "x" +
-                            std::to_string(n) + post.nodes + std::to_string(post.ops.len());
-    use_ip =
-        fastest(b.options().choices_file, key,
-                {[&](double bound) {
-                   return time_primitive(b.engine(), dnnl::inner_product_forward(ip), ip,
-                                         post.args, bound);
-                 },
-                 [&](double bound) {
-                   return time_primitive(b.engine(), dnnl::matmul(mm), mm, post.args, bound);
-                 }}) == 0;
+                            std::to_string(n) + post.nodes + std::to_string(post.ops.len()) +
+                            (one_row ? " or own" : "");
+    std::vector<Candidate> candidates = {
+        [&](double bound) {
+          return time_primitive(b.engine(), dnnl::inner_product_forward(ip), ip, post.args, bound,
+                                rows == 1);
+        },
+        [&](double bound) {
+          return time_primitive(b.engine(), dnnl::matmul(mm), mm, post.args, bound, rows == 1);
+        }};
+    if (one_row)
+      candidates.push_back([&](double bound) { return time_row_product(b, k, n, post, bound); });
+    chosen = fastest(b.options().choices_file, key, candidates);
   }
+  if (chosen == kRowProduct) {
+    lower_row_product(b, group, a.tensor, k, n, bt, b_transposed, post);
+    return {};
+  }
+  const bool use_ip = chosen == kInnerProduct;
   const dnnl::primitive_desc& pd = use_ip ? static_cast<const dnnl::primitive_desc&>(ip) : mm;
   b.note_scratchpad(pd);
   const int w_plain = b.as_plain(bt);

@@ -22,8 +22,10 @@ constexpr double kNotTimed = 1e300;
 // choosing kernels took half the time of measuring CSRNet's batch-16
 // signatures. A warm-up slower than 1.5 times
 // `bound` (the best candidate so far) is the time: the candidate cannot win,
-// and timing it further would cost more than the winner's runs.
-double best_ms(const std::function<void()>& run, double bound = kNotTimed);
+// and timing it further would cost more than the winner's runs. `prepare`,
+// when set, runs untimed before each run.
+double best_ms(const std::function<void()>& run, double bound = kNotTimed,
+               const std::function<void()>& prepare = {});
 
 // Whether scratch buffers of `bytes` may be allocated to time a candidate:
 // at most half the memory available, so that measuring never exhausts the
@@ -33,10 +35,12 @@ bool can_time(int64_t bytes);
 
 // Times a primitive on zeroed scratch memories of its source, weights,
 // destination and scratchpad, plus `extra` arguments (post-op operands);
-// `bound` as in best_ms.
+// `bound` as in best_ms. `cold_weights`: its weights are flushed from every
+// cache level before each run, as a product that reads each weight once
+// per run finds them inside a model (row_product.h).
 double time_primitive(const dnnl::engine& engine, const dnnl::primitive& prim,
                       const dnnl::primitive_desc_base& pd, const std::vector<Arg>& extra,
-                      double bound = kNotTimed);
+                      double bound = kNotTimed, bool cold_weights = false);
 
 // One implementation's time in milliseconds, given the best time of the
 // candidates timed before it (kNotTimed for the first) as best_ms's bound.

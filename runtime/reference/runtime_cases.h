@@ -161,6 +161,28 @@ inline const Case kCases[] = {
   %g = gemm(a, b, c, trans_b=1, act=relu)
   output y = %g
 })"},
+    {"row_products_of_a_recurrent_cell", R"(graph g {
+  input x: f32[1,70]
+  input h: f32[1,130]
+  weight w: f32[70,130]
+  weight bw: f32[130]
+  weight u: f32[1,130,130]
+  %a = matmul(x, w)
+  %b = add(%a, bw)
+  %s = sigmoid(%b)
+  %m = mul(%s, h)
+  %r = reshape(%m, shape=[1,1,130])
+  %c = matmul(%r, u)
+  %t = tanh(%c)
+  output y = %t
+})"},
+    {"gemm_one_row_transposed", R"(graph g {
+  input a: f32[1,16]
+  weight b: f32[10,16]
+  weight c: f32[10]
+  %g = gemm(a, b, c, trans_b=1, act=relu)
+  output y = %g
+})"},
     {"gemm_general_c", R"(graph g {
   input a: f32[16,3]
   input b: f32[16,10]
