@@ -74,7 +74,7 @@ Expected<rt::CostTable> profile_model(const Graph& g, const std::string& model_n
                                       const ProfileOptions& options);
 
 // The machine, library and method a CPU measurement belongs to, e.g.
-// "cpu: AMD EPYC 7B13, 2 threads, oneDNN 3.2.0, avx2, constants cold 4"
+// "cpu: AMD EPYC 7B13, 2 threads, oneDNN 3.2.0, avx2, constants cold 5"
 // (the model name from /proc/cpuinfo; `threads` 0 means all cores, as the
 // executor counts them; "constants cold": each timed run reads its weights
 // from memory, so tables measured with cached weights are not mixed in;
@@ -82,7 +82,9 @@ Expected<rt::CostTable> profile_model(const Graph& g, const std::string& model_n
 // hot are not mixed in either; "3": Winograd convolutions chosen from both
 // schedules, so tables of the fused schedule alone are set aside; "4": data
 // movement on rank-4 tensors timed in the convolutions' layout, so tables
-// that timed a channel split as a view are set aside too).
+// that timed a channel split as a view are set aside too; "5": products of
+// one row may run on tso's own kernel, so tables that timed them on oneDNN
+// alone are set aside).
 std::string device_description(int threads);
 
 }  // namespace tso::cpu
