@@ -100,9 +100,10 @@ bool lower_pointwise(Builder& b, const FusionGroup& group,
                      const std::vector<Arg>& direct_extra);
 // A product of one row by constant weights (a [K] or [N, K] when
 // `transposed`, `bt`) on row_product.h's kernel and the group's post-ops;
-// its time on scratch buffers, its weights cold, `bound` as in best_ms.
+// its time on scratch buffers, its weights cold (time_primitive's
+// cold_weights).
 struct PostOps;
-double time_row_product(Builder& b, int64_t k, int64_t n, const PostOps& post, double bound);
+double time_row_product(Builder& b, int64_t k, int64_t n, const PostOps& post);
 void lower_row_product(Builder& b, const FusionGroup& group, int a, int64_t k, int64_t n, int bt,
                        bool transposed, const PostOps& post);
 Status lower_compute(Builder& b, int node);       // oneDNN primitives

@@ -234,9 +234,8 @@ Status lower_weights_product(Builder& b, const FusionGroup& group, Operand a, in
         [&](double bound) {
           return time_primitive(b.engine(), dnnl::matmul(mm), mm, post.args, bound, rows == 1);
         }};
-    if (one_row)
-      candidates.push_back([&](double bound) { return time_row_product(b, k, n, post, bound); });
-    chosen = fastest(b.options().choices_file, key, candidates);
+    if (one_row) candidates.push_back([&](double) { return time_row_product(b, k, n, post); });
+    chosen = fastest(b.options().choices_file, key, candidates, rows == 1 ? 3 : 1);
   }
   if (chosen == kRowProduct) {
     lower_row_product(b, group, a.tensor, k, n, bt, b_transposed, post);

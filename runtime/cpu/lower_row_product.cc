@@ -43,7 +43,7 @@ Floats zeroed_floats(int64_t n) {
 
 }  // namespace
 
-double time_row_product(Builder& b, int64_t k, int64_t n, const PostOps& post, double bound) {
+double time_row_product(Builder& b, int64_t k, int64_t n, const PostOps& post) {
   const int64_t panel_floats = row_panel_floats(k, n);
   if (!can_time((panel_floats + k + 2 * n) * 4)) return kNotTimed;
   Floats x = zeroed_floats(k), packed = zeroed_floats(panel_floats), y = zeroed_floats(n),
@@ -72,11 +72,12 @@ double time_row_product(Builder& b, int64_t k, int64_t n, const PostOps& post, d
           stream.wait();
         }
       },
-      bound,
+      kNotTimed,
       [&] {
         flush_from_caches(packed.get(), panel_floats * 4);
         _mm_mfence();
-      });
+      },
+      kColdRuns);
 }
 
 void lower_row_product(Builder& b, const FusionGroup& group, int a, int64_t k, int64_t n, int bt,

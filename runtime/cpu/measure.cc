@@ -2,6 +2,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <mutex>
@@ -14,11 +15,11 @@
 
 namespace tso::cpu {
 
-double best_ms(const std::function<void()>& run, double bound,
-               const std::function<void()>& prepare) {
+double best_ms(const std::function<void()>& run, double bound, const std::function<void()>& prepare,
+               int runs) {
   constexpr double kEnoughMs = 50;
   double best = 1e30, timed = 0;
-  for (int i = 0; i < 6 && !(i > 1 && timed > kEnoughMs); ++i) {
+  for (int i = 0; i <= runs && !(i > 1 && timed > kEnoughMs); ++i) {
     if (prepare) prepare();
     const auto t0 = std::chrono::steady_clock::now();
     run();
@@ -64,11 +65,11 @@ double time_primitive(const dnnl::engine& engine, const dnnl::primitive& prim,
         prim.execute(stream, args);
         stream.wait();
       },
-      bound, flush);
+      cold_weights ? kNotTimed : bound, flush, cold_weights ? kColdRuns : 5);
 }
 
 int fastest(const std::string& choices_file, const std::string& key,
-            const std::vector<Candidate>& candidates) {
+            const std::vector<Candidate>& candidates, int rounds) {
   static std::mutex mutex;
   static std::unordered_map<std::string, int> chosen;
   std::lock_guard<std::mutex> lock(mutex);
@@ -82,10 +83,12 @@ int fastest(const std::string& choices_file, const std::string& key,
     }
   int best = 0;  // the first candidate when none could be timed
   double best_time = kNotTimed;
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    const double t = candidates[i](best_time);
-    if (t < best_time) best = static_cast<int>(i), best_time = t;
-  }
+  std::vector<double> times(candidates.size(), kNotTimed);
+  for (int round = 0; round < rounds; ++round)
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      times[i] = std::min(times[i], candidates[i](best_time));
+      if (times[i] < best_time) best = static_cast<int>(i), best_time = times[i];
+    }
   chosen.emplace(key, best);
   if (!choices_file.empty()) remember_choice(choices_file, key, n, best);
   return best;

@@ -47,5 +47,19 @@ TEST(Measure, EachCandidateIsBoundByTheBestBeforeIt) {
   EXPECT_TRUE(bounds.empty());  // remembered for the process
 }
 
+// In rounds each candidate keeps its best: one disturbed timing does not
+// decide, where a single round would.
+TEST(Measure, RoundsKeepEachCandidatesBest) {
+  const auto candidate = [](std::vector<double> times) {
+    return [times, k = size_t(0)](double) mutable { return times[k++ % times.size()]; };
+  };
+  EXPECT_EQ(fastest("", "rounds 1", {candidate({5, 1, 5}), candidate({2, 2, 2})}), 1);
+  EXPECT_EQ(fastest("", "rounds 3", {candidate({5, 1, 5}), candidate({2, 2, 2})}, 3), 0);
+  // Candidate times count out of `runs` timed runs after one warm-up.
+  int runs = 0;
+  best_ms([&] { ++runs; }, kNotTimed, {}, 15);
+  EXPECT_EQ(runs, 16);
+}
+
 }  // namespace
 }  // namespace tso::cpu
