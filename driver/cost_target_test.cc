@@ -124,5 +124,27 @@ TEST(SpeedCheck, APairThatCannotBeTimedIsAnError) {
   EXPECT_EQ(pairs, 2);
 }
 
+// The operators are timed with their weights cached only when the steady
+// state is faster than the evicted runs and their sum timed so is the
+// nearer one to it (figures of NasRNN before and after its one-row kernel).
+TEST(WeightResidency, TheTimingWhoseSumIsNearerTheSteadyStateIsTaken) {
+  std::vector<bool> asked;
+  const auto sums = [&](double cached_ms, double from_memory_ms) {
+    return [&asked, cached_ms, from_memory_ms](bool cached) {
+      asked.push_back(cached);
+      return cached ? cached_ms : from_memory_ms;
+    };
+  };
+  cpu::WeightResidency partly{.warm_ms = 1.74, .evicted_ms = 2.09};
+  EXPECT_FALSE(time_weights_cached(partly, sums(0.71, 1.44)));
+  EXPECT_EQ(asked, (std::vector<bool>{true, false}));
+  cpu::WeightResidency fully{.warm_ms = 1.55, .evicted_ms = 2.6};
+  EXPECT_TRUE(time_weights_cached(fully, sums(1.4, 2.4)));
+  asked.clear();
+  cpu::WeightResidency from_memory{.warm_ms = 2.33, .evicted_ms = 2.47};
+  EXPECT_FALSE(time_weights_cached(from_memory, sums(1.0, 2.0)));
+  EXPECT_TRUE(asked.empty());
+}
+
 }  // namespace
 }  // namespace tso::driver
