@@ -58,10 +58,12 @@ double time_row_product(Builder& b, int64_t k, int64_t n, const PostOps& post) {
     args.emplace(DNNL_ARG_SRC_0, memory(pd.src0_desc(), b.engine(), y.get()));
     args.emplace(DNNL_ARG_SRC_1, memory(pd.src1_desc(), b.engine()));
     args.emplace(DNNL_ARG_DST, memory(pd.dst_desc(), b.engine(), out.get()));
-    args.emplace(DNNL_ARG_SCRATCHPAD, memory(pd.scratchpad_desc(), b.engine()));
+    if (pd.scratchpad_desc().get_size() > 0)
+      args.emplace(DNNL_ARG_SCRATCHPAD, memory(pd.scratchpad_desc(), b.engine()));
     for (const Arg& a : post.args) args.emplace(a.key, memory(a.md, b.engine()));
     for (auto& [key, m] : args)
-      if (m.get_data_handle() != y.get() && m.get_data_handle() != out.get())
+      if (m.get_data_handle() != y.get() && m.get_data_handle() != out.get() &&
+          m.get_desc().get_size() > 0)
         std::memset(m.get_data_handle(), 0, m.get_desc().get_size());
   }
   return best_ms(
