@@ -2,10 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <sstream>
+
+#include "runtime/common/arena.h"
 
 namespace tso::rt {
 namespace {
@@ -68,6 +72,13 @@ std::string format_bytes(int64_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f %s", x, kUnits[u]);
   return buf;
+}
+
+void FreeAligned::operator()(void* p) const { std::free(p); }
+
+void* aligned_allocation(int64_t bytes, int64_t alignment) {
+  const int64_t size = align_up(std::max<int64_t>(bytes, 1), alignment);
+  return std::aligned_alloc(static_cast<size_t>(alignment), static_cast<size_t>(size));
 }
 
 }  // namespace tso::rt

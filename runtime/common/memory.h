@@ -4,7 +4,9 @@
 // or an overflowed size. Shared by the runtimes for their host buffers.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 
@@ -34,6 +36,20 @@ Status check_allocation(int64_t bytes, const std::string& what);
 // tensor fits on its own: the graph checker saw to that; several may not.)
 Expected<int64_t> checked_total(std::span<const int64_t> sizes, int64_t alignment,
                                 const std::string& what);
+
+// Host buffers aligned for vector loads or pages, freed with std::free.
+struct FreeAligned {
+  void operator()(void* p) const;
+};
+template <class T>
+using AlignedBuffer = std::unique_ptr<T[], FreeAligned>;
+// `bytes` (at least 1) rounded up to `alignment` (a power of two), aligned
+// at it, not initialized; null when out of memory.
+void* aligned_allocation(int64_t bytes, int64_t alignment);
+template <class T = std::byte>
+AlignedBuffer<T> aligned_buffer(int64_t bytes, int64_t alignment = 64) {
+  return AlignedBuffer<T>(static_cast<T*>(aligned_allocation(bytes, alignment)));
+}
 
 // `bytes` for people: "512 B", "1.5 KiB", "21.3 GiB".
 std::string format_bytes(int64_t bytes);

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/common/memory.h"
+
 namespace tso::cpu {
 namespace {
 
@@ -48,14 +50,11 @@ int64_t l2_bytes() {
   return unit == 'K' ? n * 1024 : unit == 'M' ? n * kMiB : n;
 }
 
-struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
-};
-using Buffer = std::unique_ptr<uint32_t[], FreeDeleter>;
+using Buffer = rt::AlignedBuffer<uint32_t>;
 
 // `bytes` of page-aligned memory, written.
 Buffer touched(int64_t bytes) {
-  Buffer b(static_cast<uint32_t*>(std::aligned_alloc(4096, bytes)));
+  Buffer b = rt::aligned_buffer<uint32_t>(bytes, 4096);
   for (int64_t i = 0; i < bytes / 4; ++i) b[i] = static_cast<uint32_t>(i);
   return b;
 }

@@ -1,14 +1,8 @@
 #include "runtime/cpu/constant_store.h"
 
-#include <algorithm>
-#include <cstdlib>
 #include <cstring>
 
-#include "runtime/common/arena.h"
-
 namespace tso::cpu {
-
-void SharedConstant::FreeDeleter::operator()(std::byte* p) const { std::free(p); }
 
 std::shared_ptr<const SharedConstant> ConstantStore::find(const std::byte* source,
                                                           const memory::desc& from,
@@ -22,12 +16,10 @@ std::shared_ptr<const SharedConstant> ConstantStore::find(const std::byte* sourc
 
 std::shared_ptr<SharedConstant> ConstantStore::allocate(int64_t size,
                                                         std::shared_ptr<const void> keep) {
-  constexpr int64_t kAlignment = 64;
-  const int64_t padded = rt::align_up(std::max<int64_t>(size, 1), kAlignment);
   auto c = std::make_shared<SharedConstant>();
-  c->bytes.reset(static_cast<std::byte*>(std::aligned_alloc(kAlignment, padded)));
+  c->bytes = rt::aligned_buffer(size);
   if (!c->bytes) return nullptr;
-  std::memset(c->bytes.get(), 0, padded);
+  std::memset(c->bytes.get(), 0, size);
   c->size = size;
   c->source = std::move(keep);
   return c;

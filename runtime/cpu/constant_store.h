@@ -17,16 +17,14 @@
 #include <mutex>
 #include <vector>
 
+#include "runtime/common/memory.h"
 #include "runtime/cpu/dnnl_util.h"
 
 namespace tso::cpu {
 
 // One weight's bytes in a plan's layout.
 struct SharedConstant {
-  struct FreeDeleter {
-    void operator()(std::byte* p) const;
-  };
-  std::unique_ptr<std::byte[], FreeDeleter> bytes;
+  rt::AlignedBuffer<std::byte> bytes;
   int64_t size = 0;
   std::shared_ptr<const void> source;  // the stored weight it was made from
 };

@@ -21,23 +21,13 @@ namespace {
 
 constexpr int64_t kAlignment = 64;
 
-struct FreeDeleter {
-  void operator()(std::byte* p) const { std::free(p); }
-};
-using Block = std::unique_ptr<std::byte[], FreeDeleter>;
-
-Block allocate(int64_t bytes) {
-  const int64_t size = rt::align_up(std::max<int64_t>(bytes, 1), kAlignment);
-  return Block(static_cast<std::byte*>(std::aligned_alloc(kAlignment, size)));
-}
-
 }  // namespace
 
 struct Executor::Impl : Bindings {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   mutable dnnl::stream strm{engine};
   Plan plan;
-  Block static_block, arena, scratch;
+  rt::AlignedBuffer<std::byte> static_block, arena, scratch;
   memory scratch_mem;
   std::vector<Run> runs;
   std::vector<int> run_steps;      // plan step of each run
@@ -122,9 +112,9 @@ struct Executor::Impl : Bindings {
         "the CPU plan (arena " + rt::format_bytes(layout.peak_bytes) + ", static " +
             rt::format_bytes(static_bytes + shared_bytes) + ", scratchpad " +
             rt::format_bytes(plan.scratchpad_bytes) + ")"));
-    static_block = allocate(static_bytes);
-    arena = allocate(layout.peak_bytes);
-    scratch = allocate(plan.scratchpad_bytes);
+    static_block = rt::aligned_buffer(static_bytes, kAlignment);
+    arena = rt::aligned_buffer(layout.peak_bytes, kAlignment);
+    scratch = rt::aligned_buffer(plan.scratchpad_bytes, kAlignment);
     if (!static_block || !arena || !scratch)
       return Error{"out of memory allocating the CPU plan's " +
                    rt::format_bytes(layout.peak_bytes + static_bytes) + " of buffers"};

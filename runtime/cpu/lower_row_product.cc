@@ -5,11 +5,11 @@
 
 #include <immintrin.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <unordered_map>
 
+#include "runtime/common/memory.h"
 #include "runtime/cpu/builder.h"
 #include "runtime/cpu/cache_residency.h"
 #include "runtime/cpu/measure.h"
@@ -29,15 +29,9 @@ dnnl::binary::primitive_desc post_op_step(const Builder& b, int64_t n, const Pos
                                       plain_desc({1, 1}), row, attr);
 }
 
-struct FreeFloats {
-  void operator()(float* p) const { std::free(p); }
-};
-using Floats = std::unique_ptr<float[], FreeFloats>;
-
-Floats zeroed_floats(int64_t n) {
-  const int64_t bytes = (std::max<int64_t>(n, 1) * 4 + 63) / 64 * 64;
-  Floats f(static_cast<float*>(std::aligned_alloc(64, bytes)));
-  if (f) std::memset(f.get(), 0, bytes);
+rt::AlignedBuffer<float> zeroed_floats(int64_t n) {
+  rt::AlignedBuffer<float> f = rt::aligned_buffer<float>(n * 4);
+  if (f) std::memset(f.get(), 0, std::max<int64_t>(n, 1) * 4);
   return f;
 }
 
@@ -46,25 +40,21 @@ Floats zeroed_floats(int64_t n) {
 double time_row_product(Builder& b, int64_t k, int64_t n, const PostOps& post) {
   const int64_t panel_floats = row_panel_floats(k, n);
   if (!can_time((panel_floats + k + 2 * n) * 4)) return kNotTimed;
-  Floats x = zeroed_floats(k), packed = zeroed_floats(panel_floats), y = zeroed_floats(n),
-         out = zeroed_floats(n);
-  if (!x || !packed || !y || !out) return kNotTimed;
+  rt::AlignedBuffer<float> x = zeroed_floats(k), packed = zeroed_floats(panel_floats),
+                           y = zeroed_floats(n);
+  if (!x || !packed || !y) return kNotTimed;
   dnnl::stream stream(b.engine());
+  // The post-op step on scratch memories of its own: what it reads does not
+  // change its time.
   std::optional<dnnl::binary> step;
   std::unordered_map<int, memory> args;
   if (post.ops.len() > 0) {
     const dnnl::binary::primitive_desc pd = post_op_step(b, n, post);
+    std::optional<std::unordered_map<int, memory>> scratch =
+        scratch_args(b.engine(), pd, post.args);
+    if (!scratch) return kNotTimed;
     step.emplace(pd);
-    args.emplace(DNNL_ARG_SRC_0, memory(pd.src0_desc(), b.engine(), y.get()));
-    args.emplace(DNNL_ARG_SRC_1, memory(pd.src1_desc(), b.engine()));
-    args.emplace(DNNL_ARG_DST, memory(pd.dst_desc(), b.engine(), out.get()));
-    if (pd.scratchpad_desc().get_size() > 0)
-      args.emplace(DNNL_ARG_SCRATCHPAD, memory(pd.scratchpad_desc(), b.engine()));
-    for (const Arg& a : post.args) args.emplace(a.key, memory(a.md, b.engine()));
-    for (auto& [key, m] : args)
-      if (m.get_data_handle() != y.get() && m.get_data_handle() != out.get() &&
-          m.get_desc().get_size() > 0)
-        std::memset(m.get_data_handle(), 0, m.get_desc().get_size());
+    args = std::move(*scratch);
   }
   return best_ms(
       [&] {

@@ -37,23 +37,32 @@ double best_ms(const std::function<void()>& run, double bound, const std::functi
 
 bool can_time(int64_t bytes) { return bytes <= rt::available_memory_bytes() / 2; }
 
-double time_primitive(const dnnl::engine& engine, const dnnl::primitive& prim,
-                      const dnnl::primitive_desc_base& pd, const std::vector<Arg>& extra,
-                      double bound, bool cold_weights) {
+std::optional<std::unordered_map<int, memory>> scratch_args(const dnnl::engine& engine,
+                                                            const dnnl::primitive_desc_base& pd,
+                                                            const std::vector<Arg>& extra) {
   std::vector<std::pair<int, memory::desc>> mds;
-  for (int key :
-       {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST, DNNL_ARG_SCRATCHPAD}) {
+  for (int key : {DNNL_ARG_SRC, DNNL_ARG_SRC_1, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST,
+                  DNNL_ARG_SCRATCHPAD}) {
     const memory::desc md = pd.query_md(dnnl::query::exec_arg_md, key);
     if (md.get_size() > 0) mds.emplace_back(key, md);
   }
   for (const Arg& a : extra) mds.emplace_back(a.key, a.md);
   int64_t bytes = 0;
   for (const auto& [key, md] : mds) bytes += static_cast<int64_t>(md.get_size());
-  if (!can_time(bytes)) return kNotTimed;
-  dnnl::stream stream(engine);
+  if (!can_time(bytes)) return std::nullopt;
   std::unordered_map<int, memory> args;
   for (const auto& [key, md] : mds) args.emplace(key, memory(md, engine));
   for (auto& [key, m] : args) std::memset(m.get_data_handle(), 0, m.get_desc().get_size());
+  return args;
+}
+
+double time_primitive(const dnnl::engine& engine, const dnnl::primitive& prim,
+                      const dnnl::primitive_desc_base& pd, const std::vector<Arg>& extra,
+                      double bound, bool cold_weights) {
+  std::optional<std::unordered_map<int, memory>> scratch = scratch_args(engine, pd, extra);
+  if (!scratch) return kNotTimed;
+  std::unordered_map<int, memory>& args = *scratch;
+  dnnl::stream stream(engine);
   std::function<void()> flush;
   if (auto w = args.find(DNNL_ARG_WEIGHTS); cold_weights && w != args.end())
     flush = [&m = w->second] {

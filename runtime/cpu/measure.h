@@ -7,7 +7,9 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "runtime/cpu/builder.h"
@@ -40,6 +42,13 @@ constexpr int kColdRuns = 15;
 // machine before the plan's own memory check (a candidate that cannot be
 // timed is not chosen).
 bool can_time(int64_t bytes);
+
+// Zeroed scratch memories of `pd`'s sources, weights, bias, destination and
+// scratchpad, plus `extra` arguments (post-op operands), by argument; none
+// when they may not be allocated (can_time).
+std::optional<std::unordered_map<int, memory>> scratch_args(const dnnl::engine& engine,
+                                                            const dnnl::primitive_desc_base& pd,
+                                                            const std::vector<Arg>& extra);
 
 // Times a primitive on zeroed scratch memories of its source, weights,
 // destination and scratchpad, plus `extra` arguments (post-op operands);
