@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
@@ -64,6 +66,16 @@ TEST(Memory, FormatBytesUsesBinaryUnits) {
   EXPECT_EQ(format_bytes(int64_t{113} << 20), "113.0 MiB");
   EXPECT_EQ(format_bytes(int64_t{40} << 40), "40.0 TiB");
   EXPECT_EQ(format_bytes(std::numeric_limits<int64_t>::max()), "8.0 EiB");
+}
+
+TEST(Memory, AlignedBuffersStartAtTheirAlignmentAndHoldAnEmptyRequest) {
+  for (int64_t alignment : {64, 4096})
+    for (int64_t bytes : {0, 1, 100, 5000}) {
+      const AlignedBuffer<std::byte> b = aligned_buffer(bytes, alignment);
+      ASSERT_NE(b, nullptr) << bytes;
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(b.get()) % alignment, 0u) << bytes << " " << alignment;
+      b[std::max<int64_t>(bytes, 1) - 1] = std::byte{1};  // its last byte is ours
+    }
 }
 
 }  // namespace

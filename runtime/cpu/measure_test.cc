@@ -61,5 +61,12 @@ TEST(Measure, RoundsKeepEachCandidatesBest) {
   EXPECT_EQ(runs, 16);
 }
 
+// A cold candidate's flush runs before each of its runs, warm-up included.
+TEST(Measure, PrepareRunsBeforeEachRun) {
+  std::string order;
+  best_ms([&] { order += 'r'; }, kNotTimed, [&] { order += 'p'; }, 3);
+  EXPECT_EQ(order, "prprprpr");
+}
+
 }  // namespace
 }  // namespace tso::cpu
