@@ -118,6 +118,13 @@ std::string describe_node(const Graph& g, int index) {
   return "node " + who + " (" + std::string(op_name(n.op)) + ")";
 }
 
+int64_t node_flops(const Graph& g, int index) {
+  const Node& n = g.node(index);
+  std::vector<TensorType> in;
+  for (const TensorRef& r : n.args) in.push_back(g.type(r));
+  return flops(n.op, n.attrs, in, n.outs);
+}
+
 TensorRef GraphBuilder::input(std::string name, TensorType type) {
   Node n;
   n.op = Op::Input;

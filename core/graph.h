@@ -128,4 +128,9 @@ class GraphBuilder {
 // its operator, e.g. "node 'conv1' (conv2d)" or "node %12 (add)".
 std::string describe_node(const Graph& g, int index);
 
+// The FLOPs node `index` computes (core/shape_inference.h's count: a
+// multiply-accumulate is 2, an elementwise operator 1 per output element,
+// data movement and opaque nodes 0).
+int64_t node_flops(const Graph& g, int index);
+
 }  // namespace tso

@@ -295,8 +295,10 @@ Expected<std::vector<double>> Executor::time_runs(int iters, int warmup) {
 
 Expected<std::vector<StepTime>> Executor::profile_steps(int iters) {
   std::vector<StepTime> times;
-  for (int i : impl_->run_steps)
-    times.push_back({impl_->plan.steps[i].what, impl_->plan.steps[i].nodes, 0});
+  for (int i : impl_->run_steps) {
+    const PlanStep& s = impl_->plan.steps[i];
+    times.push_back({s.what, s.nodes, 0, s.flops, s.product});
+  }
   omp_set_num_threads(impl_->threads);
   for (int it = 0; it < iters; ++it)
     for (size_t k = 0; k < impl_->runs.size(); ++k) {

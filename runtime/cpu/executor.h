@@ -79,6 +79,10 @@ struct StepTime {
   std::string what;   // primitive or kernel, e.g. "conv brgconv:avx2"
   std::string nodes;  // the graph nodes it computes, e.g. "node 'conv1' (conv2d) + relu"
   double ms = 0;      // summed over the profiled runs
+  // The FLOPs of the nodes it computes (PlanStep::flops): nominal, so a
+  // Winograd step, which multiplies less, shows a rate above the machine's.
+  int64_t flops = 0;
+  bool product = false;  // it computes a conv2d, matmul or gemm
 };
 
 class Executor {

@@ -134,6 +134,44 @@ TEST(CpuExecutor, FusesPostOpsAndKeepsBlockedLayoutsBetweenConvolutions) {
   EXPECT_EQ(s.steps, 3 + s.reorders);
 }
 
+// Every node's FLOPs are charged to the one run step that computes it, fused
+// or not: a convolution's step carries its post-ops', a layout change none,
+// and a weight the prologue doubles is not charged to the run.
+TEST(CpuExecutor, StepsCarryTheFlopsOfTheNodesTheyCompute) {
+  const Graph g = ref::testing::graph_with_weights(R"(graph g {
+  input x: f32[1,16,14,14]
+  weight w1: f32[32,16,3,3]
+  weight w2: f32[32,32,1,1]
+  %w = add(w2, w2)
+  %c1 = conv2d(x, w1, pad=same, act=relu)
+  %c2 = conv2d(%c1, %w)
+  %a = add(%c2, %c1)
+  %s = softmax(%a, axis=1)
+  output y = %s
+})",
+                                                   3);
+  int64_t run_flops = 0;
+  for (int i = 0; i < g.size(); ++i)
+    if (g.node(i).name != "%w") run_flops += node_flops(g, i);
+  ASSERT_GT(run_flops, 2 * 14 * 14 * 32 * 16 * 9);
+  for (bool fuse : {true, false}) {
+    SCOPED_TRACE(fuse ? "fused" : "unfused");
+    ExecutorOptions o;
+    o.fuse = fuse;
+    int64_t charged = 0;
+    int products = 0;
+    for (const StepTime& s : testing::profiled_steps(g, o)) {
+      charged += s.flops;
+      products += s.product;
+      if (s.nodes == "layout change") EXPECT_EQ(s.flops, 0);
+      if (s.nodes.find("(conv2d)") != std::string::npos) EXPECT_TRUE(s.product) << s.nodes;
+      if (s.nodes.find("(softmax)") != std::string::npos) EXPECT_FALSE(s.product);
+    }
+    EXPECT_EQ(charged, run_flops);
+    EXPECT_EQ(products, 2);
+  }
+}
+
 TEST(CpuExecutor, WinogradRunsTheConvolutionWithItsEpilogue) {
   const Case c{"winograd_residual", R"(graph g {
   input x: f32[1,20,13,11]

@@ -103,6 +103,7 @@ int Builder::as_layout(int t, const memory::desc& want) {
   if (!is_const(t)) ++plan_.reorders;
   add_primitive("reorder " + std::string(pd.impl_info_str()), "layout change", dnnl::reorder(pd),
                 {{DNNL_ARG_FROM, t}, {DNNL_ARG_TO, to}});
+  plan_.steps.back().layout_change = true;
   reorders_.push_back({t, want, to});
   return to;
 }
@@ -225,6 +226,36 @@ Status lower_node(Builder& b, const Fusion& fusion, int i) {
   return lower_compute(b, i);
 }
 
+// The nodes lowering node `i` computes: its fusion group at the group's
+// tail, nothing at the group's other nodes, else `i` itself.
+std::vector<int> computed_nodes(const Fusion& fusion, int i) {
+  const int group = fusion.group_of[i];
+  if (group < 0) return {i};
+  const FusionGroup& fg = fusion.groups[group];
+  if (fg.tail() != i) return {};
+  std::vector<int> nodes = {fg.anchor};
+  for (const PostOpNode& p : fg.post) {
+    nodes.insert(nodes.end(), p.inner.begin(), p.inner.end());
+    nodes.push_back(p.node);
+  }
+  return nodes;
+}
+
+// Charges the FLOPs of `nodes` to the first run step from `first` on that
+// is not a layout change (PlanStep::flops).
+void charge_flops(const Graph& g, const std::vector<int>& nodes, Plan& plan, size_t first) {
+  for (size_t k = first; k < plan.steps.size(); ++k) {
+    PlanStep& s = plan.steps[k];
+    if (s.prologue || s.layout_change) continue;
+    for (int n : nodes) {
+      s.flops += node_flops(g, n);
+      const Op op = g.node(n).op;
+      s.product = s.product || op == Op::Conv2d || op == Op::Matmul || op == Op::Gemm;
+    }
+    return;
+  }
+}
+
 }  // namespace
 
 Expected<Plan> build_plan(const Graph& g, const ExecutorOptions& options,
@@ -235,6 +266,7 @@ Expected<Plan> build_plan(const Graph& g, const ExecutorOptions& options,
   Builder b(g, options, engine);
   const Fusion fusion = find_fusions(g, options.fuse);
   for (int i = 0; i < g.size(); ++i) {
+    const size_t first = b.plan().steps.size();
     Status s;
     try {
       s = lower_node(b, fusion, i);
@@ -243,6 +275,7 @@ Expected<Plan> build_plan(const Graph& g, const ExecutorOptions& options,
                 std::to_string(int(e.status)) + ")"};
     }
     if (!s) return s.error();
+    charge_flops(g, computed_nodes(fusion, i), b.plan(), first);
   }
   for (const GraphOutput& o : g.outputs()) b.plan().outputs.push_back(b.as_plain(b.value(o.ref)));
   return std::move(b.plan());

@@ -183,16 +183,39 @@ std::string format_run_report(const RunReport& r) {
       "plan         %d steps, %d fused nodes, %d reorders, %d views; planned in %.0f ms\n", s.steps,
       s.fused_nodes, s.reorders, s.views, r.plan_ms);
   out += buf;
-  if (!r.steps.empty()) {
-    double total = 0;
-    for (const StepTime& t : r.steps) total += t.ms;
-    out += "steps        (slowest first; ms per run, share)\n";
-    for (const StepTime& t : r.steps) {
-      std::snprintf(buf, sizeof buf, "  %8.3f  %5.1f%%  %s  %s\n", t.ms,
-                    total > 0 ? 100 * t.ms / total : 0, t.what.c_str(), t.nodes.c_str());
-      out += buf;
-    }
+  if (r.steps.empty()) return out;
+  double total = 0;
+  for (const StepTime& t : r.steps) total += t.ms;
+  auto share = [&](double ms) { return total > 0 ? 100 * ms / total : 0.0; };
+  // GFLOP/s of `flops` done in `ms` (FLOPs per ms / 1e6).
+  auto rate = [](int64_t flops, double ms) { return ms > 0 ? double(flops) / ms / 1e6 : 0.0; };
+  out += "steps        (slowest first; ms per run, share, GFLOP/s)\n";
+  for (const StepTime& t : r.steps) {
+    char gflops[32] = "-";
+    if (t.flops > 0) std::snprintf(gflops, sizeof gflops, "%.0f", rate(t.flops, t.ms));
+    std::snprintf(buf, sizeof buf, "  %8.3f  %5.1f%%  %6s  %s  %s\n", t.ms, share(t.ms), gflops,
+                  t.what.c_str(), t.nodes.c_str());
+    out += buf;
   }
+  double product_ms = 0;
+  int64_t product_flops = 0;
+  int products = 0;
+  for (const StepTime& t : r.steps)
+    if (t.product) {
+      product_ms += t.ms;
+      product_flops += t.flops;
+      ++products;
+    }
+  std::snprintf(buf, sizeof buf,
+                "products     %.3f ms per run (%.1f%%), %.3f GFLOP at %.0f GFLOP/s: %d steps "
+                "computing conv2d, matmul or gemm\n",
+                product_ms, share(product_ms), product_flops / 1e9,
+                rate(product_flops, product_ms), products);
+  out += buf;
+  std::snprintf(buf, sizeof buf, "other steps  %.3f ms per run (%.1f%%): %d steps\n",
+                total - product_ms, share(total - product_ms),
+                static_cast<int>(r.steps.size()) - products);
+  out += buf;
   return out;
 }
 

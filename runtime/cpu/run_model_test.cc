@@ -66,5 +66,30 @@ TEST(Comparison, EachRoundGivesItsMinimumAndMedian) {
   EXPECT_LE(c->a_min_ms, c->a_median_ms);
 }
 
+// A profile lists each step's rate (nominal FLOPs over its time; "-" for a
+// step that computes none) and sums the products apart from the rest.
+TEST(RunReport, TheProfileGivesEachStepsRateAndTheProductsShare) {
+  RunReport r;
+  r.library = "oneDNN";
+  r.stats.threads = 2;
+  r.steps = {{"conv brgconv", "node 'c' (conv2d) + relu", 3.0, 600'000'000, true},
+             {"winograd", "node 'w' (conv2d)", 0.5, 200'000'000, true},
+             {"softmax", "node 's' (softmax)", 0.4, 400'000, false},
+             {"reorder", "layout change", 0.1, 0, false}};
+  const std::string out = format_run_report(r);
+  EXPECT_NE(out.find("steps        (slowest first; ms per run, share, GFLOP/s)\n"
+                     "     3.000   75.0%     200  conv brgconv  node 'c' (conv2d) + relu\n"
+                     "     0.500   12.5%     400  winograd  node 'w' (conv2d)\n"
+                     "     0.400   10.0%       1  softmax  node 's' (softmax)\n"
+                     "     0.100    2.5%       -  reorder  layout change\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("products     3.500 ms per run (87.5%), 0.800 GFLOP at 229 GFLOP/s: 2 "
+                     "steps computing conv2d, matmul or gemm\n"
+                     "other steps  0.500 ms per run (12.5%): 2 steps\n"),
+            std::string::npos)
+      << out;
+}
+
 }  // namespace
 }  // namespace tso::cpu
