@@ -40,6 +40,9 @@ ORDER = ["squeezenet1_1", "resnet50", "resnext50_32x4d", "inception_v3", "bert_b
 HEAVY = {"nasnetalarge", "bert_base_seq128", "nasrnn"}  # fewer timed runs (--heavy-runs)
 TSO_LATENCY = re.compile(r"^latency\s+median\s+([0-9.]+)\s*ms\s*\(min\s+([0-9.]+)", re.M)
 ORT_LINE = re.compile(r"^ort min_ms=([0-9.]+) median_ms=([0-9.]+) runs=\d+\s*$", re.M)
+TSO_PRODUCTS = re.compile(r"^products\s+([0-9.]+) ms per run \(([0-9.]+)%\), ([0-9.]+) GFLOP at "
+                          r"([0-9.]+) GFLOP/s: (\d+) steps", re.M)
+TSO_OTHER = re.compile(r"^other steps\s+([0-9.]+) ms per run \(([0-9.]+)%\): (\d+) steps", re.M)
 ERR_WIDTH = 160
 LOAD_WARNING = 0.5  # load average (1 min) above which timings are disturbed
 
@@ -375,6 +378,26 @@ def time_tso(path, runs, warmup, a):
     return process_times(cmd, TSO_LATENCY, "latency median", a.timeout, median_first=True)
 
 
+def profile_tso(path, a):
+    """Where tso's CPU runtime spends a run of the file: {product_ms,
+    product_share, gflop, gflops, products, other_ms, other_share, others}
+    from `tso run --profile`, or an error string."""
+    if not os.path.isfile(a.tso):
+        return f"no tso binary at {a.tso} (build the tso target)"
+    cmd = [a.tso, "run", path, "--device", "cpu", "--iters", "1", "--threads", str(a.threads),
+           "--profile", str(cpu_bench_optimized.PROFILE_RUNS)] + shlex.split(a.tso_flags)
+    out, err = run_process(cmd, a.timeout)
+    if err:
+        return err
+    p, o = TSO_PRODUCTS.search(out), TSO_OTHER.search(out)
+    if not p or not o:
+        return "no 'products' and 'other steps' lines: " + (first_line(out) or "(no output)")
+    return {"product_ms": float(p.group(1)), "product_share": float(p.group(2)) / 100,
+            "gflop": float(p.group(3)), "gflops": float(p.group(4)), "products": int(p.group(5)),
+            "other_ms": float(o.group(1)), "other_share": float(o.group(2)) / 100,
+            "others": int(o.group(3))}
+
+
 def configs(path, opt):
     """[(name, timer, file)]: ORT and tso on the input file, then on the
     optimized one when there is one; alternated in this order."""
@@ -422,10 +445,16 @@ def alternate(label, timers, rounds, warm_runs, runs):
 
 def bench_model(stem, path, opt, a):
     """{config: (min, median)} or {config: 'error'}; configs "ort", "tso" and,
-    with an optimized file, "ort_opt", "tso_opt"."""
+    with an optimized file, "ort_opt", "tso_opt"; when optimized, "profile":
+    where tso's runtime spends a run of the input file (profile_tso)."""
     runs = a.heavy_runs if stem in HEAVY else a.runs
     timers = [(c, lambda n, fn=fn, f=f: fn(f, n, a.warmup, a)) for c, fn, f in configs(path, opt)]
-    return alternate(stem, timers, a.rounds, min(runs, 3), runs)
+    res = alternate(stem, timers, a.rounds, min(runs, 3), runs)
+    if opt is not None:
+        res["profile"] = profile_tso(path, a)
+        progress(f"{stem}: profile: " + (res["profile"] if isinstance(res["profile"], str) else
+                                          f"products {res['profile']['product_share']:.1%} of the run"))
+    return res
 
 
 # ------------------------------------------------------------------- table

@@ -4,7 +4,8 @@ end-to-end latency compares with the measured one (issue 14, points 3 and 5).
 
 Pure formatting: cpu_bench.py times the four configurations and passes, per
 model, its timings ({config: (min, median)} or {config: 'error'}, configs
-"ort", "tso", "ort_opt", "tso_opt") and the optimize step's outcome
+"ort", "tso", "ort_opt", "tso_opt"; "profile": where tso's runtime spends a
+run of the input file, or an error) and the optimize step's outcome
 ({"report": the JSON report, ...} or {"error": ...}).
 """
 import math
@@ -13,6 +14,7 @@ SPEEDUP_EVERY = 1.00   # tso: no model slower after optimization (input / optimi
 SPEEDUP_GEOMEAN = 1.05  # tso: geometric-mean speedup at least this
 ORT_EVERY = 1.00       # ORT: optimized / input at most this on every model
 PREDICTION_TOLERANCE = 0.15  # |predicted / measured - 1| on every graph
+PROFILE_RUNS = 20  # cpu_bench.py profiles each input file over this many runs
 
 
 def geomean(xs):
@@ -225,10 +227,50 @@ def prediction_summary(results, errors):
     return lines
 
 
+# -------------------------------------------- (d) where the time goes
+TIME_HEADER = ["model", "products", "products", "products", "products", "other steps",
+               "other steps", "bound"]
+TIME_UNITS = ["", "(ms)", "share", "GFLOP", "GFLOP/s", "(ms)", "share", "speedup"]
+
+
+def bound(prof):
+    """The speedup of a run whose other steps cost nothing, its products
+    running at their profiled rate."""
+    return (prof["product_ms"] + prof["other_ms"]) / prof["product_ms"]
+
+
+def time_rows(results):
+    """(rows, notes, bounds): per model, `tso run --profile` of the input
+    file split into products (conv2d, matmul, gemm) and other steps."""
+    rows, notes, bounds = [], [], []
+    for stem, res, _ in results:
+        prof = res.get("profile")
+        if not isinstance(prof, dict) or prof["product_ms"] <= 0:
+            rows.append([stem] + [""] * 7)
+            notes.append(prof if isinstance(prof, str) else "no products profiled")
+            continue
+        bounds.append(bound(prof))
+        rows.append([stem, f"{prof['product_ms']:.2f}", f"{prof['product_share']:.1%}",
+                     f"{prof['gflop']:.2f}", f"{prof['gflops']:.0f}", f"{prof['other_ms']:.2f}",
+                     f"{prof['other_share']:.1%}", f"{bounds[-1]:.3f}"])
+        notes.append("")
+    return rows, notes, bounds
+
+
+def time_summary(bounds):
+    if not bounds:
+        return ["bound: no model profiled"]
+    return [f"bound: geomean {geomean(bounds):.3f} over {len(bounds)} models, against the "
+            f"speedup target's {SPEEDUP_GEOMEAN:.2f}: what removing every other step would gain "
+            "with the products at their profiled rates; beyond it, a rewrite must multiply less "
+            "or run its products faster"]
+
+
 def sections(results):
     """[(title, explanation, header, units, rows, notes, summary lines)]."""
     g_rows, g_notes = gain_rows(results)
     p_rows, p_notes, errors = prediction_rows(results)
+    t_rows, t_notes, bounds = time_rows(results)
     return [
         ("Optimization",
          "`tso optimize --device cpu` of each input file; both files timed on both runtimes in "
@@ -242,6 +284,12 @@ def sections(results):
          "optimize's report (its cost model, per-operator costs measured on this CPU), a "
          "prediction; measured: tso run on the same file in the rounds above.",
          PRED_HEADER, PRED_UNITS, p_rows, p_notes, prediction_summary(results, errors)),
+        ("Where the time goes",
+         f"`tso run FILE --profile {PROFILE_RUNS}` of each input file after its rounds: its "
+         "steps timed one by one, split into products (conv2d, matmul and gemm with their fused post-ops) and "
+         "the other steps; GFLOP: the products' nominal count, so Winograd steps, which multiply "
+         "less, show rates above the machine's; bound = (products + other steps) / products.",
+         TIME_HEADER, TIME_UNITS, t_rows, t_notes, time_summary(bounds)),
     ]
 
 

@@ -1,7 +1,12 @@
-"""cpu_bench.alternate, the timing protocol every benchmark script shares."""
+"""cpu_bench.alternate, the timing protocol every benchmark script shares;
+the profile of where tso's runtime spends a run, and its table."""
 import os
+import types
+
+import pytest
 
 import cpu_bench
+import cpu_bench_optimized
 
 
 def test_alternate_takes_min_and_median_and_drops_a_failed_configuration():
@@ -42,3 +47,31 @@ def test_tso_processes_keep_their_plan_choices_in_the_cache_folder(tmp_path, mon
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     cpu_bench.keep_plan_choices_in(str(tmp_path))
     assert os.environ["XDG_CACHE_HOME"] == str(tmp_path)
+
+
+def test_profile_reads_the_products_and_other_steps_of_tso_run(tmp_path):
+    fake = tmp_path / "tso"
+    fake.write_text("#!/bin/sh\n"
+                    "echo 'latency      median 3.000 ms (min 2.900, max 3.100) over 1 runs'\n"
+                    "echo 'products     2.547 ms per run (89.7%), 0.703 GFLOP at 276 GFLOP/s: "
+                    "26 steps computing conv2d, matmul or gemm'\n"
+                    "echo 'other steps  0.294 ms per run (10.3%): 13 steps'\n")
+    fake.chmod(0o755)
+    a = types.SimpleNamespace(tso=str(fake), threads=2, tso_flags="", timeout=10)
+    want = {"product_ms": 2.547, "product_share": 0.897, "gflop": 0.703, "gflops": 276.0,
+            "products": 26, "other_ms": 0.294, "other_share": 0.103, "others": 13}
+    assert cpu_bench.profile_tso("m.onnx", a) == pytest.approx(want)
+    fake.write_text("#!/bin/sh\necho 'latency      median 3.000 ms'\n")
+    assert cpu_bench.profile_tso("m.onnx", a).startswith("no 'products' and 'other steps' lines")
+
+
+def test_the_bound_is_the_run_over_its_products():
+    prof = {"product_ms": 8.0, "product_share": 0.8, "gflop": 1.6, "gflops": 200.0,
+            "products": 3, "other_ms": 2.0, "other_share": 0.2, "others": 4}
+    results = [("a", {"profile": prof}, {}), ("b", {"profile": "exit 1: no file"}, {})]
+    rows, notes, bounds = cpu_bench_optimized.time_rows(results)
+    assert rows[0] == ["a", "8.00", "80.0%", "1.60", "200", "2.00", "20.0%", "1.250"]
+    assert rows[1] == ["b"] + [""] * 7 and notes == ["", "exit 1: no file"]
+    assert bounds == [1.25]
+    assert cpu_bench_optimized.time_summary(bounds)[0].startswith(
+        "bound: geomean 1.250 over 1 models, against the speedup target's 1.05")
