@@ -378,13 +378,11 @@ def time_tso(path, runs, warmup, a):
     return process_times(cmd, TSO_LATENCY, "latency median", a.timeout, median_first=True)
 
 
-def profile_tso(path, a):
-    """Where tso's CPU runtime spends a run of the file: {product_ms,
-    product_share, gflop, gflops, products, other_ms, other_share, others}
-    from `tso run --profile`, or an error string."""
-    if not os.path.isfile(a.tso):
-        return f"no tso binary at {a.tso} (build the tso target)"
-    cmd = [a.tso, "run", path, "--device", "cpu", "--iters", "1", "--threads", str(a.threads),
+def profile_once(path, a):
+    """One `tso run --profile` process of the file: {product_ms,
+    product_share, gflop, gflops, products, other_ms, other_share, others},
+    or an error string."""
+    cmd = [a.tso, "run", path, "--device", "cpu", "--iters", "5", "--threads", str(a.threads),
            "--profile", str(cpu_bench_optimized.PROFILE_RUNS)] + shlex.split(a.tso_flags)
     out, err = run_process(cmd, a.timeout)
     if err:
@@ -396,6 +394,22 @@ def profile_tso(path, a):
             "gflop": float(p.group(3)), "gflops": float(p.group(4)), "products": int(p.group(5)),
             "other_ms": float(o.group(1)), "other_share": float(o.group(2)) / 100,
             "others": int(o.group(3))}
+
+
+def profile_tso(path, a):
+    """Where tso's CPU runtime spends a run of the file: of PROFILE_PROCESSES
+    profiles (profile_once), the one whose steps add up to the least, as the
+    timings take each configuration's minimum; or the first error."""
+    if not os.path.isfile(a.tso):
+        return f"no tso binary at {a.tso} (build the tso target)"
+    best = None
+    for _ in range(cpu_bench_optimized.PROFILE_PROCESSES):
+        prof = profile_once(path, a)
+        if isinstance(prof, str):
+            return prof
+        if best is None or prof["product_ms"] + prof["other_ms"] < best["product_ms"] + best["other_ms"]:
+            best = prof
+    return best
 
 
 def configs(path, opt):

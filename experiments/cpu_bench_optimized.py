@@ -14,7 +14,8 @@ SPEEDUP_EVERY = 1.00   # tso: no model slower after optimization (input / optimi
 SPEEDUP_GEOMEAN = 1.05  # tso: geometric-mean speedup at least this
 ORT_EVERY = 1.00       # ORT: optimized / input at most this on every model
 PREDICTION_TOLERANCE = 0.15  # |predicted / measured - 1| on every graph
-PROFILE_RUNS = 20  # cpu_bench.py profiles each input file over this many runs
+PROFILE_RUNS = 20  # cpu_bench.py profiles each input file over this many runs,
+PROFILE_PROCESSES = 3  # in this many processes, and keeps the fastest
 
 
 def geomean(xs):
@@ -285,10 +286,11 @@ def sections(results):
          "prediction; measured: tso run on the same file in the rounds above.",
          PRED_HEADER, PRED_UNITS, p_rows, p_notes, prediction_summary(results, errors)),
         ("Where the time goes",
-         f"`tso run FILE --profile {PROFILE_RUNS}` of each input file after its rounds: its "
-         "steps timed one by one, split into products (conv2d, matmul and gemm with their fused post-ops) and "
-         "the other steps; GFLOP: the products' nominal count, so Winograd steps, which multiply "
-         "less, show rates above the machine's; bound = (products + other steps) / products.",
+         f"`tso run FILE --profile {PROFILE_RUNS}` of each input file after its rounds, the "
+         f"fastest of {PROFILE_PROCESSES} processes: its steps timed one by one, split into "
+         "products (conv2d, matmul and gemm with their fused post-ops) and the other steps; "
+         "GFLOP: the products' nominal count, so Winograd steps, which multiply less, show rates "
+         "above the machine's; bound = (products + other steps) / products.",
          TIME_HEADER, TIME_UNITS, t_rows, t_notes, time_summary(bounds)),
     ]
 
