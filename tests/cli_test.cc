@@ -306,6 +306,9 @@ TEST(Run, ProfileListsEveryStep) {
   EXPECT_NE(line_starting(r.out, "steps "), "") << r.out;
   EXPECT_NE(r.out.find("softmax"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(relu)"), std::string::npos) << r.out;
+  // No product in this graph: every step is among the others.
+  EXPECT_NE(line_starting(r.out, "products     0.000 ms per run (0.0%), 0.000 GFLOP"), "") << r.out;
+  EXPECT_NE(line_starting(r.out, "other steps  "), "") << r.out;
 }
 
 TEST(Run, AnInputLargerThanTheMachineIsRefusedBeforeAllocating) {
