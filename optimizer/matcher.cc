@@ -62,19 +62,9 @@ bool condition_holds(const Condition& c, const Rule& rule, std::span<const Tenso
                      std::span<const AttrValue> params) {
   Expected<int64_t> l = eval_shape_expr(c.lhs, rule, types, params);
   if (!l) return false;
-  if (c.kind == Condition::Kind::kOdd) return *l % 2 != 0;
-  Expected<int64_t> r = eval_shape_expr(c.rhs, rule, types, params);
-  if (!r) return false;
-  switch (c.kind) {
-    case Condition::Kind::kEq:
-      return *l == *r;
-    case Condition::Kind::kNe:
-      return *l != *r;
-    case Condition::Kind::kLt:
-      return *l < *r;
-    default:
-      return *l <= *r;
-  }
+  Expected<int64_t> r =
+      c.kind == Condition::Kind::kOdd ? 0 : eval_shape_expr(c.rhs, rule, types, params);
+  return r && satisfies(c.kind, *l, *r);
 }
 
 // The explicit [top, left, bottom, right] padding a node's `pad` stands for

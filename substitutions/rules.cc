@@ -380,22 +380,28 @@ Expected<AttrValue> attr_value(const PatternAttr& a, const Env& env) {
 Expected<bool> holds(const Condition& c, const Env& env) {
   Expected<int64_t> l = eval(c.lhs, env);
   if (!l) return l.error();
-  if (c.kind == Condition::Kind::kOdd) return *l % 2 != 0;
-  Expected<int64_t> r = eval(c.rhs, env);
+  Expected<int64_t> r = c.kind == Condition::Kind::kOdd ? 0 : eval(c.rhs, env);
   if (!r) return r.error();
-  switch (c.kind) {
-    case Condition::Kind::kEq:
-      return *l == *r;
-    case Condition::Kind::kNe:
-      return *l != *r;
-    case Condition::Kind::kLt:
-      return *l < *r;
-    default:
-      return *l <= *r;
-  }
+  return satisfies(c.kind, *l, *r);
 }
 
 }  // namespace
+
+bool satisfies(Condition::Kind kind, int64_t l, int64_t r) {
+  switch (kind) {
+    case Condition::Kind::kEq:
+      return l == r;
+    case Condition::Kind::kNe:
+      return l != r;
+    case Condition::Kind::kLt:
+      return l < r;
+    case Condition::Kind::kLe:
+      return l <= r;
+    case Condition::Kind::kOdd:
+      return l % 2 != 0;
+  }
+  return false;
+}
 
 std::optional<std::vector<int64_t>> inverse_permutation(const std::vector<int64_t>& perm) {
   const int64_t n = static_cast<int64_t>(perm.size());

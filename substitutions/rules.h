@@ -153,6 +153,10 @@ struct Condition {
   friend bool operator==(const Condition&, const Condition&) = default;
 };
 
+// Whether values `l` and `r` of a condition's sides satisfy it (`r` unused
+// for kOdd).
+bool satisfies(Condition::Kind kind, int64_t l, int64_t r);
+
 // `rank VAR... in LO..HI`: the listed variables bind tensors of one common
 // rank in LO..HI (their example types share one rank) and every other
 // variable binds only tensors of its example type's rank; the verifier

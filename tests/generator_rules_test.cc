@@ -228,7 +228,9 @@ TEST(GeneratedRules, BiasN4HoldsTheLiftedFusion) {
   const Rule* r = find_rule(set, "conv2d(3) relu(1)", "conv2d(3)+relu",
                             [&](const Rule& r) { return kernel(3)(r) && lifted(r); });
   expect_verified(r, "lifted conv then relu");
-  if (r) EXPECT_TRUE(r->name.ends_with("_lifted")) << r->name;
+  if (r) {
+    EXPECT_TRUE(r->name.ends_with("_lifted")) << r->name;
+  }
   EXPECT_EQ(find_rule(set, "conv2d(3) relu(1)", "conv2d(3)+relu",
                       [&](const Rule& r) { return kernel(1)(r) && lifted(r); }),
             nullptr)

@@ -209,8 +209,8 @@ std::string format_run_report(const RunReport& r) {
   std::snprintf(buf, sizeof buf,
                 "products     %.3f ms per run (%.1f%%), %.3f GFLOP at %.0f GFLOP/s: %d steps "
                 "computing conv2d, matmul or gemm\n",
-                product_ms, share(product_ms), product_flops / 1e9,
-                rate(product_flops, product_ms), products);
+                product_ms, share(product_ms), product_flops / 1e9, rate(product_flops, product_ms),
+                products);
   out += buf;
   std::snprintf(buf, sizeof buf, "other steps  %.3f ms per run (%.1f%%): %d steps\n",
                 total - product_ms, share(total - product_ms),
