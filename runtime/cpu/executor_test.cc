@@ -172,6 +172,33 @@ TEST(CpuExecutor, StepsCarryTheFlopsOfTheNodesTheyCompute) {
   }
 }
 
+// A gemm whose computed C is stretched by a copy before it: the copy
+// carries nothing, the gemm its FLOPs.
+TEST(CpuExecutor, AGemmsFlopsStayWithItAfterItsCIsStretched) {
+  const Graph g = ref::testing::graph_with_weights(R"(graph g {
+  input a: f32[6,8]
+  input c: f32[6,1]
+  weight b: f32[8,5]
+  %g = gemm(a, b, c)
+  output y = %g
+})",
+                                                   3);
+  int copies = 0, products = 0;
+  for (const StepTime& s : testing::profiled_steps(g, {})) {
+    SCOPED_TRACE(s.what + "  " + s.nodes);
+    if (s.what == "broadcast (own)") {
+      ++copies;
+      EXPECT_EQ(s.flops, 0);
+      EXPECT_FALSE(s.product);
+    } else if (s.product) {
+      ++products;
+      EXPECT_EQ(s.flops, node_flops(g, g.size() - 1));
+    }
+  }
+  EXPECT_EQ(copies, 1);
+  EXPECT_EQ(products, 1);
+}
+
 TEST(CpuExecutor, WinogradRunsTheConvolutionWithItsEpilogue) {
   const Case c{"winograd_residual", R"(graph g {
   input x: f32[1,20,13,11]

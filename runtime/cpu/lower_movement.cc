@@ -404,6 +404,7 @@ int broadcast_to(Builder& b, int node, int t, const Shape& shape) {
              rt::broadcast_strides(b.tensor(t).type.shape, shape), rt::strides_of(shape)};
   const int y = b.output_tensor(type, plain_desc(type), {t});
   add_copies(b, node, "broadcast", y, {p}, {t}, false, 0);
+  b.plan().steps.back().operand_copy = true;
   return y;
 }
 

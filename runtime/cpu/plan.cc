@@ -103,7 +103,7 @@ int Builder::as_layout(int t, const memory::desc& want) {
   if (!is_const(t)) ++plan_.reorders;
   add_primitive("reorder " + std::string(pd.impl_info_str()), "layout change", dnnl::reorder(pd),
                 {{DNNL_ARG_FROM, t}, {DNNL_ARG_TO, to}});
-  plan_.steps.back().layout_change = true;
+  plan_.steps.back().operand_copy = true;
   reorders_.push_back({t, want, to});
   return to;
 }
@@ -242,11 +242,11 @@ std::vector<int> computed_nodes(const Fusion& fusion, int i) {
 }
 
 // Charges the FLOPs of `nodes` to the first run step from `first` on that
-// is not a layout change (PlanStep::flops).
+// is not an operand copy (PlanStep::flops).
 void charge_flops(const Graph& g, const std::vector<int>& nodes, Plan& plan, size_t first) {
   for (size_t k = first; k < plan.steps.size(); ++k) {
     PlanStep& s = plan.steps[k];
-    if (s.prologue || s.layout_change) continue;
+    if (s.prologue || s.operand_copy) continue;
     for (int n : nodes) {
       s.flops += node_flops(g, n);
       const Op op = g.node(n).op;

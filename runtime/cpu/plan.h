@@ -83,10 +83,12 @@ struct PlanStep {
   std::string nodes;  // the graph nodes it computes
   std::vector<int> reads, writes;
   bool prologue = false;
-  bool layout_change = false;  // a reorder the plan inserted between steps
+  // A reorder or copy the plan inserted to bring another step's operand into
+  // the layout or shape that step reads (a layout change, gemm's C stretched).
+  bool operand_copy = false;
   // The FLOPs of the graph nodes the step computes (node_flops, core/graph.h):
   // a node, or a fused group, lowered to several run steps is charged to the
-  // first of them that is not a layout change. `product`: they include a
+  // first of them that is not an operand copy. `product`: they include a
   // conv2d, matmul or gemm.
   int64_t flops = 0;
   bool product = false;
