@@ -14,8 +14,8 @@ SPEEDUP_EVERY = 1.00   # tso: no model slower after optimization (input / optimi
 SPEEDUP_GEOMEAN = 1.05  # tso: geometric-mean speedup at least this
 ORT_EVERY = 1.00       # ORT: optimized / input at most this on every model
 PREDICTION_TOLERANCE = 0.15  # |predicted / measured - 1| on every graph
-PROFILE_RUNS = 20  # cpu_bench.py profiles each input file over this many runs,
-PROFILE_PROCESSES = 3  # in this many processes, and keeps the fastest
+PROFILE_RUNS = 20  # runs of each input file's profile (tso run --profile)
+PROFILE_PROCESSES = 3  # profiles per file; cpu_bench.py keeps the fastest
 
 
 def geomean(xs):

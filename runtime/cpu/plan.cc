@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/post_ops.h"
 #include "runtime/cpu/builder.h"
 #include "runtime/cpu/plan_choices.h"
 #include "runtime/cpu/profiler.h"
@@ -249,8 +250,7 @@ void charge_flops(const Graph& g, const std::vector<int>& nodes, Plan& plan, siz
     if (s.prologue || s.operand_copy) continue;
     for (int n : nodes) {
       s.flops += node_flops(g, n);
-      const Op op = g.node(n).op;
-      s.product = s.product || op == Op::Conv2d || op == Op::Matmul || op == Op::Gemm;
+      s.product = s.product || is_post_op_anchor(g.node(n).op);
     }
     return;
   }
