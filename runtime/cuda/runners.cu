@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runtime/common/geometry.h"
+#include "runtime/cuda/cublaslt_loader.h"
 #include "runtime/cuda/kernels.cuh"
 #include "runtime/cuda/runner.cuh"
 
@@ -313,8 +314,9 @@ std::string cudnn_message(const char* call, cudnnStatus_t s) {
 
 std::string cublas_message(const char* call, cublasStatus_t s) {
   std::string c(call);
-  return c.substr(0, c.find('(')) + ": " + cublasGetStatusName(s) + " (" +
-         cublasGetStatusString(s) + ")";
+  const std::string load_error = cublaslt_load_error();
+  return c.substr(0, c.find('(')) + ": " + cublasLtGetStatusName(s) + " (" +
+         (load_error.empty() ? cublasLtGetStatusString(s) : load_error) + ")";
 }
 
 std::string cuda_message(const char* call, cudaError_t e) {
