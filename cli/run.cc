@@ -105,39 +105,42 @@ void print_output(const std::string& name, const WeightData& w) {
 
 // The outputs, output_<k>.pb, are all written to temporaries before the
 // first is renamed (frontend/tensor_file.h).
-Status write_outputs(const RunOptions& opts, const Graph& g, std::vector<WeightData> outs) {
+Status write_outputs(const RunOptions& opts, const std::vector<GraphOutput>& names,
+                     std::vector<WeightData> outs) {
   if (opts.outputs_dir.empty()) return {};
   std::error_code ec;
   std::filesystem::create_directories(opts.outputs_dir, ec);
   std::vector<std::string> paths;
   std::vector<NamedTensor> tensors;
-  for (size_t k = 0; k < g.outputs().size(); ++k) {
+  for (size_t k = 0; k < names.size(); ++k) {
     paths.push_back(
         (std::filesystem::path(opts.outputs_dir) / ("output_" + std::to_string(k) + ".pb"))
             .string());
-    tensors.push_back({g.outputs()[k].name, std::move(outs[k])});
+    tensors.push_back({names[k].name, std::move(outs[k])});
   }
   return write_tensor_files(paths, tensors);
 }
 
 // --device cpu: the oneDNN runtime runs the inputs once, then times many
-// runs (runtime/cpu/run_model.h).
-int run_cpu(const RunOptions& opts, const Graph& g, std::vector<WeightData> inputs) {
+// runs (runtime/cpu/run_model.h). The graph is moved in, so that its weights
+// are freed as the runtime copies them.
+int run_cpu(const RunOptions& opts, Graph g, std::vector<WeightData> inputs) {
   cpu::RunOptions o;
   o.iters = opts.iters > 0 ? opts.iters : 50;
   o.threads = opts.threads;
   o.profile_iters = opts.profile;
   o.choices_file = driver::plan_choices_path(opts.threads);
   o.inputs = std::move(inputs);
-  Expected<cpu::RunReport> r = cpu::run_model(g, o);
+  const std::vector<GraphOutput> outputs = g.outputs();
+  Expected<cpu::RunReport> r = cpu::run_model(std::move(g), o);
   if (!r) {
     std::fprintf(stderr, "%s: %s\n", opts.model.file.c_str(), r.error().message.c_str());
     return kExitBadInput;
   }
   std::printf("ran %s on cpu\n%soutputs\n", opts.model.file.c_str(),
               cpu::format_run_report(*r).c_str());
-  for (size_t k = 0; k < g.outputs().size(); ++k) print_output(g.outputs()[k].name, r->outputs[k]);
-  if (Status s = write_outputs(opts, g, std::move(r->outputs)); !s) {
+  for (size_t k = 0; k < outputs.size(); ++k) print_output(outputs[k].name, r->outputs[k]);
+  if (Status s = write_outputs(opts, outputs, std::move(r->outputs)); !s) {
     std::fprintf(stderr, "tso run: %s\n", s.error().message.c_str());
     return kExitIoError;
   }
@@ -183,7 +186,7 @@ int run_model(const RunOptions& opts) {
   int code = kExitOk;
   if (opts.device == "cpu") {
     auto loaded = load(opts, &code);
-    return loaded ? run_cpu(opts, loaded->first.graph, std::move(loaded->second)) : code;
+    return loaded ? run_cpu(opts, std::move(loaded->first.graph), std::move(loaded->second)) : code;
   }
 #ifdef TSO_HAVE_CUDA_RUNTIME
   if (opts.device == "cuda") {
@@ -219,7 +222,7 @@ int run_model(const RunOptions& opts) {
   std::printf("ran it on %s in %.1f ms\noutputs\n", device->name, ms);
   const auto& go = g.outputs();
   for (size_t k = 0; k < go.size(); ++k) print_output(go[k].name, (*outs)[k]);
-  if (Status s = write_outputs(opts, g, std::move(*outs)); !s) {
+  if (Status s = write_outputs(opts, g.outputs(), std::move(*outs)); !s) {
     std::fprintf(stderr, "tso run: %s\n", s.error().message.c_str());
     return kExitIoError;
   }

@@ -23,6 +23,10 @@ int Graph::num_operators() const {
   return n;
 }
 
+void Graph::release_weight_data() {
+  for (Node& node : nodes_) node.data.reset();
+}
+
 std::vector<uint64_t> node_hashes(const Graph& g) {
   std::vector<uint64_t> h(g.size());
   for (int i = 0; i < g.size(); ++i) {

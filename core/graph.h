@@ -69,6 +69,12 @@ class Graph {
 
   const std::string& name() const { return name_; }
 
+  // Gives up the graph's references to its weights' stored values: every
+  // weight node's `data` becomes null. For a caller done with them, such as
+  // an executor that has its own copies
+  // (cpu::Executor::create_releasing_weights).
+  void release_weight_data();
+
   friend bool operator==(const Graph& a, const Graph& b);
 
  private:

@@ -118,7 +118,11 @@ struct Executor::Impl : Bindings {
     if (!static_block || !arena || !scratch)
       return Error{"out of memory allocating the CPU plan's " +
                    rt::format_bytes(layout.peak_bytes + static_bytes) + " of buffers"};
-    std::memset(static_block.get(), 0, static_bytes);
+    // Inputs are zeroed now, the prologue's tensors as it first touches them
+    // (bind): the block's pages are taken up as weights are copied in, while
+    // the stored weights copied before are freed.
+    for (const PlanTensor& t : plan.tensors)
+      if (t.storage == Storage::kInput) std::memset(static_block.get() + t.offset, 0, t.bytes);
     scratch_mem = memory(memory::desc({std::max<int64_t>(plan.scratchpad_bytes, 1)},
                                       memory::data_type::u8, memory::format_tag::a),
                          engine, scratch.get());
@@ -142,48 +146,76 @@ struct Executor::Impl : Bindings {
   }
 
   // Binds every step; runs the prologue once and keeps the run steps. A
-  // weight copy another executor made is taken, and its reorder skipped.
+  // weight copy another executor made is taken, and its reorder skipped. A
+  // stored weight (kHost) no run step reads is given up after the last
+  // prologue step that reads it: freed there, unless the graph or a shared
+  // copy still holds it.
   Status bind() {
+    const size_t n = plan.tensors.size();
+    std::vector<bool> read_at_run(n, false), zeroed(n, false);
+    std::vector<int> last_prologue_read(n, -1);
+    for (size_t i = 0; i < plan.steps.size(); ++i)
+      for (int t : plan.steps[i].reads) {
+        if (plan.steps[i].prologue)
+          last_prologue_read[root(t)] = static_cast<int>(i);
+        else
+          read_at_run[root(t)] = true;
+      }
+    for (int t : plan.outputs) read_at_run[root(t)] = true;
+    auto zero_static = [&](int t) {
+      t = root(t);
+      if (plan.tensors[t].storage != Storage::kStatic || zeroed[t]) return;
+      std::memset(data(t), 0, plan.tensors[t].bytes);
+      zeroed[t] = true;
+    };
+    auto give_up = [&](int t) {
+      PlanTensor& p = plan.tensors[t];
+      if (p.storage != Storage::kHost || read_at_run[t] || !p.host_bytes) return;
+      stats.static_bytes -= p.bytes;
+      p.host.reset();
+      p.host_bytes = nullptr;
+    };
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       PlanStep& s = plan.steps[i];
+      for (int t : s.reads) zero_static(t);
+      for (int t : s.writes) zero_static(t);
       const int copy = shared_write(s);
+      bool found = false;
       if (copy >= 0) {
         const PlanTensor& c = plan.tensors[copy];
         shared[copy] = find_shared(copy);
-        if (shared[copy]) {
+        found = shared[copy] != nullptr;
+        if (found) {
           stats.shared_bytes += rt::align_up(c.bytes, kAlignment);
-          continue;
-        }
-        shared[copy] = ConstantStore::allocate(c.bytes, plan.tensors[root(c.source)].host);
-        if (!shared[copy])
-          return Error{"out of memory allocating " + rt::format_bytes(c.bytes) + " for " + s.nodes};
-      }
-      Status st = guarded(s, [&] {
-        Run r = s.bind(*this);
-        if (s.prologue) {
-          r();
-          strm.wait();
         } else {
-          runs.push_back(std::move(r));
-          run_steps.push_back(static_cast<int>(i));
+          shared[copy] = ConstantStore::allocate(c.bytes, plan.tensors[root(c.source)].host);
+          if (!shared[copy])
+            return Error{"out of memory allocating " + rt::format_bytes(c.bytes) + " for " +
+                         s.nodes};
         }
-      });
-      if (!st) return st;
-      if (copy >= 0) publish_shared(copy);
-    }
-    // Stored weights read only by the prologue (reordered into the static
-    // block or a shared copy) are not held any longer.
-    std::vector<bool> read_at_run(plan.tensors.size(), false);
-    for (int i : run_steps)
-      for (int t : plan.steps[i].reads) read_at_run[root(t)] = true;
-    for (int t : plan.outputs) read_at_run[root(t)] = true;
-    for (size_t t = 0; t < plan.tensors.size(); ++t) {
-      PlanTensor& p = plan.tensors[t];
-      if (p.storage == Storage::kHost && !read_at_run[t]) {
-        stats.static_bytes -= p.bytes;
-        p.host.reset();
-        p.host_bytes = nullptr;
       }
+      if (!found) {
+        Status st = guarded(s, [&] {
+          Run r = s.bind(*this);
+          if (s.prologue) {
+            r();
+            strm.wait();
+          } else {
+            runs.push_back(std::move(r));
+            run_steps.push_back(static_cast<int>(i));
+          }
+        });
+        if (!st) return st;
+        if (copy >= 0) publish_shared(copy);
+      }
+      if (s.prologue)
+        for (int t : s.reads)
+          if (last_prologue_read[root(t)] == static_cast<int>(i)) give_up(root(t));
+    }
+    for (size_t t = 0; t < n; ++t) {
+      zero_static(static_cast<int>(t));
+      give_up(static_cast<int>(t));
+      const PlanTensor& p = plan.tensors[t];
       if (read_at_run[t] && (p.storage == Storage::kHost || p.storage == Storage::kStatic ||
                              p.storage == Storage::kShared))
         run_constants.push_back(static_cast<int>(t));
@@ -226,6 +258,16 @@ Executor::~Executor() = default;
 
 Expected<std::unique_ptr<Executor>> Executor::create(const Graph& g,
                                                      const ExecutorOptions& options) {
+  return create(g, options, nullptr);
+}
+
+Expected<std::unique_ptr<Executor>> Executor::create_releasing_weights(
+    Graph& g, const ExecutorOptions& options) {
+  return create(g, options, &g);
+}
+
+Expected<std::unique_ptr<Executor>> Executor::create(const Graph& g, const ExecutorOptions& options,
+                                                     Graph* release) {
   auto impl = std::make_unique<Impl>();
   impl->threads = options.threads > 0 ? options.threads : omp_get_num_procs();
   impl->store = options.constants;
@@ -233,6 +275,7 @@ Expected<std::unique_ptr<Executor>> Executor::create(const Graph& g,
   Expected<Plan> plan = build_plan(g, options, impl->engine);
   if (!plan) return plan.error();
   impl->plan = std::move(*plan);
+  if (release) release->release_weight_data();
   TSO_RETURN_IF_ERROR(impl->place());
   TSO_RETURN_IF_ERROR(impl->bind());
   ExecutorStats& s = impl->stats;

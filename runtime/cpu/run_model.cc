@@ -11,14 +11,14 @@
 
 namespace tso::cpu {
 
-Expected<RunReport> run_model(const Graph& g, const RunOptions& options) {
+Expected<RunReport> run_model(Graph g, const RunOptions& options) {
   RunReport r;
   r.library = Executor::library_info();
   ExecutorOptions eo;
   eo.threads = options.threads;
   eo.choices_file = options.choices_file;
   const auto t0 = std::chrono::steady_clock::now();
-  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, eo);
+  Expected<std::unique_ptr<Executor>> ex = Executor::create_releasing_weights(g, eo);
   if (!ex) return ex.error();
   r.plan_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

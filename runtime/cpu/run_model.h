@@ -14,10 +14,10 @@
 namespace tso::cpu {
 
 struct RunOptions {
-  int iters = 50;         // timed runs
-  int warmup = 5;         // untimed runs before them
-  int threads = 0;        // 0: all cores
-  int profile_iters = 0;  // > 0: also time every step over that many runs
+  int iters = 50;            // timed runs
+  int warmup = 5;            // untimed runs before them
+  int threads = 0;           // 0: all cores
+  int profile_iters = 0;     // > 0: also time every step over that many runs
   std::string choices_file;  // ExecutorOptions::choices_file
   // Values of the graph's input nodes (Op::Input, in input-node order).
   std::vector<WeightData> inputs;
@@ -33,7 +33,10 @@ struct RunReport {
   std::vector<WeightData> outputs;  // of the first run, in graph output order
 };
 
-Expected<RunReport> run_model(const Graph& g, const RunOptions& options);
+// Takes the graph: its weights are given up as the executor copies them
+// (Executor::create_releasing_weights), so a caller that moves its graph in
+// holds the model's weights once.
+Expected<RunReport> run_model(Graph g, const RunOptions& options);
 
 // Two graphs of the same function timed end to end on this runtime, as
 // `tso optimize` does before it writes its result: both planned, fed the same
