@@ -3,7 +3,6 @@
 // Measured as the peak resident memory of a child process that imports a
 // model of 64 MiB of weights; holding the bytes twice (the protobuf's and the
 // graph's) would need 128 MiB, reading the file into memory first 192.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,8 +10,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 
+#include "core/testing/peak_memory.h"
 #include "core/testing/sanitizers.h"
 #include "frontend/onnx.h"
 #include "frontend/onnx_test_util.h"
@@ -53,29 +54,16 @@ onnx::ModelProto sum_of_weights() {
   return m;
 }
 
-// A field of /proc/self/status in KiB ("VmRSS", "VmHWM"); -1 if absent.
-int64_t status_kib(const std::string& field) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind(field + ":", 0) == 0) return std::stoll(line.substr(field.size() + 1));
-  return -1;
-}
-
 // The peak resident memory, in MiB, that importing `path` adds to a fresh
 // child process; -1 when the child could not measure it or the import failed.
 int64_t import_peak_mib(const std::string& path) {
   const pid_t pid = fork();
   if (pid == 0) {
-    // Writing 5 to clear_refs resets the peak (VmHWM) to what is resident now.
-    const int fd = open("/proc/self/clear_refs", O_WRONLY);
-    const bool reset = fd >= 0 && write(fd, "5", 1) == 1;
-    if (fd >= 0) close(fd);
-    const int64_t before = status_kib("VmRSS");
-    Expected<ImportedModel> m = import_onnx(path);
-    const int64_t peak = status_kib("VmHWM");
-    if (!reset || before < 0 || peak < 0 || !m.ok()) _exit(255);
-    _exit(static_cast<int>(std::min<int64_t>((peak - before) / 1024, 254)));
+    bool ok = false;
+    const std::optional<int64_t> peak =
+        tso::testing::added_peak_bytes([&] { ok = import_onnx(path).ok(); });
+    if (!peak || !ok) _exit(255);
+    _exit(static_cast<int>(std::min<int64_t>(*peak / kMiB, 254)));
   }
   int status = 0;
   if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;

@@ -9,11 +9,12 @@
 
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 
+#include "core/testing/peak_memory.h"
 #include "core/testing/sanitizers.h"
 #include "core/text_format.h"
 #include "runtime/cpu/constant_store.h"
@@ -522,27 +523,6 @@ TEST(CpuExecutor, AnExecutorReleasingTheGraphsWeightsFreesEachOnceCopied) {
   EXPECT_EQ((*ex)->stats().static_bytes, kept_stats.static_bytes);
 }
 
-// The peak resident memory since `reset_peak_memory`, in bytes; -1 where
-// /proc/self/status has no VmHWM.
-int64_t peak_memory() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
-  return -1;
-}
-
-int64_t resident_memory() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
-  return -1;
-}
-
-// Whether the kernel reset the peak to the current resident memory.
-bool reset_peak_memory() {
-  return static_cast<bool>(std::ofstream("/proc/self/clear_refs") << "5");
-}
-
 // Each weight is freed as soon as the prologue has copied it, not once every
 // weight has been: while the executor is made, the process holds about one
 // weight more than the graph did. Three weights of 37.7 MB (each above
@@ -565,14 +545,13 @@ TEST(CpuExecutor, ReleasingWeightsFreesEachAsSoonAsItIsCopied) {
   Graph g = ref::testing::graph_with_weights(kGraph, 3);
   ExecutorOptions o;
   o.winograd = o.pointwise_product = ExecutorOptions::Choice::kOff;
-  if (!reset_peak_memory() || peak_memory() < 0)
-    GTEST_SKIP() << "the peak resident memory cannot be reset (/proc/self/clear_refs)";
-  const int64_t before = resident_memory();
-  Expected<std::unique_ptr<Executor>> ex = Executor::create_releasing_weights(g, o);
+  Expected<std::unique_ptr<Executor>> ex = Error{"not made"};
+  const std::optional<int64_t> peak =
+      tso::testing::added_peak_bytes([&] { ex = Executor::create_releasing_weights(g, o); });
+  if (!peak) GTEST_SKIP() << "the peak resident memory cannot be reset (/proc/self/clear_refs)";
   ASSERT_TRUE(ex.ok()) << ex.error().message;
   ASSERT_GE((*ex)->stats().static_bytes, 3 * weight_bytes) << "the weights were not copied";
-  EXPECT_LT(peak_memory() - before, 2 * weight_bytes)
-      << "peak " << peak_memory() << " bytes, " << before << " before";
+  EXPECT_LT(*peak, 2 * weight_bytes);
 }
 
 TEST(CpuExecutor, ChannelsLastInputsTakeNhwcBytes) {
