@@ -46,3 +46,20 @@
 (assert (forall ((k (Seq Int)) (s (Seq Int)) (p (Seq Int)) (cm Int) (x T))
   (! (=> (ok_pool s p k cm x) (= (maxpool s p k cm (relu x)) (relu (maxpool s p k cm x))))
      :pattern ((maxpool s p k cm (relu x))) :pattern ((relu (maxpool s p k cm x))))))
+
+; A 1x1 convolution (stride 1, no padding, one group) mixes the channels at
+; each position; an average pool averages each channel over windows whose
+; weights depend on the position only, counting padding or not: the two
+; commute. (A bias does not: at a border a pool that counts padding scales
+; it, so a rule moves a bias past the pool as an add.)
+; axiom avgpool-conv1x1
+; test k=[3,3] s=[1,1] p=[1,0,0,0,0] cm=0 ci=1 x=f32[1,4,5,5] w=f32[3,4,1,1]
+; test k=[3,3] s=[1,1] p=[2,1,1,1,1] cm=0 ci=0 x=f32[2,3,5,6] w=f32[2,3,1,1]
+; test k=[2,3] s=[2,1] p=[2,1,0,0,1] cm=1 ci=1 x=f32[1,2,5,5] w=f32[4,2,1,1]
+(assert (forall ((k (Seq Int)) (s (Seq Int)) (p (Seq Int)) (cm Int) (ci Int) (x T) (w T))
+  (! (=> (and (ok_conv ones2 pad_valid ones2 1 x w) (= (dim w 2) 1) (= (dim w 3) 1)
+              (ok_pool s p k cm x) (ok_flag ci))
+         (= (avgpool s p k cm ci (conv2d ones2 pad_valid ones2 1 0 x w))
+            (conv2d ones2 pad_valid ones2 1 0 (avgpool s p k cm ci x) w)))
+     :pattern ((avgpool s p k cm ci (conv2d ones2 pad_valid ones2 1 0 x w)))
+     :pattern ((conv2d ones2 pad_valid ones2 1 0 (avgpool s p k cm ci x) w)))))

@@ -170,6 +170,17 @@ TEST(VerifierRules, ConcatsSplitIntoTheirConsumersExactlyWhereTheyHold) {
                           [](const std::string& name) { return name.starts_with("split_"); });
 }
 
+// An average pool moved past the 1x1 convolution it feeds
+// (specs/60_pool.smt2, avgpool-conv1x1): proved at any kernel, stride,
+// padding and flags given by parameters, and for a biased convolution with
+// relu whose bias moves past a pool that counts the padding as an add;
+// refuted for the close variants: a max pool, a 3x3 or a strided
+// convolution, the bias kept inside the convolution.
+TEST(VerifierRules, AveragePoolsPassOneByOneConvolutionsExactlyWhereTheyCommute) {
+  expect_verified_exactly("verifier/testdata/pool_conv.rules", 6,
+                          [](const std::string& name) { return name.starts_with("swap_"); });
+}
+
 // The committed rule files that carry verifier statuses, one test each.
 std::vector<std::string> files_with_statuses() {
   std::vector<std::string> files;

@@ -347,6 +347,13 @@ Expected<std::vector<std::vector<expr>>> Translator::shapes(Op op, const Attrs& 
       // only); a pad or kernel given by a parameter needs it said.
       const std::vector<expr> p = ints(AttrKey::pad);
       for (int i = 0; i < 4; ++i) hyp(p[1 + i] < k[i % 2]);
+      // Inference takes the flags as 0 or 1, a parameter's too.
+      const expr cm = ints(AttrKey::ceil_mode)[0];
+      hyp(0 <= cm && cm <= 1);
+      if (op == Op::AvgPool) {
+        const expr ci = ints(AttrKey::count_include_pad)[0];
+        hyp(0 <= ci && ci <= 1);
+      }
       for (int d = 0; d < 2; ++d) {
         hyp(s[d] >= 1 && k[d] >= 1);
         out.push_back(
