@@ -8,18 +8,27 @@ initializer's name, type and dims but mark its data EXTERNAL in a file that is
 not shipped. This loads MODEL without external data and, for every initializer
 whose data is external:
   - if the external file exists next to MODEL, embeds its data;
-  - if not, fills it with seeded random float32 values: uniform in
-    +-1/sqrt(fan_in), fan_in = product of the dims after the first, for
-    rank >= 2; uniform in [0.5, 1.5] for rank 1 (and rank 0).
+  - if not, fills it with the seeded float32 values `tso run MODEL
+    --random-weights S` gives it (frontend/random_weights.cc), bit for bit,
+    so that a filled copy and the graph-only model compute the same
+    function: what the first node reading the tensor does with it decides
+    the distribution (He scale, standard deviation sqrt(2 / fan_in), for
+    tensors of rank >= 2; 1 + small noise for a BatchNormalization or
+    LayerNormalization scale; [0.5, 1.5] for a BatchNormalization variance;
+    standard deviation 0.01 for other vectors), so activations neither
+    vanish nor explode through deep networks and the outputs depend on the
+    inputs (uniform in +-1/sqrt(fan_in) weights with biases in [0.5, 1.5]
+    left Inception-v3's and NASNet-A's outputs the same for any input, which
+    blinds any numerical check of a rewrite).
 It then clears the external-data fields and saves a self-contained OUT (with
 its weights in OUT.data beside it when the model would pass protobuf's 2 GB
-limit). Each tensor's values depend only on the seed and its name, so the
-same seed gives the same weights whatever the initializer order.
+limit). Each tensor's values depend only on the seed, its name, its shape and
+its first reader, so the same seed gives the same weights whatever the
+initializer order.
 """
 import argparse
 import os
 import sys
-import zlib
 
 import numpy as np
 import onnx
@@ -31,13 +40,63 @@ PROTOBUF_LIMIT = 2**31 - 1
 INLINE_LIMIT = PROTOBUF_LIMIT - 64 * 2**20
 
 
-def random_tensor(name, dims, seed):
-    rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
-    if len(dims) >= 2:
-        fan_in = int(np.prod(dims[1:]))
-        bound = 1.0 / np.sqrt(max(fan_in, 1))
-        return rng.uniform(-bound, bound, size=dims).astype(np.float32)
-    return rng.uniform(0.5, 1.5, size=dims).astype(np.float32)
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+SQRT3 = float(np.sqrt(3.0))
+
+
+def name_hash(name):
+    """FNV-1a of the name's bytes, as frontend/random_weights.cc hashes it."""
+    h = 0xCBF29CE484222325
+    for c in name.encode():
+        h = ((h ^ c) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def uniforms(seed, name, n):
+    """The frontend's n draws in [0, 1): splitmix64 from seed ^ hash(name)."""
+    with np.errstate(over="ignore"):
+        z = np.uint64(seed ^ name_hash(name)) + np.arange(1, n + 1, dtype=np.uint64) * GOLDEN
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    return (z >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
+def fan_in(dims, use):
+    op, _, trans_b = use
+    if op in ("Conv", "ConvTranspose") or len(dims) != 2:
+        return max(int(np.prod(dims[1:], dtype=np.int64)), 1)
+    if op == "Gemm":
+        return max(dims[1] if trans_b else dims[0], 1)
+    return max(dims[0], 1)  # MatMul's B and embeddings: [K, N]
+
+
+def random_tensor(name, dims, seed, use):
+    """The values of frontend/random_weights.cc's random_weight for a float32 tensor."""
+    op, index, _ = use
+    u = uniforms(seed, name, int(np.prod(dims, dtype=np.int64)))
+    unit = (2.0 * u - 1.0) * SQRT3
+    if op == "BatchNormalization" and index == 4:
+        v = 0.5 + u
+    elif op in ("BatchNormalization", "LayerNormalization") and index == 1:
+        v = 1.0 + 0.01 * unit
+    elif len(dims) >= 2:
+        v = np.sqrt(2.0 / fan_in(dims, use)) * unit
+    else:
+        v = 0.01 * unit
+    return v.astype(np.float32).reshape(dims)
+
+
+def first_uses(graph):
+    """Per tensor name, (op_type, input index, Gemm transB) of the first node reading it."""
+    uses = {}
+    for node in graph.node:
+        trans_b = node.op_type == "Gemm" and any(
+            a.name == "transB" and a.i != 0 for a in node.attribute)
+        for k, name in enumerate(node.input):
+            if name and name not in uses:
+                uses[name] = (node.op_type, k, trans_b)
+    return uses
 
 
 def external_file(tensor, base_dir):
@@ -55,6 +114,7 @@ def clear_external(tensor):
 def fill(model, base_dir, seed):
     """Returns (filled, embedded) counts; raises ValueError on a tensor it cannot fill."""
     filled = embedded = 0
+    uses = first_uses(model.graph)
     for t in model.graph.initializer:
         if not uses_external_data(t):
             continue
@@ -67,7 +127,7 @@ def fill(model, base_dir, seed):
             raise ValueError(f"initializer '{t.name}' is external and missing, and its type "
                              f"{TensorProto.DataType.Name(t.data_type)} is not float32")
         dims = [int(d) for d in t.dims]
-        values = random_tensor(t.name, dims, seed)
+        values = random_tensor(t.name, dims, seed, uses.get(t.name, ("", 0, False)))
         clear_external(t)
         t.ClearField("raw_data")
         t.ClearField("float_data")
