@@ -79,43 +79,19 @@ fs::path write_model(const fs::path& dir) {
   return p;
 }
 
-// A cost table in which each of the model's concats, and those splitting a
-// max pool makes, costs 1 ms; every other signature costs what the analytic
-// model says (--cost's fallback). Removing a concat pays.
-fs::path write_cost_table(const fs::path& dir) {
-  nlohmann::json entries = nlohmann::json::array();
-  for (const char* sig : {"concat(f32[1,6,8,8],f32[1,6,8,8];axis=1)",
-                          "concat(f32[1,4,8,8],f32[1,6,8,8];axis=1)",
-                          "concat(f32[1,6,4,4],f32[1,6,4,4];axis=1)"})
-    entries.push_back({{"signature", sig},
-                       {"op", "concat"},
-                       {"kernel", "concat"},
-                       {"median_ms", 1.0},
-                       {"min_ms", 1.0},
-                       {"samples", 10},
-                       {"occurrences", 1}});
-  const nlohmann::json table = {{"format", "tso-cost-table"}, {"version", 1},
-                                {"device", "a machine where concats are dear"},
-                                {"tf32", false},          {"model", "fire"},
-                                {"entries", entries}};
-  const fs::path p = dir / "costs.json";
-  std::ofstream(p) << table.dump(2);
-  return p;
-}
-
 TEST(ConcatSplitCli, ConcatsSplitIntoTheirConsumersAndTheModelMatchesOnnxRuntime) {
   if (!testing::have_python_oracle()) GTEST_SKIP() << testing::kNoVenv;
   const fs::path dir = testing::temp_dir("concat_split_cli");
   const fs::path model = write_model(dir), out = dir / "optimized.onnx";
-  const fs::path report = dir / "report.json";
-  testing::RunResult r = testing::run_binary(
-      TSO_BINARY,
-      {"optimize", model.string(), out.string(), "--report", report.string(), "-q",
-       "--no-verify-speed", "--cost", write_cost_table(dir).string(), "--rules",
-       std::string(TSO_SOURCE_DIR) + "/substitutions/handwritten.rules"},
-      dir);
+  // Each of the model's concats, and those splitting a max pool makes, costs
+  // 1 ms: removing a concat pays.
+  const fs::path costs = testing::write_dear_cost_table(
+      dir, "a machine where concats are dear", "fire",
+      {"concat(f32[1,6,8,8],f32[1,6,8,8];axis=1)", "concat(f32[1,4,8,8],f32[1,6,8,8];axis=1)",
+       "concat(f32[1,6,4,4],f32[1,6,4,4];axis=1)"});
+  testing::RunResult r = testing::optimize_with_handwritten_rules(model, out, costs, dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const nlohmann::json j = testing::read_json(report);
+  const nlohmann::json j = testing::read_json(dir / "report.json");
   EXPECT_EQ(testing::times_applied(j, "hw_split_conv_bias_over_concat"), 2) << j["rules_applied"];
   EXPECT_EQ(testing::times_applied(j, "hw_split_maxpool_ceil_over_concat"), 1)
       << j["rules_applied"];
@@ -127,7 +103,8 @@ TEST(ConcatSplitCli, ConcatsSplitIntoTheirConsumersAndTheModelMatchesOnnxRuntime
   const std::regex concat(R"(\s concat\s+axis=1)");
   const auto begin = std::sregex_iterator(inspect.out.begin(), inspect.out.end(), concat);
   EXPECT_EQ(std::distance(begin, std::sregex_iterator()), 1)
-      << "only the grouped convolution's concat stays:\n" << inspect.out;
+      << "only the grouped convolution's concat stays:\n"
+      << inspect.out;
 
   testing::write_random_input(dir / "in", "x", Shape{1, kC, kH, kW}, 4);
   testing::expect_outputs_match_onnx_runtime(model, out, dir / "in", kOutputs, dir);

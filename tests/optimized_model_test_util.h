@@ -54,6 +54,48 @@ inline nlohmann::json read_json(const std::filesystem::path& p) {
   return nlohmann::json::parse(in);
 }
 
+// dir/costs.json: a cost table (runtime/common/cost_table.h) of `device` in
+// which each of `signatures` costs 1 ms; every other signature costs what
+// the analytic model says (--cost's fallback), so that removing one of them
+// pays.
+inline std::filesystem::path write_dear_cost_table(const std::filesystem::path& dir,
+                                                   const std::string& device,
+                                                   const std::string& model,
+                                                   const std::vector<std::string>& signatures) {
+  nlohmann::json entries = nlohmann::json::array();
+  for (const std::string& sig : signatures)
+    entries.push_back({{"signature", sig},
+                       {"op", sig.substr(0, sig.find('('))},
+                       {"kernel", "dear"},
+                       {"median_ms", 1.0},
+                       {"min_ms", 1.0},
+                       {"samples", 10},
+                       {"occurrences", 1}});
+  const nlohmann::json table = {{"format", "tso-cost-table"},
+                                {"version", 1},
+                                {"device", device},
+                                {"tf32", false},
+                                {"model", model},
+                                {"entries", entries}};
+  const std::filesystem::path p = dir / "costs.json";
+  std::ofstream(p) << table.dump(2);
+  return p;
+}
+
+// `tso optimize model out` with handwritten.rules only, under the cost
+// table `costs`, no speed check, its report in dir/report.json.
+inline RunResult optimize_with_handwritten_rules(const std::filesystem::path& model,
+                                                 const std::filesystem::path& out,
+                                                 const std::filesystem::path& costs,
+                                                 const std::filesystem::path& dir) {
+  return run_binary(
+      TSO_BINARY,
+      {"optimize", model.string(), out.string(), "--report", (dir / "report.json").string(), "-q",
+       "--no-verify-speed", "--cost", costs.string(), "--rules",
+       std::string(TSO_SOURCE_DIR) + "/substitutions/handwritten.rules"},
+      dir);
+}
+
 // Runs `original` and `optimized` (`outputs` outputs each) on `inputs` in ONNX
 // Runtime, and `optimized` on tso's CPU runtime and reference executor, in
 // folders under `dir`; every output of each matches ONNX Runtime's on the
@@ -63,15 +105,15 @@ inline void expect_outputs_match_onnx_runtime(const std::filesystem::path& origi
                                               const std::filesystem::path& inputs, int outputs,
                                               const std::filesystem::path& dir) {
   std::string err;
-  for (const auto& [model, to] : {std::pair{original, dir / "ort_input"},
-                                  std::pair{optimized, dir / "ort_optimized"}})
+  for (const auto& [model, to] :
+       {std::pair{original, dir / "ort_input"}, std::pair{optimized, dir / "ort_optimized"}})
     ASSERT_EQ(run_oracle({"ort", model.string(), inputs.string(), to.string()}, &err), 0) << err;
   for (const char* device : {"cpu", "reference"}) {
-    RunResult run = run_binary(TSO_BINARY,
-                               {"run", optimized.string(), "--device", device, "--iters", "1",
-                                "--inputs", inputs.string(), "--outputs",
-                                (dir / (std::string("tso_") + device)).string()},
-                               dir);
+    RunResult run =
+        run_binary(TSO_BINARY,
+                   {"run", optimized.string(), "--device", device, "--iters", "1", "--inputs",
+                    inputs.string(), "--outputs", (dir / (std::string("tso_") + device)).string()},
+                   dir);
     ASSERT_EQ(run.exit_code, 0) << device << ": " << run.err;
   }
   for (int k = 0; k < outputs; ++k) {

@@ -100,45 +100,20 @@ fs::path write_model(const fs::path& dir) {
   return p;
 }
 
-// A cost table in which each of the model's pools, at its 8 input channels,
-// costs 1 ms; every other signature costs what the analytic model says
-// (--cost's fallback). Pooling the convolution's 2 channels instead pays.
-fs::path write_cost_table(const fs::path& dir) {
-  nlohmann::json entries = nlohmann::json::array();
-  for (const char* sig : {"avgpool(f32[1,8,8,8];pad=[1,1,1,1],kernel=[3,3],count_include_pad=1)",
-                          "avgpool(f32[1,8,8,8];stride=[2,2],pad=[0,0,1,1],kernel=[2,2])",
-                          "maxpool(f32[1,8,8,8];pad=[1,1,1,1],kernel=[3,3])"})
-    entries.push_back({{"signature", sig},
-                       {"op", std::string(sig).substr(0, 7)},
-                       {"kernel", "pool"},
-                       {"median_ms", 1.0},
-                       {"min_ms", 1.0},
-                       {"samples", 10},
-                       {"occurrences", 1}});
-  const nlohmann::json table = {{"format", "tso-cost-table"},
-                                {"version", 1},
-                                {"device", "a machine where pools are dear"},
-                                {"tf32", false},
-                                {"model", "pool_branches"},
-                                {"entries", entries}};
-  const fs::path p = dir / "costs.json";
-  std::ofstream(p) << table.dump(2);
-  return p;
-}
-
 TEST(PoolConvCli, AveragePoolsPassOneByOneConvolutionsAndTheModelMatchesOnnxRuntime) {
   if (!testing::have_python_oracle()) GTEST_SKIP() << testing::kNoVenv;
   const fs::path dir = testing::temp_dir("pool_conv_cli");
   const fs::path model = write_model(dir), out = dir / "optimized.onnx";
-  const fs::path report = dir / "report.json";
-  testing::RunResult r = testing::run_binary(
-      TSO_BINARY,
-      {"optimize", model.string(), out.string(), "--report", report.string(), "-q",
-       "--no-verify-speed", "--cost", write_cost_table(dir).string(), "--rules",
-       std::string(TSO_SOURCE_DIR) + "/substitutions/handwritten.rules"},
-      dir);
+  // Each of the model's pools, at its 8 input channels, costs 1 ms: pooling
+  // the convolution's 2 channels instead pays.
+  const fs::path costs = testing::write_dear_cost_table(
+      dir, "a machine where pools are dear", "pool_branches",
+      {"avgpool(f32[1,8,8,8];pad=[1,1,1,1],kernel=[3,3],count_include_pad=1)",
+       "avgpool(f32[1,8,8,8];stride=[2,2],pad=[0,0,1,1],kernel=[2,2])",
+       "maxpool(f32[1,8,8,8];pad=[1,1,1,1],kernel=[3,3])"});
+  testing::RunResult r = testing::optimize_with_handwritten_rules(model, out, costs, dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const nlohmann::json j = testing::read_json(report);
+  const nlohmann::json j = testing::read_json(dir / "report.json");
   // y0's branch goes through the biased swap, with its relu fused or not.
   EXPECT_EQ(testing::times_applied(j, "hw_swap_avgpool_conv1x1_bias") +
                 testing::times_applied(j, "hw_swap_avgpool_conv1x1_bias_relu"),
