@@ -356,8 +356,7 @@ Expected<std::vector<std::vector<expr>>> Translator::shapes(Op op, const Attrs& 
       }
       for (int d = 0; d < 2; ++d) {
         hyp(s[d] >= 1 && k[d] >= 1);
-        out.push_back(
-            window(x[2 + d], k[d], s[d], ints(AttrKey::pad), d, ints(AttrKey::ceil_mode)[0]));
+        out.push_back(window(x[2 + d], k[d], s[d], p, d, cm));
         hyp(out.back() >= 1);
       }
       return std::vector<std::vector<expr>>{out};
