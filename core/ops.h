@@ -69,6 +69,16 @@
 // ("f32", "i64", "bool", ...): floats to integers truncate toward zero,
 // anything to bool is x != 0, bool is 0 or 1 (ONNX Cast).
 //
+// Comparisons and logic. `equal(a, b)`, `less(a, b)` and `greater(a, b)`
+// compare a and b (one numeric element type, not bool) elementwise after
+// numpy-style broadcasting and give bool; NaN compares unequal and unordered,
+// as in IEEE (ONNX Equal, Less, Greater). `not(x)`, `and(a, b)` and `or(a, b)`
+// are the logical functions of bool tensors, and and or broadcasting.
+// `cumsum(x; axis, exclusive, reverse)` is ONNX CumSum: result[.., i, ..] is
+// the sum of x[.., j, ..] along `axis` over j <= i (j < i when exclusive = 1;
+// j >= i, or j > i, when reverse = 1), in x's element type and shape; the axis
+// is normalized like concat's.
+//
 // Float assumptions. Rewrites may reassociate and redistribute sums and
 // products (as every fast kernel does); results are then equal up to rounding.
 // Tolerance policy: float comparisons between two computations of one function

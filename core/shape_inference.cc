@@ -212,6 +212,36 @@ Result infer_where(Inputs in) {
   return one(a.dtype, *s);
 }
 
+// equal, less, greater: one numeric element type, broadcast, bool out.
+Result infer_compare(Op op, Inputs in) {
+  TSO_RETURN_IF_ERROR(same_dtype(op, in[0], in[1]));
+  if (in[0].dtype == DType::kBool) return err(op, "compares numbers, not bool: ", in[0]);
+  std::optional<Shape> s = broadcast(in[0].shape, in[1].shape);
+  if (!s) return err(op, "shapes ", in[0], " and ", in[1], " do not broadcast");
+  return one(DType::kBool, *s);
+}
+
+// not, and, or: bool in, bool out, and and or broadcasting.
+Result infer_logical(Op op, Inputs in) {
+  for (const TensorType& t : in)
+    if (t.dtype != DType::kBool) return err(op, "input ", t, " must be bool");
+  if (in.size() == 1) return Types{in[0]};
+  std::optional<Shape> s = broadcast(in[0].shape, in[1].shape);
+  if (!s) return err(op, "shapes ", in[0], " and ", in[1], " do not broadcast");
+  return one(DType::kBool, *s);
+}
+
+Result infer_cumsum(Attrs* a, Inputs in) {
+  const Op op = Op::CumSum;
+  const TensorType& x = in[0];
+  if (x.dtype == DType::kBool) return err(op, "sums numbers, not bool: ", x);
+  if (x.shape.rank() == 0) return err(op, "needs an axis; ", x, " is a scalar");
+  TSO_RETURN_IF_ERROR(normalize_axis_attr(op, a, x));
+  TSO_RETURN_IF_ERROR(need_flag(op, *a, AttrKey::exclusive));
+  TSO_RETURN_IF_ERROR(need_flag(op, *a, AttrKey::reverse));
+  return Types{x};
+}
+
 Result infer_clip(const Attrs& a, Inputs in) {
   // Written as a negation so that NaN bounds are rejected too.
   if (!(a.f(AttrKey::min) <= a.f(AttrKey::max)))
@@ -802,6 +832,13 @@ Result infer_unchecked(Op op, Attrs* attrs, Inputs in) {
     case Op::Gather: return infer_gather(&a, in);
     case Op::Expand: return infer_expand(&a, in);
     case Op::Cast: return infer_cast(a, in);
+    case Op::Equal:
+    case Op::Less:
+    case Op::Greater: return infer_compare(op, in);
+    case Op::Not:
+    case Op::And:
+    case Op::Or: return infer_logical(op, in);
+    case Op::CumSum: return infer_cumsum(&a, in);
     case Op::Opaque: return err(op, "output types are recorded at import, not inferred");
   }
   TSO_CHECK(false, "operator out of range");
@@ -864,7 +901,14 @@ Count flop_count(Op op, const Attrs& a, Inputs in, Inputs out) {
     case Op::Neg:
     case Op::Exp:
     case Op::IsNaN:
-    case Op::Where: return n_out;
+    case Op::Where:
+    case Op::Equal:
+    case Op::Less:
+    case Op::Greater:
+    case Op::Not:
+    case Op::And:
+    case Op::Or:
+    case Op::CumSum: return n_out;
     case Op::AvgPool:
     case Op::MaxPool: {
       const Ints& k = a.ints(AttrKey::kernel);

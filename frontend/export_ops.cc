@@ -198,6 +198,15 @@ Status export_data(ExportContext& ctx, int i) {
     case Op::Cast:
       set_attr(add("Cast"), "to", int64_t{onnx_from_dtype(n.outs[0].dtype)});
       break;
+    case Op::CumSum: {
+      HostTensor axis = HostTensor::zeros(DType::kI64, Shape{});
+      axis.i[0] = a.i(AttrKey::axis);
+      in.push_back(ctx.constant(name + "/axis", axis));
+      onnx::NodeProto* p = add("CumSum");
+      if (a.i(AttrKey::exclusive)) set_attr(p, "exclusive", a.i(AttrKey::exclusive));
+      if (a.i(AttrKey::reverse)) set_attr(p, "reverse", a.i(AttrKey::reverse));
+      break;
+    }
     case Op::Split: {
       onnx::NodeProto* p = add("Split");
       set_attr(p, "axis", a.i(AttrKey::axis));
@@ -312,6 +321,12 @@ Status export_node(ExportContext& ctx, int i) {
     case Op::GlobalAvgPool: return simple("GlobalAveragePool");
     case Op::IsNaN: return simple("IsNaN");
     case Op::Where: return simple("Where");
+    case Op::Equal: return simple("Equal");
+    case Op::Less: return simple("Less");
+    case Op::Greater: return simple("Greater");
+    case Op::Not: return simple("Not");
+    case Op::And: return simple("And");
+    case Op::Or: return simple("Or");
     case Op::UpdateSlice:
       return export_update_slice(ctx, i);
     case Op::Gelu:

@@ -25,7 +25,11 @@ constexpr Simple kSimple[] = {
     {"Sigmoid", Op::Sigmoid, 1}, {"Tanh", Op::Tanh, 1},   {"Erf", Op::Erf, 1},
     {"Gelu", Op::Gelu, 1},       {"Sqrt", Op::Sqrt, 1},   {"Neg", Op::Neg, 1},
     {"Exp", Op::Exp, 1},         {"IsNaN", Op::IsNaN, 1}, {"Where", Op::Where, 3},
+    {"Equal", Op::Equal, 2},     {"Less", Op::Less, 2},   {"Greater", Op::Greater, 2},
+    {"Not", Op::Not, 1},         {"And", Op::And, 2},     {"Or", Op::Or, 2},
 };
+
+bool is_comparison(Op op) { return op == Op::Equal || op == Op::Less || op == Op::Greater; }
 
 // Input k's constant value as integers; nullopt when it is not constant.
 std::optional<Ints> const_ints(NodeContext& ctx, int k) {
@@ -49,6 +53,8 @@ Expected<Mapped> map_simple(NodeContext& ctx, const Simple& s) {
     return opaque("tanh-approximated Gelu");
   if (s.op == Op::Pow && ctx.type(0).dtype != ctx.type(1).dtype)
     return opaque("an exponent of another element type");
+  if (is_comparison(s.op) && ctx.type(0).dtype == DType::kBool)
+    return opaque("a comparison of bool tensors");
   Expected<std::vector<TensorRef>> args = tensors(ctx, s.inputs);
   if (!args) return args.error();
   return add_one(ctx, s.op, std::move(*args));
@@ -301,6 +307,36 @@ Expected<Mapped> map_gather(NodeContext& ctx) {
   return add_one(ctx, Op::Gather, std::move(*args), std::move(a));
 }
 
+// LessOrEqual and GreaterOrEqual as or(less, equal) and or(greater, equal),
+// which keep IEEE's answer for NaN (false), unlike not(greater).
+Expected<Mapped> map_or_equal(NodeContext& ctx) {
+  const onnx::NodeProto& n = ctx.node();
+  if (n.input_size() != 2) return Error{"needs 2 inputs"};
+  if (ctx.type(0).dtype == DType::kBool) return opaque("a comparison of bool tensors");
+  Expected<std::vector<TensorRef>> args = tensors(ctx, 2);
+  if (!args) return args.error();
+  GraphBuilder& b = ctx.builder();
+  const Op strict = n.op_type() == "LessOrEqual" ? Op::Less : Op::Greater;
+  Expected<TensorRef> lt = b.add1(strict, *args, {}, n.name());
+  if (!lt) return lt.error();
+  Expected<TensorRef> eq = b.add1(Op::Equal, *args, {}, n.name());
+  if (!eq) return eq.error();
+  return add_one(ctx, Op::Or, {*lt, *eq});
+}
+
+// CumSum along a constant axis (RoBERTa's position ids sum the padding mask).
+Expected<Mapped> map_cumsum(NodeContext& ctx) {
+  std::optional<Ints> axis = const_ints(ctx, 1);
+  if (!axis || axis->size() != 1) return opaque("an axis that is not one constant");
+  Expected<TensorRef> x = ctx.tensor(0);
+  if (!x) return x.error();
+  Attrs a;
+  a.set(AttrKey::axis, (*axis)[0])
+      .set(AttrKey::exclusive, attr_int(ctx.node(), "exclusive", 0))
+      .set(AttrKey::reverse, attr_int(ctx.node(), "reverse", 0));
+  return add_one(ctx, Op::CumSum, {*x}, std::move(a));
+}
+
 // HardSigmoid(x) = clip(alpha x + beta, 0, 1), and HardSwish(x) =
 // x HardSigmoid(x) with alpha = 1/6 and beta = 1/2 (MobileNetV3's
 // activations): mul, add and clip by scalar weights, which every runtime runs.
@@ -347,7 +383,8 @@ MapFn find_data_mapping(std::string_view t) {
       {"Transpose", map_transpose}, {"Cast", map_cast},
       {"Reciprocal", map_reciprocal}, {"Gather", map_gather},
       {"HardSigmoid", map_hard_sigmoid}, {"HardSwish", map_hard_sigmoid},
-      {"Expand", map_expand},
+      {"Expand", map_expand},     {"CumSum", map_cumsum},
+      {"LessOrEqual", map_or_equal}, {"GreaterOrEqual", map_or_equal},
   };
   for (const auto& [name, fn] : kMaps)
     if (name == t) return fn;

@@ -26,7 +26,9 @@ constexpr double kTolerance = 1e-5;
 // ConvInteger and MatMulInteger excluded by the exact-prefix check below).
 // test_gather_elements_* is selected and skipped (GatherElements stays
 // opaque); the test_hardsigmoid* models are opset 6, below the importer's
-// range, and HardSigmoid runs in test_hardswish_expanded.
+// range, and HardSigmoid runs in test_hardswish_expanded; likewise test_not_*
+// (opset 1), test_and* and test_or* (opset 7) are skipped, and Or runs in
+// test_less_equal_expanded and test_greater_equal_expanded.
 const char* kPrefixes[] = {
     "test_conv_",        "test_basic_conv_",   "test_gemm_",        "test_matmul_",
     "test_add",          "test_sub",           "test_mul",          "test_div",
@@ -38,7 +40,8 @@ const char* kPrefixes[] = {
     "test_unsqueeze",    "test_slice",         "test_constant_pad", "test_clip",
     "test_reduce_mean_", "test_identity",      "test_dropout_default", "test_isnan",
     "test_where_",       "test_gather_",       "test_hardsigmoid",  "test_hardswish",
-    "test_expand_",
+    "test_expand_",      "test_equal",         "test_less",         "test_greater",
+    "test_not_",         "test_and",           "test_or",           "test_cumsum_",
 };
 
 std::string read_bytes(const std::filesystem::path& p) {
@@ -54,15 +57,32 @@ bool selected(const std::string& name) {
   return false;
 }
 
+// Whether every reader of graph input `name` computes on it as data of any
+// element type: a comparison's or logic operator's operand, CumSum's input.
+bool read_as_data(const onnx::ModelProto& m, const std::string& name) {
+  static const std::set<std::string> kAnyType = {"Equal", "Less", "Greater", "LessOrEqual",
+                                                 "GreaterOrEqual", "Not", "And", "Or"};
+  bool read = false;
+  for (const auto& n : m.graph().node())
+    for (int i = 0; i < n.input_size(); ++i) {
+      if (n.input(i) != name) continue;
+      if (!kAnyType.count(n.op_type()) && !(n.op_type() == "CumSum" && i == 0)) return false;
+      read = true;
+    }
+  return read;
+}
+
 // In these tests every operand is a graph input, even shapes and axes that a
-// real model holds as constants. Integer and bool inputs (Where's condition),
-// and Clip's and Pad's parameters, become initializers holding the test's
-// values.
+// real model holds as constants. Integer and bool inputs (Where's condition,
+// CumSum's axis), and Clip's and Pad's parameters, become initializers holding
+// the test's values, except the data of comparisons, logic and CumSum, which
+// stays an input of its own element type so that the operator runs.
 bool is_parameter(const onnx::ModelProto& m, int k, const WeightData& value) {
+  const std::string& name = m.graph().input(k).name();
+  if (read_as_data(m, name)) return false;
   if (value.type.dtype == DType::kI64 || value.type.dtype == DType::kI32 ||
       value.type.dtype == DType::kBool)
     return true;
-  const std::string& name = m.graph().input(k).name();
   for (const auto& n : m.graph().node())
     for (int i = 1; i < n.input_size(); ++i)
       if (n.input(i) == name && (n.op_type() == "Clip" || n.op_type() == "Pad")) return true;
@@ -101,7 +121,7 @@ Outcome run_case(const std::filesystem::path& dir) {
       init->set_name(m.graph().input(k).name());
       continue;
     }
-    if (t->value.type.dtype != DType::kF32)
+    if (t->value.type.dtype != DType::kF32 && !read_as_data(m, m.graph().input(k).name()))
       return {false, std::string("input of type ") + dtype_name(t->value.type.dtype), ""};
     *edited.mutable_graph()->add_input() = m.graph().input(k);
     feeds.push_back(std::move(t->value));
@@ -116,8 +136,9 @@ Outcome run_case(const std::filesystem::path& dir) {
   for (size_t k = 0; k < got->size(); ++k) {
     Expected<NamedTensor> want = read_tensor_file((data / ("output_" + std::to_string(k) + ".pb")).string());
     if (!want) return {false, "", want.error().message};
-    // f32, or bool (IsNaN's mask, 0 and 1 on the reference executor).
-    if (want->value.type.dtype != DType::kF32 && want->value.type.dtype != DType::kBool)
+    // f32, bool (IsNaN's mask and the comparisons', 0 and 1 on the reference
+    // executor), or the sums of CumSum's f64 and integer tests.
+    if (want->value.type.dtype == DType::kF16)
       return {false, std::string("output of type ") + dtype_name(want->value.type.dtype), ""};
     if ((*got)[k].shape != want->value.type.shape)
       return {false, "", "output " + std::to_string(k) + " has shape " + to_string((*got)[k].shape) +
@@ -160,7 +181,7 @@ TEST(OnnxConformance, NodeTestsOfIrOperators) {
                          "concat", "split", "transpose", "averagepool", "maxpool", "batchnorm",
                          "softmax", "layer", "reshape", "flatten", "squeeze", "unsqueeze", "slice",
                          "constant", "clip", "erf", "isnan", "where", "gather", "hardswish",
-                         "expand"})
+                         "expand", "equal", "less", "greater", "cumsum"})
     EXPECT_TRUE(families_ran.count(op)) << "no conformance test of " << op << " ran";
 }
 

@@ -413,6 +413,12 @@ Plan plan_region(const Graph& g, int node, int output, const Region& want) {
     case Op::Exp:
     case Op::Clip:
     case Op::IsNaN:
+    case Op::Equal:
+    case Op::Less:
+    case Op::Greater:
+    case Op::Not:
+    case Op::And:
+    case Op::Or:
       return broadcast_plan(g, n, out, want);
     case Op::Concat:
       return concat_plan(g, n, want);

@@ -111,6 +111,10 @@ Status lower_movement(Builder& b, int node);      // views and own kernels
 Status lower_update_slice(Builder& b, int node);  // in place where the base is dead
 Status lower_gather(Builder& b, int node);        // rows picked by indices, checked each run
 bool is_movement(const Graph& g, int node);
+// Comparisons, logic, cumsum, integer arithmetic and where on non-f32
+// branches (token ids and attention masks; lower_logic.cc).
+bool is_logic(const Graph& g, int node);
+Status lower_logic_node(Builder& b, int node);
 // `t` (row-major) stretched to `shape` by a copy, numpy broadcasting.
 int broadcast_to(Builder& b, int node, int t, const Shape& shape);
 // A new row-major tensor of `type`, zeroed, then written by one strided copy

@@ -219,6 +219,7 @@ Status lower_node(Builder& b, const Fusion& fusion, int i) {
     return lower_linear(b, fg);
   }
   if (is_movement(b.graph(), i)) return lower_movement(b, i);
+  if (is_logic(b.graph(), i)) return lower_logic_node(b, i);
   // where's condition is bool; every other computing operator reads f32.
   for (size_t k = n.op == Op::Where ? 1 : 0; k < n.args.size(); ++k)
     if (b.graph().type(n.args[k]).dtype != DType::kF32)

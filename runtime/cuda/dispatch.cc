@@ -58,6 +58,13 @@ constexpr Kernel family(Op op) {
     case Op::Gather:
     case Op::Expand:
     case Op::Cast:
+    case Op::Equal:
+    case Op::Less:
+    case Op::Greater:
+    case Op::Not:
+    case Op::And:
+    case Op::Or:
+    case Op::CumSum:
     case Op::Opaque: return Kernel::kUnsupported;
   }
   return kNoKernel;

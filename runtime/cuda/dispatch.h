@@ -30,7 +30,7 @@ enum class Kernel : unsigned char {
   kConcat,       // copies only the inputs that could not be placed in the output
   kUpdateSlice,  // strided copy of the patch into its box; the base copied first unless in place
   kView,         // no work: reshape, flatten, squeeze, unsqueeze, split
-  kUnsupported,  // opaque; gather, expand, cast (no kernel yet): running it is an error
+  kUnsupported,  // opaque; gather, expand, cast, comparisons, logic, cumsum (no kernel yet): an error
 };
 
 std::string_view kernel_name(Kernel k);
@@ -40,7 +40,7 @@ Kernel kernel_for(Op op);
 
 // The kernel family of graph node `index`; an opaque node is an error that
 // names its ONNX op_type and the node, one without a kernel (gather, expand,
-// cast) an error that names the node.
+// cast, comparisons, logic, cumsum) an error that names the node.
 Expected<Kernel> kernel_for_node(const Graph& g, int index);
 
 }  // namespace tso::cuda

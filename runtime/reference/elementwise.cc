@@ -215,6 +215,36 @@ Expected<Tensor<S>> Elementwise<S>::where(const Tensor<S>& c, const Tensor<S>& a
   return y;
 }
 
+template <class S>
+Expected<Tensor<S>> Elementwise<S>::compare(Cmp op, const Tensor<S>& a, const Tensor<S>& b) {
+  if constexpr (fn::Real<S>) {
+    auto truth = [](bool v) { return v ? S(1) : S(0); };
+    switch (op) {
+      case Cmp::kEqual: return broadcast(a, b, "equal", [&](S x, S y) { return truth(x == y); });
+      case Cmp::kLess: return broadcast(a, b, "less", [&](S x, S y) { return truth(x < y); });
+      case Cmp::kGreater:
+        return broadcast(a, b, "greater", [&](S x, S y) { return truth(x > y); });
+    }
+    TSO_CHECK(false, "unknown comparison");
+  } else {
+    return shape_error("compare",
+                       "has no Mod image (Mod values have no order; the generator does not "
+                       "enumerate comparisons)");
+  }
+}
+
+template <class S>
+Tensor<S> Elementwise<S>::logical_not(Tensor<S> x) {
+  map(std::span<S>(x.data), [](S v) { return fn::one<S>() - v; });
+  return x;
+}
+
+template <class S>
+Expected<Tensor<S>> Elementwise<S>::logical(Logic op, const Tensor<S>& a, const Tensor<S>& b) {
+  if (op == Logic::kAnd) return broadcast(a, b, "and", [](S x, S y) { return x * y; });
+  return broadcast(a, b, "or", [](S x, S y) { return x + y - x * y; });
+}
+
 template struct Elementwise<float>;
 template struct Elementwise<double>;
 template struct Elementwise<Mod>;

@@ -115,6 +115,13 @@ Outputs<S> run(const Node& n, Args<S> in) {
         return Error{"cast: unknown element type '" + a.str(AttrKey::to) + "'"};
       return one(ShapeOps<S>::cast(x, to));
     }
+    case Op::Equal: return one(E::compare(Cmp::kEqual, x, *in[1]));
+    case Op::Less: return one(E::compare(Cmp::kLess, x, *in[1]));
+    case Op::Greater: return one(E::compare(Cmp::kGreater, x, *in[1]));
+    case Op::Not: return one(E::logical_not(x));
+    case Op::And: return one(E::logical(Logic::kAnd, x, *in[1]));
+    case Op::Or: return one(E::logical(Logic::kOr, x, *in[1]));
+    case Op::CumSum: return one(Norm<S>::cumsum(x, a));
     case Op::Opaque: {
       const AttrValue* type = a.find(AttrKey::op_type);
       const std::string* name = type ? std::get_if<std::string>(type) : nullptr;

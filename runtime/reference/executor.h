@@ -30,6 +30,10 @@
 //   where(c, a, b) = a where c != 0, else b                         exact
 //   isnan         = an error: Mod values are never NaN, and the generator
 //                   does not enumerate isnan
+//   equal, less, greater = an error: Mod values have no order, and equality
+//                   mod p is not the reals'; the generator does not enumerate them
+//   not, and, or  = 1 - x, ab, a + b - ab                           exact on bool (0 and 1)
+//   cumsum        = running sums                                    exact
 //   gather        = exact copy of the rows at the indices signed(k)
 //   cast          = identity, or x != 0 to bool (Mod integers are integers)
 //   act on conv2d, matmul and gemm = the standalone surrogate, so

@@ -26,6 +26,10 @@ enum class Fn : uint8_t { kIdentity, kRelu, kSigmoid, kTanh, kErf, kGelu, kExp, 
 // Broadcasting binary operators.
 enum class Bin : uint8_t { kAdd, kSub, kMul, kDiv, kPow };
 
+// Comparisons (bool results) and the logic of bool tensors.
+enum class Cmp : uint8_t { kEqual, kLess, kGreater };
+enum class Logic : uint8_t { kAnd, kOr };
+
 // Numpy-style broadcast of two shapes; the error names both.
 Expected<Shape> broadcast_shapes(const Shape& a, const Shape& b, std::string_view op);
 // Row-major strides of `s`, and the strides that read a tensor of shape `s`
@@ -51,6 +55,13 @@ struct Elementwise {
   static Expected<Tensor<S>> isnan(const Tensor<S>& x);
   // a where c is non-zero, else b, all three broadcast together.
   static Expected<Tensor<S>> where(const Tensor<S>& c, const Tensor<S>& a, const Tensor<S>& b);
+  // 1 where the comparison holds, else 0, broadcasting; an error on Mod,
+  // whose values have no order and whose equality is not the reals'.
+  static Expected<Tensor<S>> compare(Cmp op, const Tensor<S>& a, const Tensor<S>& b);
+  // Logic of bool tensors (0 or 1) in the polynomial forms that are exact on
+  // them in every scalar type: not x = 1 - x, a and b = ab, a or b = a + b - ab.
+  static Tensor<S> logical_not(Tensor<S> x);
+  static Expected<Tensor<S>> logical(Logic op, const Tensor<S>& a, const Tensor<S>& b);
 };
 
 template <class S>
@@ -104,6 +115,8 @@ struct Norm {
   static Expected<Tensor<S>> layernorm(Args<S> in, const Attrs& a);
   static Expected<Tensor<S>> softmax(const Tensor<S>& x, const Attrs& a);
   static Expected<Tensor<S>> reduce_mean(const Tensor<S>& x, const Attrs& a);
+  // Running sums along `axis` (ONNX CumSum, with exclusive and reverse).
+  static Expected<Tensor<S>> cumsum(const Tensor<S>& x, const Attrs& a);
 };
 
 // Normalizes a possibly negative axis against `rank`; false when out of range.

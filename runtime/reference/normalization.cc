@@ -1,4 +1,5 @@
-// Normalizations and reductions: batchnorm, layernorm, softmax, reduce_mean.
+// Normalizations and reductions: batchnorm, layernorm, softmax, reduce_mean,
+// cumsum.
 // On Mod they keep their exact structure (means use the modular inverse of
 // the count) and use the sqrt and exp surrogates of scalar.h, so a graph that
 // spells layernorm out with reduce_mean, sub, pow, sqrt and div fingerprints
@@ -126,6 +127,32 @@ Expected<Tensor<S>> Norm<S>::reduce_mean(const Tensor<S>& x, const Attrs& attrs)
   }
   const S count = fn::constant<S>(double(y.numel() == 0 ? 0 : x.numel() / y.numel()));
   for (S& v : y.data) v = fn::div(v, count);
+  return y;
+}
+
+// Walks each line along the axis: outer lines of `extent` elements `inner`
+// apart, summing in the direction `reverse` asks, storing before adding when
+// exclusive.
+template <class S>
+Expected<Tensor<S>> Norm<S>::cumsum(const Tensor<S>& x, const Attrs& attrs) {
+  int64_t axis = attrs.i(AttrKey::axis);
+  if (!normalize_axis(&axis, x.shape.rank())) return shape_error("cumsum", "axis out of range");
+  const bool exclusive = attrs.i(AttrKey::exclusive) != 0, reverse = attrs.i(AttrKey::reverse) != 0;
+  const int64_t extent = x.shape[axis];
+  int64_t inner = 1;
+  for (int d = static_cast<int>(axis) + 1; d < x.shape.rank(); ++d) inner *= x.shape[d];
+  const int64_t outer = extent * inner == 0 ? 0 : x.numel() / (extent * inner);
+  Tensor<S> y(x.shape);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      S sum = fn::zero<S>();
+      for (int64_t k = 0; k < extent; ++k) {
+        const int64_t at = o * extent * inner + (reverse ? extent - 1 - k : k) * inner + i;
+        if (exclusive) y.data[at] = sum;
+        sum = sum + x.data[at];
+        if (!exclusive) y.data[at] = sum;
+      }
+    }
   return y;
 }
 

@@ -1,0 +1,174 @@
+#include "runtime/cpu/logic.h"
+
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "runtime/common/geometry.h"
+
+namespace tso::cpu {
+
+namespace {
+
+constexpr int64_t kParallelFrom = 16384;
+
+// Calls f(i, offsets...) for every output element i with the element offset
+// of each operand of shape `shapes[k]` broadcast to `out`: 1 or 0 per element
+// when every operand is the output's shape or one element, else the
+// row-major decomposition of i.
+template <size_t N, class F>
+void for_each_broadcast(const Shape (&shapes)[N], const Shape& out, F f) {
+  const int64_t n = out.numel();
+  int64_t step[N];
+  bool direct = true;
+  for (size_t k = 0; k < N; ++k) {
+    step[k] = shapes[k] == out ? 1 : shapes[k].numel() == 1 ? 0 : -1;
+    direct = direct && step[k] >= 0;
+  }
+  if (direct) {
+#pragma omp parallel for schedule(static) if (n > kParallelFrom)
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t at[N];
+      for (size_t k = 0; k < N; ++k) at[k] = i * step[k];
+      f(i, at);
+    }
+    return;
+  }
+  std::vector<int64_t> strides[N];
+  for (size_t k = 0; k < N; ++k) strides[k] = rt::broadcast_strides(shapes[k], out);
+  const int r = out.rank();
+#pragma omp parallel for schedule(static) if (n > kParallelFrom)
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t at[N] = {}, rest = i;
+    for (int d = r - 1; d >= 0; --d) {
+      const int64_t c = rest % out[d];
+      rest /= out[d];
+      for (size_t k = 0; k < N; ++k) at[k] += c * strides[k][d];
+    }
+    f(i, at);
+  }
+}
+
+// Calls f with a null pointer of the C++ type of `t` (`numeric`).
+template <class F>
+void with_type(DType t, F f) {
+  switch (t) {
+    case DType::kF32: return f(static_cast<float*>(nullptr));
+    case DType::kF64: return f(static_cast<double*>(nullptr));
+    case DType::kI64: return f(static_cast<int64_t*>(nullptr));
+    case DType::kI32: return f(static_cast<int32_t*>(nullptr));
+    default: return;
+  }
+}
+
+template <class T>
+bool holds(CompareFn f, T a, T b) {
+  switch (f) {
+    case CompareFn::kEqual: return a == b;
+    case CompareFn::kLess: return a < b;
+    case CompareFn::kGreater: return a > b;
+  }
+  return false;
+}
+
+// Two's complement arithmetic without signed overflow.
+template <class T>
+T wrapping(BinaryFn f, T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  const U x = static_cast<U>(a), y = static_cast<U>(b);
+  switch (f) {
+    case BinaryFn::kAdd: return static_cast<T>(static_cast<U>(x + y));
+    case BinaryFn::kSub: return static_cast<T>(static_cast<U>(x - y));
+    case BinaryFn::kMul: return static_cast<T>(static_cast<U>(x * y));
+    default: return 0;
+  }
+}
+
+template <class T>
+T sum(T a, T b) {
+  if constexpr (std::is_integral_v<T>) return wrapping(BinaryFn::kAdd, a, b);
+  return a + b;
+}
+
+}  // namespace
+
+bool numeric(DType t) {
+  return t == DType::kF32 || t == DType::kF64 || t == DType::kI64 || t == DType::kI32;
+}
+
+void compare(CompareFn f, DType t, const std::byte* a, const Shape& as, const std::byte* b,
+             const Shape& bs, uint8_t* y, const Shape& out) {
+  with_type(t, [&](auto* type) {
+    using T = std::remove_pointer_t<decltype(type)>;
+    const T* pa = reinterpret_cast<const T*>(a);
+    const T* pb = reinterpret_cast<const T*>(b);
+    for_each_broadcast({as, bs}, out, [&](int64_t i, const int64_t* at) {
+      y[i] = holds(f, pa[at[0]], pb[at[1]]) ? 1 : 0;
+    });
+  });
+}
+
+void logical(LogicFn f, const uint8_t* a, const Shape& as, const uint8_t* b, const Shape& bs,
+             uint8_t* y, const Shape& out) {
+  for_each_broadcast({as, bs}, out, [&](int64_t i, const int64_t* at) {
+    const bool x = a[at[0]] != 0, z = b[at[1]] != 0;
+    y[i] = (f == LogicFn::kAnd ? x && z : x || z) ? 1 : 0;
+  });
+}
+
+void logical_not(const uint8_t* x, uint8_t* y, int64_t n) {
+#pragma omp parallel for simd schedule(static) if (n > kParallelFrom)
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] == 0 ? 1 : 0;
+}
+
+void cumsum(const CumSumGeometry& g, DType t, const std::byte* x, std::byte* y) {
+  with_type(t, [&](auto* type) {
+    using T = std::remove_pointer_t<decltype(type)>;
+    const T* px = reinterpret_cast<const T*>(x);
+    T* py = reinterpret_cast<T*>(y);
+    const int64_t lines = g.outer * g.inner;
+#pragma omp parallel for schedule(static) if (lines * g.extent > kParallelFrom)
+    for (int64_t line = 0; line < lines; ++line) {
+      const int64_t base = line / g.inner * g.extent * g.inner + line % g.inner;
+      T acc = 0;
+      for (int64_t k = 0; k < g.extent; ++k) {
+        const int64_t at = base + (g.reverse ? g.extent - 1 - k : k) * g.inner;
+        const T v = px[at];
+        if (g.exclusive) py[at] = acc;
+        acc = sum(acc, v);
+        if (!g.exclusive) py[at] = acc;
+      }
+    }
+  });
+}
+
+bool integer_binary_supported(BinaryFn f, DType t) {
+  return (t == DType::kI64 || t == DType::kI32) &&
+         (f == BinaryFn::kAdd || f == BinaryFn::kSub || f == BinaryFn::kMul);
+}
+
+void integer_binary(BinaryFn f, DType t, const std::byte* a, const Shape& as, const std::byte* b,
+                    const Shape& bs, std::byte* y, const Shape& out) {
+  with_type(t, [&](auto* type) {
+    using T = std::remove_pointer_t<decltype(type)>;
+    if constexpr (std::is_integral_v<T>) {
+      const T* pa = reinterpret_cast<const T*>(a);
+      const T* pb = reinterpret_cast<const T*>(b);
+      T* py = reinterpret_cast<T*>(y);
+      for_each_broadcast({as, bs}, out, [&](int64_t i, const int64_t* at) {
+        py[i] = wrapping(f, pa[at[0]], pb[at[1]]);
+      });
+    }
+  });
+}
+
+void where_bytes(int elem_bytes, const uint8_t* c, const Shape& cs, const std::byte* a,
+                 const Shape& as, const std::byte* b, const Shape& bs, std::byte* y,
+                 const Shape& out) {
+  const size_t e = static_cast<size_t>(elem_bytes);
+  for_each_broadcast({cs, as, bs}, out, [&](int64_t i, const int64_t* at) {
+    std::memcpy(y + i * e, c[at[0]] ? a + at[1] * e : b + at[2] * e, e);
+  });
+}
+
+}  // namespace tso::cpu

@@ -1,0 +1,190 @@
+// Comparisons, logic, cumsum, integer add/sub/mul and where on non-f32
+// branches: what encoders compute on token ids and attention masks, as own
+// steps on row-major tensors (logic.h).
+#include <string>
+
+#include "runtime/cpu/builder.h"
+#include "runtime/cpu/dnnl_util.h"
+#include "runtime/cpu/logic.h"
+
+namespace tso::cpu {
+
+namespace {
+
+int plain_output(Builder& b, int node, const std::vector<int>& reads) {
+  const TensorType& type = b.graph().node(node).outs[0];
+  // No descriptor for dtypes oneDNN lacks (i64, bool): making one throws.
+  const memory::desc md =
+      dnnl_type(type.dtype) == memory::data_type::undef ? memory::desc() : plain_desc(type);
+  return b.output_tensor(type, md, reads);
+}
+
+Error unsupported(Builder& b, int node, const std::string& what) {
+  return Error{b.describe(node) + " " + what + "; the CPU runtime computes it on " +
+               "f32, f64, i64 and i32"};
+}
+
+BinaryFn binary_fn(Op op) {
+  switch (op) {
+    case Op::Sub: return BinaryFn::kSub;
+    case Op::Mul: return BinaryFn::kMul;
+    case Op::Div: return BinaryFn::kDiv;
+    case Op::Pow: return BinaryFn::kPow;
+    default: return BinaryFn::kAdd;
+  }
+}
+
+Status lower_compare(Builder& b, int node) {
+  const Node& n = b.graph().node(node);
+  const int x = b.as_plain(b.value(n.args[0])), z = b.as_plain(b.value(n.args[1]));
+  const DType t = b.tensor(x).type.dtype;
+  if (!numeric(t)) return unsupported(b, node, "compares " + to_string(b.tensor(x).type));
+  const CompareFn f = n.op == Op::Equal  ? CompareFn::kEqual
+                      : n.op == Op::Less ? CompareFn::kLess
+                                         : CompareFn::kGreater;
+  const Shape xs = b.tensor(x).type.shape, zs = b.tensor(z).type.shape, ys = n.outs[0].shape;
+  const int y = plain_output(b, node, {x, z});
+  b.add_kernel(std::string(op_name(n.op)) + " (own)", b.describe(node), {x, z}, {y},
+               [=](const Bindings& m) -> Run {
+                 const std::byte* pa = m.data(x);
+                 const std::byte* pb = m.data(z);
+                 uint8_t* py = reinterpret_cast<uint8_t*>(m.data(y));
+                 return [=] { compare(f, t, pa, xs, pb, zs, py, ys); };
+               });
+  b.set_value({node, 0}, y);
+  return {};
+}
+
+Status lower_logic(Builder& b, int node) {
+  const Node& n = b.graph().node(node);
+  const int x = b.as_plain(b.value(n.args[0]));
+  const int z = n.op == Op::Not ? x : b.as_plain(b.value(n.args[1]));
+  const Shape xs = b.tensor(x).type.shape, zs = b.tensor(z).type.shape, ys = n.outs[0].shape;
+  const int64_t count = ys.numel();
+  const LogicFn f = n.op == Op::And ? LogicFn::kAnd : LogicFn::kOr;
+  const bool negate = n.op == Op::Not;
+  const int y = plain_output(b, node, {x, z});
+  b.add_kernel(std::string(op_name(n.op)) + " (own)", b.describe(node), {x, z}, {y},
+               [=](const Bindings& m) -> Run {
+                 const uint8_t* pa = reinterpret_cast<const uint8_t*>(m.data(x));
+                 const uint8_t* pb = reinterpret_cast<const uint8_t*>(m.data(z));
+                 uint8_t* py = reinterpret_cast<uint8_t*>(m.data(y));
+                 if (negate) return [=] { logical_not(pa, py, count); };
+                 return [=] { logical(f, pa, xs, pb, zs, py, ys); };
+               });
+  b.set_value({node, 0}, y);
+  return {};
+}
+
+Status lower_cumsum(Builder& b, int node) {
+  const Node& n = b.graph().node(node);
+  const int x = b.as_plain(b.value(n.args[0]));
+  const TensorType type = b.tensor(x).type;
+  if (!numeric(type.dtype)) return unsupported(b, node, "sums " + to_string(type));
+  const int axis = static_cast<int>(n.attrs.i(AttrKey::axis));
+  CumSumGeometry g;
+  for (int d = 0; d < type.shape.rank(); ++d) {
+    if (d < axis) g.outer *= type.shape[d];
+    if (d > axis) g.inner *= type.shape[d];
+  }
+  g.extent = type.shape[axis];
+  g.exclusive = n.attrs.i(AttrKey::exclusive) != 0;
+  g.reverse = n.attrs.i(AttrKey::reverse) != 0;
+  const int y = plain_output(b, node, {x});
+  b.add_kernel("cumsum (own)", b.describe(node), {x}, {y}, [=](const Bindings& m) -> Run {
+    const std::byte* px = m.data(x);
+    std::byte* py = m.data(y);
+    return [=] { cumsum(g, type.dtype, px, py); };
+  });
+  b.set_value({node, 0}, y);
+  return {};
+}
+
+Status lower_integer_binary(Builder& b, int node) {
+  const Node& n = b.graph().node(node);
+  const int x = b.as_plain(b.value(n.args[0])), z = b.as_plain(b.value(n.args[1]));
+  const DType t = b.tensor(x).type.dtype;
+  const BinaryFn f = binary_fn(n.op);
+  if (!integer_binary_supported(f, t))
+    return Error{b.describe(node) + " computes on " + to_string(b.tensor(x).type) +
+                 "; the CPU runtime computes integer add, sub and mul of i64 and i32, and "
+                 "everything on f32"};
+  const Shape xs = b.tensor(x).type.shape, zs = b.tensor(z).type.shape, ys = n.outs[0].shape;
+  const int y = plain_output(b, node, {x, z});
+  b.add_kernel(std::string(op_name(n.op)) + " (own)", b.describe(node), {x, z}, {y},
+               [=](const Bindings& m) -> Run {
+                 const std::byte* pa = m.data(x);
+                 const std::byte* pb = m.data(z);
+                 std::byte* py = m.data(y);
+                 return [=] { integer_binary(f, t, pa, xs, pb, zs, py, ys); };
+               });
+  b.set_value({node, 0}, y);
+  return {};
+}
+
+Status lower_where_bytes(Builder& b, int node) {
+  const Node& n = b.graph().node(node);
+  const int c = b.as_plain(b.value(n.args[0]));
+  const int x = b.as_plain(b.value(n.args[1])), z = b.as_plain(b.value(n.args[2]));
+  const TensorType& type = n.outs[0];
+  const int elem = static_cast<int>(dtype_bytes(type.dtype));
+  if (elem != 1 && elem != 4 && elem != 8)
+    return Error{b.describe(node) + " selects " + to_string(type) +
+                 "; the CPU runtime selects elements of 1, 4 or 8 bytes"};
+  const Shape cs = b.tensor(c).type.shape, xs = b.tensor(x).type.shape,
+              zs = b.tensor(z).type.shape, ys = type.shape;
+  const int y = plain_output(b, node, {c, x, z});
+  b.add_kernel("where (own)", b.describe(node), {c, x, z}, {y}, [=](const Bindings& m) -> Run {
+    const uint8_t* pc = reinterpret_cast<const uint8_t*>(m.data(c));
+    const std::byte* pa = m.data(x);
+    const std::byte* pb = m.data(z);
+    std::byte* py = m.data(y);
+    return [=] { where_bytes(elem, pc, cs, pa, xs, pb, zs, py, ys); };
+  });
+  b.set_value({node, 0}, y);
+  return {};
+}
+
+}  // namespace
+
+bool is_logic(const Graph& g, int node) {
+  const Node& n = g.node(node);
+  switch (n.op) {
+    case Op::Equal:
+    case Op::Less:
+    case Op::Greater:
+    case Op::Not:
+    case Op::And:
+    case Op::Or:
+    case Op::CumSum:
+      return true;
+    case Op::Add:
+    case Op::Sub:
+    case Op::Mul:
+    case Op::Div:
+    case Op::Pow: {
+      const DType t = g.type(n.args[0]).dtype;
+      return t == DType::kI64 || t == DType::kI32;
+    }
+    case Op::Where:
+      return g.type(n.args[1]).dtype != DType::kF32;
+    default:
+      return false;
+  }
+}
+
+Status lower_logic_node(Builder& b, int node) {
+  switch (b.graph().node(node).op) {
+    case Op::Equal:
+    case Op::Less:
+    case Op::Greater: return lower_compare(b, node);
+    case Op::Not:
+    case Op::And:
+    case Op::Or: return lower_logic(b, node);
+    case Op::CumSum: return lower_cumsum(b, node);
+    case Op::Where: return lower_where_bytes(b, node);
+    default: return lower_integer_binary(b, node);
+  }
+}
+
+}  // namespace tso::cpu
