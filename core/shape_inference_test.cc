@@ -149,6 +149,43 @@ TEST(IsNaN, GivesABoolMaskOfFloats) {
   expect_error(infer(Op::IsNaN, {f32({2}), f32({2})}), {"takes 1 inputs, got 2"});
 }
 
+TEST(Compare, GivesABroadcastBoolOfNumbers) {
+  const TensorType ids{DType::kI64, Shape{2, 8}}, pad{DType::kI64, Shape{}};
+  for (Op op : {Op::Equal, Op::Less, Op::Greater}) {
+    EXPECT_EQ(infer(op, {ids, pad}), "bool[2,8]") << op_name(op);
+    EXPECT_EQ(infer(op, {f32({3, 1}), f32({4})}), "bool[3,4]") << op_name(op);
+  }
+  expect_error(infer(Op::Equal, {ids, f32({})}), {"element types", "differ"});
+  expect_error(infer(Op::Less, {f32({3}), f32({4})}), {"do not broadcast"});
+  const TensorType mask{DType::kBool, Shape{2}};
+  expect_error(infer(Op::Greater, {mask, mask}), {"compares numbers, not bool"});
+}
+
+TEST(Logic, TakesAndGivesBool) {
+  const TensorType a{DType::kBool, Shape{2, 1}}, b{DType::kBool, Shape{3}};
+  EXPECT_EQ(infer(Op::And, {a, b}), "bool[2,3]");
+  EXPECT_EQ(infer(Op::Or, {a, b}), "bool[2,3]");
+  EXPECT_EQ(infer(Op::Not, {a}), "bool[2,1]");
+  expect_error(infer(Op::Not, {f32({2})}), {"f32[2]", "must be bool"});
+  expect_error(infer(Op::And, {a, {DType::kI64, Shape{1}}}), {"i64[1]", "must be bool"});
+}
+
+TEST(CumSum, KeepsTheTypeAndNormalizesTheAxis) {
+  Attrs a = attrs({{AttrKey::axis, I(-1)}});
+  EXPECT_EQ(infer(Op::CumSum, {{DType::kI32, Shape{2, 8}}}, a), "i32[2,8]");
+  Attrs normalized;
+  EXPECT_EQ(infer(Op::CumSum, {f32({2, 8})}, a, &normalized), "f32[2,8]");
+  EXPECT_EQ(normalized.i(AttrKey::axis), 1);
+  expect_error(infer(Op::CumSum, {f32({2, 8})}, attrs({{AttrKey::axis, I(2)}})),
+               {"axis 2 is out of range for f32[2,8]"});
+  expect_error(infer(Op::CumSum, {f32({})}, attrs({{AttrKey::axis, I(0)}})), {"is a scalar"});
+  expect_error(infer(Op::CumSum, {{DType::kBool, Shape{2}}}, attrs({{AttrKey::axis, I(0)}})),
+               {"not bool"});
+  expect_error(
+      infer(Op::CumSum, {f32({2})}, attrs({{AttrKey::axis, I(0)}, {AttrKey::exclusive, I(2)}})),
+      {"exclusive must be 0 or 1, got 2"});
+}
+
 TEST(Where, BroadcastsAllThree) {
   const TensorType mask{DType::kBool, Shape{1, 12, 4, 4}};
   EXPECT_EQ(infer(Op::Where, {mask, f32({1}), f32({1, 12, 4, 4})}), "f32[1,12,4,4]");
