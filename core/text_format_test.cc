@@ -140,6 +140,21 @@ const char* const kCanonical[] = {
   output bias = %1
 }
 )",
+    R"(graph positions {
+  input ids: i64[2,8]
+  input mask: i64[2,8]
+  weight pad: i64[]
+  %0: bool[2,8] = equal(ids, pad)
+  %1: bool[2,8] = not(%0)
+  %2: i64[2,8] = cast(%1, to="i64")
+  %3: i64[2,8] = cumsum(%2, axis=1, exclusive=1, reverse=1)
+  %4: bool[2,8] = less(%3, mask)
+  %5: bool[2,8] = greater(%3, mask)
+  %6: bool[2,8] = and(%4, %1)
+  %7: bool[2,8] = or(%6, %5)
+  output keep = %7
+}
+)",
 };
 
 Graph parse_ok(std::string_view text) {

@@ -42,8 +42,10 @@ void add_int_initializer(onnx::GraphProto* g, const std::string& name, int32_t e
   t->set_data_type(elem);
   for (int64_t d : dims) t->add_dims(d);
   for (int64_t x : v) {
-    if (elem == onnx::TensorProto::INT32) t->add_int32_data(static_cast<int32_t>(x));
-    else t->add_int64_data(x);
+    if (elem == onnx::TensorProto::INT32)
+      t->add_int32_data(static_cast<int32_t>(x));
+    else
+      t->add_int64_data(x);
   }
 }
 

@@ -201,6 +201,8 @@ class Generator {
         case AttrKey::keepdims:
         case AttrKey::trans_a:
         case AttrKey::trans_b:
+        case AttrKey::exclusive:
+        case AttrKey::reverse:
           a.set(key, int64_t{rng_.below(2)});
           break;
         case AttrKey::axis:

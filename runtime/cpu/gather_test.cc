@@ -3,7 +3,8 @@
 // i32 scalar, lookups large enough to run in parallel, constant lookups in
 // the prologue, and indices out of range as errors naming the node. Exact:
 // gather copies values. Also expand and cast, on a transformers attention
-// mask.
+// mask, and the comparisons, logic, cumsum and integer arithmetic of RoBERTa's
+// position ids and of masks built from float comparisons.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -257,6 +258,71 @@ TEST(CpuGather, AnAttentionMaskExpandedAndCast) {
   std::vector<std::vector<float>> out = expect_matches_reference(g, mask);
   ASSERT_EQ(out.size(), 2u);
   for (size_t i = 0; i < out[1].size(); ++i) EXPECT_EQ(out[1][i], std::trunc(out[0][i])) << i;
+}
+
+// RoBERTa's position ids: the tokens that are not padding (id 1) counted
+// along the sequence in i32, back to i64 and offset by the padding id, then
+// looked up; run in parallel past the kernels' threshold on the long batch.
+TEST(CpuLogic, PositionIdsFromTokenIds) {
+  for (int64_t batch : {2, 2048}) {
+    const std::string rows = std::to_string(batch);
+    const std::string text = "graph positions {\n  input ids: i64[" + rows + R"(,16]
+  weight pad: i64[]
+  weight table: f32[18,8]
+  %e = equal(ids, pad)
+  %n = not(%e)
+  %m = cast(%n, to="i32")
+  %c = cumsum(%m, axis=1)
+  %k = mul(%c, %m)
+  %l = cast(%k, to="i64")
+  %p = add(%l, pad)
+  %g = gather(table, %p, axis=0)
+  output y = %g
+})";
+    const Graph g = with_values(text, {{"pad", {1}}});
+    std::vector<int64_t> ids = ids_in(batch * 16, 4, 7);
+    for (int64_t& id : ids) id = std::abs(id);  // 0 to 4, a quarter of them padding
+    expect_matches_reference(g, ids);
+  }
+}
+
+// Masks from float comparisons (NaN-free inputs), their logic, where and
+// cumsum in all directions, against the reference.
+TEST(CpuLogic, FloatComparisonsLogicAndCumSum) {
+  const Graph g = with_values(R"(graph masks {
+  input x: f32[2,3,8]
+  input z: f32[3,1]
+  weight half: f32[1]
+  %l = less(x, z)
+  %g = greater(x, half)
+  %e = equal(x, x)
+  %n = not(%g)
+  %a = and(%l, %e)
+  %o = or(%a, %n)
+  %w = where(%o, x, z)
+  %c = cumsum(%w, axis=-1)
+  %r = cumsum(x, axis=1, exclusive=1, reverse=1)
+  output y = %c
+  output r = %r
+})",
+                              {});
+  expect_matches_reference(g, {});
+}
+
+// Integer division has no CPU kernel: an error naming the node, not a wrong
+// answer.
+TEST(CpuLogic, IntegerDivisionIsAnErrorNamingTheNode) {
+  const Graph g = with_values(R"(graph halve {
+  input ids: i64[4]
+  weight two: i64[]
+  %d = div(ids, two)
+  output y = %d
+})",
+                              {{"two", {2}}});
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
+  ASSERT_FALSE(ex.ok());
+  EXPECT_NE(ex.error().message.find("node '%d' (div) computes on i64[4]"), std::string::npos)
+      << ex.error().message;
 }
 
 }  // namespace

@@ -53,20 +53,28 @@ void for_each_broadcast(const Shape (&shapes)[N], const Shape& out, F f) {
 template <class F>
 void with_type(DType t, F f) {
   switch (t) {
-    case DType::kF32: return f(static_cast<float*>(nullptr));
-    case DType::kF64: return f(static_cast<double*>(nullptr));
-    case DType::kI64: return f(static_cast<int64_t*>(nullptr));
-    case DType::kI32: return f(static_cast<int32_t*>(nullptr));
-    default: return;
+    case DType::kF32:
+      return f(static_cast<float*>(nullptr));
+    case DType::kF64:
+      return f(static_cast<double*>(nullptr));
+    case DType::kI64:
+      return f(static_cast<int64_t*>(nullptr));
+    case DType::kI32:
+      return f(static_cast<int32_t*>(nullptr));
+    default:
+      return;
   }
 }
 
 template <class T>
 bool holds(CompareFn f, T a, T b) {
   switch (f) {
-    case CompareFn::kEqual: return a == b;
-    case CompareFn::kLess: return a < b;
-    case CompareFn::kGreater: return a > b;
+    case CompareFn::kEqual:
+      return a == b;
+    case CompareFn::kLess:
+      return a < b;
+    case CompareFn::kGreater:
+      return a > b;
   }
   return false;
 }
@@ -77,10 +85,14 @@ T wrapping(BinaryFn f, T a, T b) {
   using U = std::make_unsigned_t<T>;
   const U x = static_cast<U>(a), y = static_cast<U>(b);
   switch (f) {
-    case BinaryFn::kAdd: return static_cast<T>(static_cast<U>(x + y));
-    case BinaryFn::kSub: return static_cast<T>(static_cast<U>(x - y));
-    case BinaryFn::kMul: return static_cast<T>(static_cast<U>(x * y));
-    default: return 0;
+    case BinaryFn::kAdd:
+      return static_cast<T>(static_cast<U>(x + y));
+    case BinaryFn::kSub:
+      return static_cast<T>(static_cast<U>(x - y));
+    case BinaryFn::kMul:
+      return static_cast<T>(static_cast<U>(x * y));
+    default:
+      return 0;
   }
 }
 

@@ -26,11 +26,16 @@ Error unsupported(Builder& b, int node, const std::string& what) {
 
 BinaryFn binary_fn(Op op) {
   switch (op) {
-    case Op::Sub: return BinaryFn::kSub;
-    case Op::Mul: return BinaryFn::kMul;
-    case Op::Div: return BinaryFn::kDiv;
-    case Op::Pow: return BinaryFn::kPow;
-    default: return BinaryFn::kAdd;
+    case Op::Sub:
+      return BinaryFn::kSub;
+    case Op::Mul:
+      return BinaryFn::kMul;
+    case Op::Div:
+      return BinaryFn::kDiv;
+    case Op::Pow:
+      return BinaryFn::kPow;
+    default:
+      return BinaryFn::kAdd;
   }
 }
 
@@ -131,8 +136,8 @@ Status lower_where_bytes(Builder& b, int node) {
   if (elem != 1 && elem != 4 && elem != 8)
     return Error{b.describe(node) + " selects " + to_string(type) +
                  "; the CPU runtime selects elements of 1, 4 or 8 bytes"};
-  const Shape cs = b.tensor(c).type.shape, xs = b.tensor(x).type.shape,
-              zs = b.tensor(z).type.shape, ys = type.shape;
+  const Shape cs = b.tensor(c).type.shape, xs = b.tensor(x).type.shape, zs = b.tensor(z).type.shape,
+              ys = type.shape;
   const int y = plain_output(b, node, {c, x, z});
   b.add_kernel("where (own)", b.describe(node), {c, x, z}, {y}, [=](const Bindings& m) -> Run {
     const uint8_t* pc = reinterpret_cast<const uint8_t*>(m.data(c));
@@ -177,13 +182,18 @@ Status lower_logic_node(Builder& b, int node) {
   switch (b.graph().node(node).op) {
     case Op::Equal:
     case Op::Less:
-    case Op::Greater: return lower_compare(b, node);
+    case Op::Greater:
+      return lower_compare(b, node);
     case Op::Not:
     case Op::And:
-    case Op::Or: return lower_logic(b, node);
-    case Op::CumSum: return lower_cumsum(b, node);
-    case Op::Where: return lower_where_bytes(b, node);
-    default: return lower_integer_binary(b, node);
+    case Op::Or:
+      return lower_logic(b, node);
+    case Op::CumSum:
+      return lower_cumsum(b, node);
+    case Op::Where:
+      return lower_where_bytes(b, node);
+    default:
+      return lower_integer_binary(b, node);
   }
 }
 
