@@ -63,6 +63,12 @@
 // is an error when the graph runs (at import when the indices are constant).
 // The axis is normalized like concat's.
 //
+// `gather_elements(data, indices; axis)` is ONNX GatherElements: data and
+// indices (i64 or i32) share a rank, indices no longer than data along every
+// other axis; the result has indices' shape and data's element type, and
+// result[i] = data[i with i(axis) replaced by k], k = indices[i] (plus
+// d(axis) when negative). Indices out of range are an error as for gather.
+//
 // Broadcast and conversion. `expand(x; shape)` is ONNX Expand: x broadcast
 // numpy-style with `shape`; the attribute is normalized to the result's shape.
 // `cast(x; to)` converts each element to the element type named by `to`

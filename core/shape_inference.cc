@@ -725,6 +725,24 @@ Result infer_gather(Attrs* a, Inputs in) {
   return one(x.dtype, out);
 }
 
+Result infer_gather_elements(Attrs* a, Inputs in) {
+  const Op op = Op::GatherElements;
+  const TensorType &x = in[0], &idx = in[1];
+  if (x.shape.rank() == 0) return err(op, "cannot index a scalar ", x);
+  if (idx.dtype != DType::kI64 && idx.dtype != DType::kI32)
+    return err(op, "indices ", idx, " must be i64 or i32");
+  if (idx.shape.rank() != x.shape.rank())
+    return err(op, "indices ", idx, " and data ", x, " differ in rank");
+  TSO_RETURN_IF_ERROR(normalize_axis_attr(op, a, x));
+  const int axis = static_cast<int>(a->i(AttrKey::axis));
+  for (int d = 0; d < x.shape.rank(); ++d)
+    if (d != axis && idx.shape[d] > x.shape[d])
+      return err(op, "indices ", idx, " exceed data ", x, " along axis ", d);
+  if (x.shape[axis] == 0 && idx.shape.checked_numel().value_or(1) != 0)
+    return err(op, "indices ", idx, " into the empty axis ", axis, " of ", x);
+  return one(x.dtype, idx.shape);
+}
+
 // ONNX Expand: x and the target shape broadcast together; the attribute
 // becomes the result's shape, so one expansion has one spelling.
 Result infer_expand(Attrs* a, Inputs in) {
@@ -830,6 +848,7 @@ Result infer_unchecked(Op op, Attrs* attrs, Inputs in) {
     case Op::UpdateSlice:
       return infer_update_slice(a, in);
     case Op::Gather: return infer_gather(&a, in);
+    case Op::GatherElements: return infer_gather_elements(&a, in);
     case Op::Expand: return infer_expand(&a, in);
     case Op::Cast: return infer_cast(a, in);
     case Op::Equal:
@@ -872,6 +891,7 @@ Count flop_count(Op op, const Attrs& a, Inputs in, Inputs out) {
     case Op::Pad:
     case Op::UpdateSlice:
     case Op::Gather:
+    case Op::GatherElements:
     case Op::Expand:
     case Op::Cast:
     case Op::Opaque: return 0;  // data movement, or unknown work

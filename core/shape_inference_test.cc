@@ -149,6 +149,25 @@ TEST(IsNaN, GivesABoolMaskOfFloats) {
   expect_error(infer(Op::IsNaN, {f32({2}), f32({2})}), {"takes 1 inputs, got 2"});
 }
 
+TEST(GatherElements, TakesTheIndicesShape) {
+  const TensorType scores = f32({2, 12, 8, 16}), pos{DType::kI64, Shape{2, 12, 8, 8}};
+  Attrs out;
+  EXPECT_EQ(infer(Op::GatherElements, {scores, pos}, attrs({{AttrKey::axis, I(-1)}}), &out),
+            "f32[2,12,8,8]");
+  EXPECT_EQ(out.i(AttrKey::axis), 3);
+  EXPECT_EQ(infer(Op::GatherElements, {f32({3, 4}), {DType::kI32, Shape{2, 9}}},
+                  attrs({{AttrKey::axis, I(1)}})),
+            "f32[2,9]");
+  expect_error(infer(Op::GatherElements, {f32({3, 4}), {DType::kI64, Shape{4, 1}}},
+                     attrs({{AttrKey::axis, I(1)}})),
+               {"exceed data f32[3,4] along axis 0"});
+  expect_error(infer(Op::GatherElements, {f32({3, 4}), {DType::kI64, Shape{3}}},
+                     attrs({{AttrKey::axis, I(0)}})),
+               {"differ in rank"});
+  expect_error(infer(Op::GatherElements, {f32({3, 4}), f32({3, 4})}, attrs({{AttrKey::axis, I(0)}})),
+               {"must be i64 or i32"});
+}
+
 TEST(Compare, GivesABroadcastBoolOfNumbers) {
   const TensorType ids{DType::kI64, Shape{2, 8}}, pad{DType::kI64, Shape{}};
   for (Op op : {Op::Equal, Op::Less, Op::Greater}) {

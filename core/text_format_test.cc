@@ -128,9 +128,12 @@ const char* const kCanonical[] = {
   input ids: i64[1,8]
   weight table: f32[100,16]
   weight first: i32[]
+  weight pick: i64[1,8,2]
   %0: f32[1,8,16] = gather(table, ids, axis=0)
   %1: f32[1,16] = gather(%0, first, axis=1)
+  %2: f32[1,8,2] = gather_elements(%0, pick, axis=2)
   output y = %1
+  output picked = %2
 }
 )",
     R"(graph mask {

@@ -191,6 +191,7 @@ Status export_data(ExportContext& ctx, int i) {
   switch (n.op) {
     case Op::Concat: set_attr(add("Concat"), "axis", a.i(AttrKey::axis)); break;
     case Op::Gather: set_attr(add("Gather"), "axis", a.i(AttrKey::axis)); break;
+    case Op::GatherElements: set_attr(add("GatherElements"), "axis", a.i(AttrKey::axis)); break;
     case Op::Expand:
       in.push_back(ctx.constant(name + "/shape", host_ints(a.ints(AttrKey::shape))));
       add("Expand");

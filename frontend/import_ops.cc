@@ -284,9 +284,10 @@ Expected<Mapped> map_expand(NodeContext& ctx) {
   return add_one(ctx, Op::Expand, {*x}, std::move(a));
 }
 
-// Gather. Constant indices (ViT's class token, a position table's rows) are
-// checked here, so a model whose lookup cannot succeed is refused at import;
-// indices computed at run time (token ids) are checked by the runtimes.
+// Gather and GatherElements. Constant indices (ViT's class token, a position
+// table's rows, DeBERTa's relative positions) are checked here, so a model
+// whose lookup cannot succeed is refused at import; indices computed at run
+// time (token ids) are checked by the runtimes.
 Expected<Mapped> map_gather(NodeContext& ctx) {
   const Shape data = ctx.type(0).shape;
   int64_t axis = attr_int(ctx.node(), "axis", 0);
@@ -304,7 +305,8 @@ Expected<Mapped> map_gather(NodeContext& ctx) {
   if (!args) return args.error();
   Attrs a;
   a.set(AttrKey::axis, axis);
-  return add_one(ctx, Op::Gather, std::move(*args), std::move(a));
+  const bool elements = ctx.node().op_type() == "GatherElements";
+  return add_one(ctx, elements ? Op::GatherElements : Op::Gather, std::move(*args), std::move(a));
 }
 
 // LessOrEqual and GreaterOrEqual as or(less, equal) and or(greater, equal),
@@ -382,6 +384,7 @@ MapFn find_data_mapping(std::string_view t) {
       {"Concat", map_concat},     {"Split", map_split},
       {"Transpose", map_transpose}, {"Cast", map_cast},
       {"Reciprocal", map_reciprocal}, {"Gather", map_gather},
+      {"GatherElements", map_gather},
       {"HardSigmoid", map_hard_sigmoid}, {"HardSwish", map_hard_sigmoid},
       {"Expand", map_expand},     {"CumSum", map_cumsum},
       {"LessOrEqual", map_or_equal}, {"GreaterOrEqual", map_or_equal},

@@ -100,7 +100,7 @@ KernelWork kernel_work(const Node& n, std::span<const TensorType> inputs) {
     w.bytes = 2 * double(inputs[1].shape.numel()) * dtype_bytes(inputs[1].dtype);
   // gather reads only the rows it copies (an embedding lookup touches 128 of
   // 30522 rows): the indices, and the output's bytes read and written.
-  if (n.op == Op::Gather)
+  if (n.op == Op::Gather || n.op == Op::GatherElements)
     w.bytes = double(inputs[1].shape.numel()) * dtype_bytes(inputs[1].dtype) +
               2 * double(n.outs[0].shape.numel()) * dtype_bytes(n.outs[0].dtype);
   w.flops = n.op == Op::Opaque ? 0 : double(flops(n.op, n.attrs, inputs, n.outs));

@@ -3,9 +3,10 @@
 // that are not padding counted by a CumSum of Not(Equal(ids, pad)), in i32,
 // then i64 arithmetic), DistilBERT's `mask == 0`, a LessOrEqual on the
 // positions and the And of both masks selecting tokens by Where before a
-// mean. `tso optimize` imports it with no opaque node, fuses the relu into
-// its product, checks the whole graph numerically and writes a model whose
-// outputs ONNX Runtime computes as it does the input's; `tso run` computes
+// mean, the tokens' features first reordered by a GatherElements at stored
+// positions (DeBERTa's relative-position attention reads its scores so). `tso optimize` imports it
+// with no opaque node, fuses the relu into its product, checks the whole graph numerically and
+// writes a model whose outputs ONNX Runtime computes as it does the input's; `tso run` computes
 // them on the CPU runtime and the reference executor. The close but wrong
 // variants: a comparison of bool tensors stays opaque, which the CPU runtime
 // refuses naming it; a CumSum axis past the rank is an error at import naming
@@ -58,7 +59,7 @@ struct Variant {
 // axis 1) * that mask, as i64, + 1 (RoBERTa); embed = table[ids] +
 // positions_table[positions]; act = Relu(MatMul(embed, w1)); keep =
 // And(Not(Equal(mask, 0)), LessOrEqual(positions, 6)); y = MatMul(mean over
-// tokens of Where(keep, act, 0), w2): f32[2,4].
+// tokens of Where(keep, GatherElements(act, order, axis 1), 0), w2): f32[2,4].
 fs::path write_model(const fs::path& dir, const Variant& v) {
   onnx::ModelProto m;
   m.set_ir_version(8);
@@ -78,6 +79,14 @@ fs::path write_model(const fs::path& dir, const Variant& v) {
   add_int_initializer(g, "limit", onnx::TensorProto::INT64, {}, {6});
   add_int_initializer(g, "axis", onnx::TensorProto::INT64, {}, {v.cumsum_axis});
   add_int_initializer(g, "axis2", onnx::TensorProto::INT64, {1}, {2});
+  auto* order = g->add_initializer();
+  order->set_name("order");
+  order->set_data_type(onnx::TensorProto::INT64);
+  for (int64_t d : {kBatch, kSeq, kHidden}) order->add_dims(d);
+  for (int64_t b = 0; b < kBatch; ++b)
+    for (int64_t s = 0; s < kSeq; ++s)
+      for (int64_t h = 0; h < kHidden; ++h)
+        order->add_int64_data((s * 3 + h + b) % kSeq - kSeq * (h % 2));
   auto* none = g->add_initializer();
   none->set_name("none");
   none->set_data_type(onnx::TensorProto::FLOAT);
@@ -101,7 +110,8 @@ fs::path write_model(const fs::path& dir, const Variant& v) {
   add_node(g, "LessOrEqual", {"positions", "limit"}, "near");
   add_node(g, v.compare_bools ? "Equal" : "And", {"attended", "near"}, "keep");
   add_node(g, "Unsqueeze", {"keep", "axis2"}, "keep3");
-  add_node(g, "Where", {"keep3", "act", "none"}, "kept");
+  testing::set_int(add_node(g, "GatherElements", {"act", "order"}, "shuffled"), "axis", 1);
+  add_node(g, "Where", {"keep3", "shuffled", "none"}, "kept");
   onnx::NodeProto* mean = add_node(g, "ReduceMean", {"kept"}, "pooled");
   testing::set_ints(mean, "axes", {1});
   testing::set_int(mean, "keepdims", 0);
@@ -144,7 +154,7 @@ TEST(EncoderMasksCli, OptimizedEndToEndAndMatchesOnnxRuntime) {
 
   testing::RunResult inspect = tso({"inspect", model.string()}, dir);
   ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
-  for (const char* op : {"equal", "not", "cumsum", "less", "or", "and", "where"})
+  for (const char* op : {"equal", "not", "cumsum", "less", "or", "and", "where", "gather_elements"})
     EXPECT_NE(inspect.out.find(std::string(" ") + op + " "), std::string::npos) << op;
   EXPECT_EQ(inspect.out.find("opaque"), std::string::npos) << inspect.out;
 

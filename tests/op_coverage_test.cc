@@ -67,6 +67,7 @@ const std::map<std::string, std::string> kExamples = {
     {"where", "input c: bool[4,1,5]\n%0 = where(c, x, s)\noutput y = %0"},
     {"update_slice", "%0 = slice(x, starts=[0,1], ends=[1,3], axes=[0,2], steps=[1,1])\n%1 = relu(%0)\n%2 = update_slice(x, %1, starts=[1,0,2,0])\noutput y = %2"},
     {"gather", "input i: i64[3,2]\n%0 = gather(x, i, axis=-3)\noutput y = %0"},
+    {"gather_elements", "input i: i64[2,3,5,1]\n%0 = gather_elements(x, i, axis=1)\noutput y = %0"},
     {"expand", "%0 = expand(m, shape=[3,2,1])\noutput y = %0"},
     {"cast", "%0 = cast(x, to=\"i64\")\n%1 = cast(%0, to=\"f32\")\noutput y = %1"},
     {"equal", "%0 = equal(x, s)\noutput y = %0"},

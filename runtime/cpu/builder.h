@@ -106,10 +106,11 @@ struct PostOps;
 double time_row_product(Builder& b, int64_t k, int64_t n, const PostOps& post);
 void lower_row_product(Builder& b, const FusionGroup& group, int a, int64_t k, int64_t n, int bt,
                        bool transposed, const PostOps& post);
-Status lower_compute(Builder& b, int node);       // oneDNN primitives
-Status lower_movement(Builder& b, int node);      // views and own kernels
-Status lower_update_slice(Builder& b, int node);  // in place where the base is dead
-Status lower_gather(Builder& b, int node);        // rows picked by indices, checked each run
+Status lower_compute(Builder& b, int node);          // oneDNN primitives
+Status lower_movement(Builder& b, int node);         // views and own kernels
+Status lower_update_slice(Builder& b, int node);     // in place where the base is dead
+Status lower_gather(Builder& b, int node);           // rows picked by indices, checked each run
+Status lower_gather_elements(Builder& b, int node);  // one element per index, checked each run
 bool is_movement(const Graph& g, int node);
 // Comparisons, logic, cumsum, integer arithmetic and where on non-f32
 // branches (token ids and attention masks; lower_logic.cc).

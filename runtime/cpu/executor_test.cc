@@ -106,9 +106,9 @@ TEST(CpuExecutor, CasesCoverEveryOperatorButOpaqueAndThoseOfTokenIdsAndMasks) {
     const Graph g = ref::testing::graph_with_weights(c.text, 3);
     for (const Node& n : g.nodes()) seen.insert(n.op);
   }
-  const std::set<Op> own_tests = {Op::Opaque, Op::Gather, Op::Expand,  Op::Cast,
-                                  Op::Equal,  Op::Less,   Op::Greater, Op::Not,
-                                  Op::And,    Op::Or,     Op::CumSum};
+  const std::set<Op> own_tests = {Op::Opaque, Op::Gather, Op::GatherElements, Op::Expand, Op::Cast,
+                                  Op::Equal,  Op::Less,   Op::Greater,        Op::Not,    Op::And,
+                                  Op::Or,     Op::CumSum};
   for (const OpInfo& info : all_ops()) {
     if (own_tests.count(info.op)) continue;
     EXPECT_TRUE(seen.count(info.op)) << info.name << " has no case";

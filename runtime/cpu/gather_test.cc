@@ -232,6 +232,52 @@ TEST(CpuGather, AnIndexOutOfRangeAtRunTimeIsAnErrorNamingTheNode) {
   EXPECT_TRUE((*ex)->run().ok());
 }
 
+// DeBERTa's relative-position attention: scores [batch, heads, query, 2 x
+// span] read one element per (query, key) at stored positions, negative ones
+// counting from the end; an i32 variant, and one large enough to run in
+// parallel.
+TEST(CpuGather, ElementsOfRelativePositionScores) {
+  for (const char* type : {"i64", "i32"}) {
+    for (int64_t heads : {4, 64}) {
+      const std::string h = std::to_string(heads);
+      const std::string text = "graph c2p {\n  input x: f32[2," + h +
+                               ",8,16]\n  weight pos: " + type + "[2," + h + R"(,8,8]
+  %r = relu(x)
+  %g = gather_elements(%r, pos, axis=-1)
+  output y = %g
+})";
+      const Graph g = with_values(text, {{"pos", ids_in(2 * heads * 64, 16, 9)}});
+      std::vector<std::vector<float>> out = expect_matches_reference(g, {});
+      ASSERT_EQ(out.size(), 1u);
+      EXPECT_EQ(out[0].size(), static_cast<size_t>(2 * heads * 64));
+    }
+  }
+}
+
+// Indices fed at run time along the middle axis of a smaller index tensor:
+// one out of range is an error naming the node, the index and its position.
+TEST(CpuGather, ElementIndicesOutOfRangeAtRunTimeAreAnErrorNamingTheNode) {
+  const Graph g = with_values(R"(graph pick {
+  input x: f32[3,4,5]
+  input ids: i64[2,3,5]
+  %g = gather_elements(x, ids, axis=1)
+  output y = %g
+})",
+                              {});
+  std::vector<int64_t> ids = ids_in(30, 4, 4);
+  expect_matches_reference(g, ids);
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
+  ASSERT_TRUE(ex.ok()) << ex.error().message;
+  ids[17] = 4;
+  ASSERT_TRUE((*ex)->set_input("ids", bytes_of(ids)).ok());
+  ASSERT_TRUE((*ex)->set_input("x", bytes_of(std::vector<float>(60, 1.f))).ok());
+  Status s = (*ex)->run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message,
+            "node '%g' (gather_elements): gather_elements: index 4 at position 17 is out of range "
+            "for axis 1 of f32[3,4,5]");
+}
+
 // A transformers attention mask (i64 0/1 per token) made an additive bias:
 // unsqueezed, expanded to [batch, 1, seq, seq], cast to f32, inverted, cast
 // to bool and selected; then a cast to i32 and back truncates the scores.

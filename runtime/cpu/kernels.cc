@@ -118,6 +118,29 @@ int64_t gather(const GatherRows& g, const std::byte* data, const void* indices, 
   return -1;
 }
 
+int64_t gather_elements(const GatherElements& g, const std::byte* data, const void* indices,
+                        std::byte* y) {
+  const int64_t n = g.indices.numel(), extent = g.data[g.axis];
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t k = index_at(indices, g.wide, j);
+    if (k < -extent || k >= extent) return j;
+  }
+  const std::vector<int64_t> strides = rt::strides_of(g.data);
+  const int r = g.indices.rank();
+#pragma omp parallel for schedule(static) if (n * g.elem_bytes > 65536)
+  for (int64_t j = 0; j < n; ++j) {
+    int64_t k = index_at(indices, g.wide, j), at = 0, rest = j;
+    if (k < 0) k += extent;
+    for (int d = r - 1; d >= 0; --d) {
+      const int64_t c = rest % g.indices[d];
+      rest /= g.indices[d];
+      at += (d == g.axis ? k : c) * strides[d];
+    }
+    std::memcpy(y + j * g.elem_bytes, data + at * g.elem_bytes, g.elem_bytes);
+  }
+  return -1;
+}
+
 bool convertible(DType t) { return t != DType::kF16; }
 
 namespace {

@@ -42,6 +42,19 @@ struct GatherRows {
 };
 int64_t gather(const GatherRows& g, const std::byte* data, const void* indices, std::byte* y);
 
+// ONNX GatherElements on row-major bytes: data and indices of one rank, y of
+// indices' shape, y[i] = data[i with i(axis) replaced by indices[i]] (plus the
+// axis' extent when negative). Checks every index first: returns the position
+// of the first one out of range and writes nothing, or -1 once y is written.
+struct GatherElements {
+  Shape data, indices;
+  int axis = 0;
+  int64_t elem_bytes = 4;
+  bool wide = true;
+};
+int64_t gather_elements(const GatherElements& g, const std::byte* data, const void* indices,
+                        std::byte* y);
+
 // Element type conversion as ONNX Cast: floats to integers truncate toward
 // zero, anything to bool is x != 0. `convertible` types only.
 bool convertible(DType t);  // f32, f64, i64, i32, bool

@@ -343,6 +343,7 @@ bool is_movement(const Graph& g, int node) {
     case Op::Enlarge:
     case Op::UpdateSlice:
     case Op::Gather:
+    case Op::GatherElements:
     case Op::Expand:
     case Op::Cast:
       return true;
@@ -361,6 +362,7 @@ Status lower_movement(Builder& b, int node) {
   }
   if (n.op == Op::UpdateSlice) return lower_update_slice(b, node);
   if (n.op == Op::Gather) return lower_gather(b, node);
+  if (n.op == Op::GatherElements) return lower_gather_elements(b, node);
   if (n.op == Op::Pad && lower_pad_in_layout(b, node)) return {};
   if (n.op == Op::Slice && lower_slice_in_layout(b, node)) return {};
   if (n.op == Op::Split && lower_split_in_layout(b, node)) return {};

@@ -56,6 +56,7 @@ constexpr Kernel family(Op op) {
     case Op::Squeeze:
     case Op::Unsqueeze: return Kernel::kView;
     case Op::Gather:
+    case Op::GatherElements:
     case Op::Expand:
     case Op::Cast:
     case Op::Equal:

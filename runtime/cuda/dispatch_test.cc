@@ -11,6 +11,7 @@ bool refused_on_gpu(Op op) {
   switch (op) {
     case Op::Opaque:
     case Op::Gather:
+    case Op::GatherElements:
     case Op::Expand:
     case Op::Cast:
     case Op::Equal:

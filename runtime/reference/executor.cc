@@ -108,6 +108,7 @@ Outputs<S> run(const Node& n, Args<S> in) {
     case Op::UpdateSlice:
       return one(ShapeOps<S>::update_slice(x, *in[1], a));
     case Op::Gather: return one(ShapeOps<S>::gather(x, *in[1], a));
+    case Op::GatherElements: return one(ShapeOps<S>::gather_elements(x, *in[1], a));
     case Op::Expand: return one(ShapeOps<S>::expand(x, a));
     case Op::Cast: {
       DType to;

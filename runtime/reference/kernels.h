@@ -103,6 +103,9 @@ struct ShapeOps {
   // ONNX Gather along `axis`; indices hold integers (negative ones count from
   // the end), any other value or one out of range is an error naming it.
   static Expected<Tensor<S>> gather(const Tensor<S>& x, const Tensor<S>& indices, const Attrs& a);
+  // ONNX GatherElements: one element of x per index, checked like gather's.
+  static Expected<Tensor<S>> gather_elements(const Tensor<S>& x, const Tensor<S>& indices,
+                                             const Attrs& a);
   // x broadcast to the `shape` attribute (ONNX Expand).
   static Expected<Tensor<S>> expand(const Tensor<S>& x, const Attrs& a);
   // x converted to `to`: truncated toward zero for integers, 0 or 1 for bool.

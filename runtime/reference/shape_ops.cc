@@ -387,6 +387,38 @@ Expected<Tensor<S>> ShapeOps<S>::gather(const Tensor<S>& x, const Tensor<S>& ind
   return y;
 }
 
+// An odometer over the indices: the element at the same coordinates of x,
+// but for `axis`, where the index says.
+template <class S>
+Expected<Tensor<S>> ShapeOps<S>::gather_elements(const Tensor<S>& x, const Tensor<S>& indices,
+                                                 const Attrs& a) {
+  int64_t axis = a.i(AttrKey::axis);
+  const int r = x.shape.rank();
+  if (r == 0 || indices.shape.rank() != r || !normalize_axis(&axis, r))
+    return shape_error("gather_elements", "indices " + shape_text(indices.shape) +
+                                              " do not index " + shape_text(x.shape) +
+                                              " along axis " + std::to_string(a.i(AttrKey::axis)));
+  const int64_t extent = x.shape[static_cast<int>(axis)];
+  const std::vector<int64_t> xs = strides_of(x.shape);
+  std::vector<int64_t> idx(r, 0);
+  Tensor<S> y(indices.shape);
+  for (int64_t j = 0; j < indices.numel(); ++j) {
+    std::optional<int64_t> k = index_value(indices.data[j]);
+    if (k && *k < 0) *k += extent;
+    if (!k || *k < 0 || *k >= extent)
+      return shape_error("gather_elements", "index " + index_text(indices.data[j]) +
+                                                " at position " + std::to_string(j) +
+                                                " is out of range for axis " +
+                                                std::to_string(axis) + " of " +
+                                                shape_text(x.shape));
+    int64_t at = 0;
+    for (int d = 0; d < r; ++d) at += (d == axis ? *k : idx[d]) * xs[d];
+    y.data[j] = x.data[at];
+    for (int d = r - 1; d >= 0 && ++idx[d] == indices.shape[d]; --d) idx[d] = 0;
+  }
+  return y;
+}
+
 template <class S>
 Expected<Tensor<S>> ShapeOps<S>::expand(const Tensor<S>& x, const Attrs& a) {
   const Shape target(std::span<const int64_t>(a.ints(AttrKey::shape)));
