@@ -31,6 +31,11 @@
 // finite bound, so one meaning has one spelling; shape inference refuses
 // anything else.
 //
+// Activations of other models. `leaky_relu(x; alpha)` is x where x >= 0 and
+// alpha x elsewhere (ONNX LeakyRelu: alpha is written out, its ONNX default
+// 0.01 included, since the attribute's default here is gemm's 1);
+// `softplus(x)` is log(1 + exp(x)) (ONNX Softplus).
+//
 // Constants. const_ones(shape) is all ones; const_eye(shape=[n,n]) the
 // identity matrix; const_eye_conv(shape=[c,c,kh,kw]) the conv kernel that maps
 // each channel to itself (1 at the kernel centre of the diagonal, kh and kw

@@ -14,6 +14,8 @@ bool is_unary_post_op(Op op) {
     case Op::Exp:
     case Op::Sqrt:
     case Op::Neg:
+    case Op::LeakyRelu:
+    case Op::Softplus:
       return true;
     default:
       return false;

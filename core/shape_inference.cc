@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <string>
@@ -823,7 +824,12 @@ Result infer_unchecked(Op op, Attrs* attrs, Inputs in) {
     case Op::Gelu:
     case Op::Sqrt:
     case Op::Neg:
-    case Op::Exp: return Types{in[0]};
+    case Op::Exp:
+    case Op::Softplus: return Types{in[0]};
+    case Op::LeakyRelu:
+      if (!std::isfinite(a.f(AttrKey::alpha)))
+        return err(op, "alpha ", a.f(AttrKey::alpha), " is not finite");
+      return Types{in[0]};
     case Op::Clip: return infer_clip(a, in);
     case Op::Concat: return infer_concat(&a, in);
     case Op::Split: return infer_split(&a, in);
@@ -920,6 +926,8 @@ Count flop_count(Op op, const Attrs& a, Inputs in, Inputs out) {
     case Op::Sqrt:
     case Op::Neg:
     case Op::Exp:
+    case Op::LeakyRelu:
+    case Op::Softplus:
     case Op::IsNaN:
     case Op::Where:
     case Op::Equal:

@@ -143,6 +143,13 @@ const char* const kCanonical[] = {
   output bias = %1
 }
 )",
+    R"(graph darknet {
+  input x: f32[1,4,6,6]
+  %0: f32[1,4,6,6] = leaky_relu(x, alpha=0.1)
+  %1: f32[1,4,6,6] = softplus(%0)
+  output y = %1
+}
+)",
     R"(graph positions {
   input ids: i64[2,8]
   input mask: i64[2,8]

@@ -319,6 +319,12 @@ Status export_node(ExportContext& ctx, int i) {
     case Op::Sqrt: return simple("Sqrt");
     case Op::Neg: return simple("Neg");
     case Op::Exp: return simple("Exp");
+    case Op::Softplus: return simple("Softplus");
+    case Op::LeakyRelu: {
+      onnx::NodeProto* p = ctx.add_node("LeakyRelu", input_names(ctx, n), out, name);
+      set_attr(p, "alpha", static_cast<float>(n.attrs.f(AttrKey::alpha)));
+      return Status::Ok();
+    }
     case Op::GlobalAvgPool: return simple("GlobalAveragePool");
     case Op::IsNaN: return simple("IsNaN");
     case Op::Where: return simple("Where");

@@ -27,6 +27,7 @@ constexpr Simple kSimple[] = {
     {"Exp", Op::Exp, 1},         {"IsNaN", Op::IsNaN, 1}, {"Where", Op::Where, 3},
     {"Equal", Op::Equal, 2},     {"Less", Op::Less, 2},   {"Greater", Op::Greater, 2},
     {"Not", Op::Not, 1},         {"And", Op::And, 2},     {"Or", Op::Or, 2},
+    {"Softplus", Op::Softplus, 1},
 };
 
 bool is_comparison(Op op) { return op == Op::Equal || op == Op::Less || op == Op::Greater; }
@@ -309,6 +310,15 @@ Expected<Mapped> map_gather(NodeContext& ctx) {
   return add_one(ctx, elements ? Op::GatherElements : Op::Gather, std::move(*args), std::move(a));
 }
 
+// LeakyRelu with its slope written out (ONNX's default 0.01).
+Expected<Mapped> map_leaky_relu(NodeContext& ctx) {
+  Expected<TensorRef> x = ctx.tensor(0);
+  if (!x) return x.error();
+  Attrs a;
+  a.set(AttrKey::alpha, static_cast<double>(attr_float(ctx.node(), "alpha", 0.01f)));
+  return add_one(ctx, Op::LeakyRelu, {*x}, std::move(a));
+}
+
 // LessOrEqual and GreaterOrEqual as or(less, equal) and or(greater, equal),
 // which keep IEEE's answer for NaN (false), unlike not(greater).
 Expected<Mapped> map_or_equal(NodeContext& ctx) {
@@ -388,6 +398,7 @@ MapFn find_data_mapping(std::string_view t) {
       {"HardSigmoid", map_hard_sigmoid}, {"HardSwish", map_hard_sigmoid},
       {"Expand", map_expand},     {"CumSum", map_cumsum},
       {"LessOrEqual", map_or_equal}, {"GreaterOrEqual", map_or_equal},
+      {"LeakyRelu", map_leaky_relu},
   };
   for (const auto& [name, fn] : kMaps)
     if (name == t) return fn;

@@ -41,6 +41,7 @@ const char* kPrefixes[] = {
     "test_where_",       "test_gather_",       "test_hardsigmoid",  "test_hardswish",
     "test_expand_",      "test_equal",         "test_less",         "test_greater",
     "test_not_",         "test_and",           "test_or",           "test_cumsum_",
+    "test_leakyrelu",    "test_softplus",
 };
 
 std::string read_bytes(const std::filesystem::path& p) {
@@ -181,7 +182,7 @@ TEST(OnnxConformance, NodeTestsOfIrOperators) {
                          "concat", "split", "transpose", "averagepool", "maxpool", "batchnorm",
                          "softmax", "layer", "reshape", "flatten", "squeeze", "unsqueeze", "slice",
                          "constant", "clip", "erf", "isnan", "where", "gather", "hardswish",
-                         "expand", "equal", "less", "greater", "cumsum"})
+                         "expand", "equal", "less", "greater", "cumsum", "leakyrelu"})
     EXPECT_TRUE(families_ran.count(op)) << "no conformance test of " << op << " ran";
   // Families the prefix above does not tell apart.
   for (const char* test : {"test_gather_elements_0", "test_gather_elements_negative_indices",

@@ -412,6 +412,8 @@ Plan plan_region(const Graph& g, int node, int output, const Region& want) {
     case Op::Neg:
     case Op::Exp:
     case Op::Clip:
+    case Op::LeakyRelu:
+    case Op::Softplus:
     case Op::IsNaN:
     case Op::Equal:
     case Op::Less:

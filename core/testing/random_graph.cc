@@ -366,6 +366,14 @@ class Generator {
         case Op::Gather:  // indices: i64 of rank 0 to 2 (their values are the feeds')
           types[i] = TensorType{DType::kI64, random_shape(static_cast<int>(rng_.range(0, 2)))};
           break;
+        case Op::GatherElements: {  // indices: i64 of t's rank, no longer than t but on the axis
+          const int64_t axis = a.has(AttrKey::axis) ? normalized(a.i(AttrKey::axis), r) : 0;
+          Shape b = s;
+          for (int d = 0; d < r; ++d)
+            b[d] = d == axis ? rng_.range(1, 3) : rng_.range(1, std::max<int64_t>(1, s[d]));
+          types[i] = TensorType{DType::kI64, b};
+          break;
+        }
         case Op::Concat: {
           int64_t axis = a.has(AttrKey::axis) ? normalized(a.i(AttrKey::axis), r) : 0;
           Shape b = s;
@@ -392,8 +400,9 @@ class Generator {
     return fresh->back();
   }
 
-  // where's condition: mostly a bool tensor already there (an isnan result),
-  // else a new bool weight.
+  // where's condition, and the first operand of not, and and or: mostly a
+  // bool tensor already there (an isnan or comparison result), else a new
+  // bool weight.
   TensorRef condition(GraphBuilder& b, std::vector<TensorRef>* fresh) {
     std::vector<TensorRef> masks;
     for (TensorRef r : tensors_)
@@ -410,7 +419,8 @@ class Generator {
     std::vector<TensorRef> args;
     TensorType first;
     if (n > 0) {
-      args.push_back(op == Op::Where ? condition(b, fresh) : pick_tensor(b, preferred_rank(op)));
+      const bool on_masks = op == Op::Where || op == Op::Not || op == Op::And || op == Op::Or;
+      args.push_back(on_masks ? condition(b, fresh) : pick_tensor(b, preferred_rank(op)));
       first = b.type(args[0]);
     }
     Attrs attrs = random_attrs(op, first);

@@ -56,6 +56,12 @@ bool eltwise_of(const Node& n, algorithm* alg, float* alpha, float* beta) {
     case Op::Neg:
       *alg = algorithm::eltwise_linear, *alpha = -1;
       return true;
+    case Op::LeakyRelu:
+      *alg = algorithm::eltwise_relu, *alpha = static_cast<float>(n.attrs.f(AttrKey::alpha));
+      return true;
+    case Op::Softplus:  // oneDNN's soft_relu is log(1 + exp(alpha x)) / alpha
+      *alg = algorithm::eltwise_soft_relu, *alpha = 1;
+      return true;
     case Op::Clip:
       *alg = algorithm::eltwise_clip_v2;
       *alpha = static_cast<float>(n.attrs.f(AttrKey::min));

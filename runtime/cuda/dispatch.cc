@@ -27,7 +27,9 @@ constexpr Kernel family(Op op) {
     case Op::Clip:
     case Op::Sqrt:
     case Op::Neg:
-    case Op::Exp: return Kernel::kUnary;
+    case Op::Exp:
+    case Op::LeakyRelu:
+    case Op::Softplus: return Kernel::kUnary;
     case Op::Add:
     case Op::Mul:
     case Op::ScalarMul:

@@ -16,7 +16,8 @@ enum class Kernel : unsigned char {
   kConv,         // cuDNN convolution, bias and relu fused where cuDNN allows
   kMatmul,       // cuBLASLt, batched, relu and bias epilogues
   kGemm,         // cuBLASLt with alpha, transposes, bias epilogue or broadcast C
-  kUnary,        // own kernel: relu, sigmoid, tanh, erf, gelu, sqrt, neg, exp, clip
+  kUnary,        // own kernel: relu, leaky_relu, softplus, sigmoid, tanh, erf, gelu, sqrt,
+                 // neg, exp, clip
   kBinary,       // own kernel: add, mul, smul, sub, div, pow with broadcasting
   kIsNaN,        // own kernel: f32 in, bool (one byte, 0 or 1) out
   kWhere,        // own kernel: select by a bool condition, three-way broadcasting, any dtype

@@ -26,6 +26,8 @@ __device__ __forceinline__ float apply(float x, float lo, float hi) {
   if constexpr (F == UnaryFn::kNeg) return -x;
   if constexpr (F == UnaryFn::kExp) return expf(x);
   if constexpr (F == UnaryFn::kClip) return fminf(fmaxf(x, lo), hi);
+  if constexpr (F == UnaryFn::kLeakyRelu) return x < 0.0f ? lo * x : x;
+  if constexpr (F == UnaryFn::kSoftplus) return x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x));
   return x;
 }
 
@@ -171,6 +173,8 @@ Status unary(cudaStream_t s, UnaryFn f, const float* x, float* y, int64_t n, flo
     case UnaryFn::kNeg: launch_unary<UnaryFn::kNeg>(s, x, y, n, lo, hi); break;
     case UnaryFn::kExp: launch_unary<UnaryFn::kExp>(s, x, y, n, lo, hi); break;
     case UnaryFn::kClip: launch_unary<UnaryFn::kClip>(s, x, y, n, lo, hi); break;
+    case UnaryFn::kLeakyRelu: launch_unary<UnaryFn::kLeakyRelu>(s, x, y, n, lo, hi); break;
+    case UnaryFn::kSoftplus: launch_unary<UnaryFn::kSoftplus>(s, x, y, n, lo, hi); break;
   }
   return launch_status("unary");
 }

@@ -29,7 +29,10 @@ struct Strided {
 Strided make_strided(const Shape& dims, const std::vector<int64_t>& src,
                      const std::vector<int64_t>& dst);
 
-enum class UnaryFn : unsigned char { kRelu, kSigmoid, kTanh, kErf, kGelu, kSqrt, kNeg, kExp, kClip };
+// kLeakyRelu takes its alpha as `lo`; kClip its bounds as `lo` and `hi`.
+enum class UnaryFn : unsigned char {
+  kRelu, kSigmoid, kTanh, kErf, kGelu, kSqrt, kNeg, kExp, kClip, kLeakyRelu, kSoftplus
+};
 enum class BinaryFn : unsigned char { kAdd, kMul, kSub, kDiv, kPow };
 
 // Names the CUDA error of the last launch, or Ok.

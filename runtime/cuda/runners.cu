@@ -45,6 +45,10 @@ UnaryFn unary_fn(Op op) {
       return UnaryFn::kExp;
     case Op::Clip:
       return UnaryFn::kClip;
+    case Op::LeakyRelu:
+      return UnaryFn::kLeakyRelu;
+    case Op::Softplus:
+      return UnaryFn::kSoftplus;
     default:
       return UnaryFn::kRelu;
   }
@@ -201,6 +205,7 @@ Status plan_compute(const StepContext& sc, LaunchList& l) {
         lo = static_cast<float>(n.attrs.f(AttrKey::min));
         hi = static_cast<float>(n.attrs.f(AttrKey::max));
       }
+      if (n.op == Op::LeakyRelu) lo = static_cast<float>(n.attrs.f(AttrKey::alpha));
       l.add([=](cudaStream_t s) { return unary(s, f, x, y, count, lo, hi); });
       return Status::Ok();
     }

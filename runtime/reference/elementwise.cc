@@ -174,6 +174,32 @@ Tensor<S> Elementwise<S>::clip(const Tensor<S>& x, const Attrs& a) {
 }
 
 template <class S>
+Expected<Tensor<S>> Elementwise<S>::leaky_relu(const Tensor<S>& x, const Attrs& a) {
+  if constexpr (fn::Real<S>) {
+    const S alpha = static_cast<S>(a.f(AttrKey::alpha));
+    Tensor<S> y = x;
+    map(std::span<S>(y.data), [alpha](S v) { return v < S(0) ? alpha * v : v; });
+    return y;
+  } else {
+    return shape_error("leaky_relu", "has no Mod image (the generator does not enumerate it)");
+  }
+}
+
+// log(1 + exp(x)), written so that exp never overflows.
+template <class S>
+Expected<Tensor<S>> Elementwise<S>::softplus(const Tensor<S>& x) {
+  if constexpr (fn::Real<S>) {
+    Tensor<S> y = x;
+    map(std::span<S>(y.data), [](S v) {
+      return v > S(0) ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v));
+    });
+    return y;
+  } else {
+    return shape_error("softplus", "has no Mod image (the generator does not enumerate it)");
+  }
+}
+
+template <class S>
 Expected<Tensor<S>> Elementwise<S>::isnan(const Tensor<S>& x) {
   if constexpr (fn::Real<S>) {
     Tensor<S> y(x.shape);

@@ -95,6 +95,8 @@ Outputs<S> run(const Node& n, Args<S> in) {
     case Op::Sqrt: return one(E::unary(Fn::kSqrt, x));
     case Op::Neg: return one(E::unary(Fn::kNeg, x));
     case Op::Exp: return one(E::unary(Fn::kExp, x));
+    case Op::LeakyRelu: return one(E::leaky_relu(x, a));
+    case Op::Softplus: return one(E::softplus(x));
     case Op::ReduceMean: return one(Norm<S>::reduce_mean(x, a));
     case Op::Reshape: return one(ShapeOps<S>::reshape(x, a));
     case Op::Flatten: return one(ShapeOps<S>::flatten(x, a));

@@ -51,6 +51,10 @@ struct Elementwise {
   static Expected<Tensor<S>> binary(Bin op, const Tensor<S>& a, const Tensor<S>& b);
   static Expected<Tensor<S>> smul(const Tensor<S>& x, const Tensor<S>& s);
   static Tensor<S> clip(const Tensor<S>& x, const Attrs& a);
+  // leaky_relu and softplus; errors on Mod, which has neither (the generator
+  // does not enumerate them).
+  static Expected<Tensor<S>> leaky_relu(const Tensor<S>& x, const Attrs& a);
+  static Expected<Tensor<S>> softplus(const Tensor<S>& x);
   // 1 where x is NaN, else 0; an error on Mod, which has no NaN to find.
   static Expected<Tensor<S>> isnan(const Tensor<S>& x);
   // a where c is non-zero, else b, all three broadcast together.

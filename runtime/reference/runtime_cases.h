@@ -477,6 +477,21 @@ inline const Case kCases[] = {
   %v = where(%m, x, %w)
   output y = %v
 })"},
+    {"leaky_relu_and_softplus_fused_and_alone", R"(graph g {
+  input x: f32[1,8,10,10]
+  input m: f32[6,8]
+  weight w: f32[8,8,3,3]
+  weight v: f32[8,5]
+  %c = conv2d(x, w, pad=same)
+  %l = leaky_relu(%c, alpha=0.1)
+  %p = matmul(m, v)
+  %s = softplus(%p)
+  %t = softplus(x)
+  %k = leaky_relu(%t, alpha=-0.5)
+  output y = %l
+  output z = %s
+  output u = %k
+})"},
     {"pad_and_crop_in_the_convolution_layout", R"(graph g {
   input x: f32[1,16,12,12]
   weight w: f32[16,16,1,1]
