@@ -74,16 +74,20 @@ Expected<onnx::ModelProto> build_model(const Graph& g, const OnnxModelInfo& info
   ExportContext ctx(g, info.opset, out);
   auto& names = ctx.names();
   names.resize(g.size());
-  // Names: inputs and weights keep theirs; a graph output names the tensor
-  // it reads when that tensor is an operator result named by no other output.
+  // Names: inputs keep theirs; a graph output names the tensor it reads when
+  // that tensor is an operator result named by no other output; weights keep
+  // theirs unless an output took it first (a weight the optimizer folded from
+  // a node is named after the node, which exporters often name after its
+  // output): such a weight gets a suffix, the output keeps the user's name.
   for (int i = 0; i < g.size(); ++i)
-    if (g.node(i).op == Op::Input || g.node(i).op == Op::Weight)
-      names[i] = {ctx.fresh(g.node(i).name)};
+    if (g.node(i).op == Op::Input) names[i] = {ctx.fresh(g.node(i).name)};
   std::vector<bool> identity(g.outputs().size(), false);
   for (size_t k = 0; k < g.outputs().size(); ++k) {
     const GraphOutput& o = g.outputs()[k];
     auto& slot = names[o.ref.node];
     slot.resize(g.node(o.ref.node).outs.size());
+    if (g.node(o.ref.node).op == Op::Weight && slot[0].empty())  // read through an Identity
+      slot[0] = ctx.fresh(g.node(o.ref.node).name);
     if (!slot[o.ref.output].empty()) {
       identity[k] = true;
       continue;
@@ -92,6 +96,8 @@ Expected<onnx::ModelProto> build_model(const Graph& g, const OnnxModelInfo& info
     if (slot[o.ref.output] != o.name)
       return Error{"graph output '" + o.name + "' clashes with another name"};
   }
+  for (int i = 0; i < g.size(); ++i)
+    if (g.node(i).op == Op::Weight && names[i].empty()) names[i] = {ctx.fresh(g.node(i).name)};
   for (int i = 0; i < g.size(); ++i) {
     names[i].resize(g.node(i).outs.size());
     for (size_t k = 0; k < names[i].size(); ++k)

@@ -1,4 +1,5 @@
 // ONNX -> IR for convolution, pooling, matrix products and normalizations.
+#include <algorithm>
 #include <string>
 
 #include "frontend/import_ops.h"
@@ -160,6 +161,62 @@ Expected<Mapped> map_layernorm(NodeContext& ctx) {
   return add_one(ctx, Op::LayerNorm, std::move(args), std::move(a));
 }
 
+// True when input k is a constant whose every element equals `v`.
+bool constant_equal_to(NodeContext& ctx, int k, double v) {
+  const HostTensor* t = ctx.constant(k);
+  if (!t) return false;
+  for (int64_t i = 0; i < t->numel(); ++i)
+    if (t->get_f(i) != v) return false;
+  return true;
+}
+
+// InstanceNormalization normalizes each (sample, channel) over the axes after
+// the channel: layernorm from axis 2, with unit scale and zero shift over
+// those axes, then the per-channel scale and bias as a mul and an add of them
+// reshaped to [C, 1, ...], left out when they are constant ones and zeros (as
+// torch.onnx writes GroupNorm below opset 18: a reshape to [N, groups, -1],
+// this, a reshape back, then the affine mul and add).
+Expected<Mapped> map_instance_norm(NodeContext& ctx) {
+  const onnx::NodeProto& n = ctx.node();
+  if (n.input_size() != 3) return Error{"needs 3 inputs"};
+  const TensorType x = ctx.type(0);
+  if (x.shape.rank() < 3) return Error{"needs an input of rank 3 or more, got " + to_string(x)};
+  if (ctx.type(1).shape != Shape{x.shape[1]} || ctx.type(2).shape != Shape{x.shape[1]})
+    return Error{"scale " + to_string(ctx.type(1)) + " and bias " + to_string(ctx.type(2)) +
+                 " must have the " + std::to_string(x.shape[1]) + " channels of " + to_string(x)};
+  Expected<TensorRef> input = ctx.tensor(0);
+  if (!input) return input.error();
+  const Shape inner(x.shape.dims().subspan(2));
+  HostTensor ones = HostTensor::zeros(x.dtype, inner);
+  std::fill(ones.f.begin(), ones.f.end(), 1.0);
+  const TensorRef unit = ctx.new_weight("unit_scale", ones);
+  const TensorRef zero = ctx.new_weight("zero_shift", HostTensor::zeros(x.dtype, inner));
+  const std::vector<TensorRef> norm_args = {*input, unit, zero};
+  Attrs a;
+  a.set(AttrKey::axis, int64_t{2});
+  a.set(AttrKey::epsilon, double(attr_float(n, "epsilon", 1e-5f)));
+  if (constant_equal_to(ctx, 1, 1.0) && constant_equal_to(ctx, 2, 0.0))
+    return add_one(ctx, Op::LayerNorm, norm_args, std::move(a));
+  GraphBuilder& b = ctx.builder();
+  Expected<TensorRef> norm = b.add1(Op::LayerNorm, norm_args, std::move(a), n.name());
+  if (!norm) return norm.error();
+  std::vector<int64_t> per_channel(x.shape.rank() - 1, 1);
+  per_channel[0] = x.shape[1];
+  Attrs to_channels;
+  to_channels.set(AttrKey::shape, per_channel);
+  TensorRef affine[2];
+  for (int k : {1, 2}) {
+    Expected<TensorRef> t = ctx.tensor(k);
+    if (!t) return t.error();
+    Expected<TensorRef> r = b.add1(Op::Reshape, {*t}, to_channels, n.name());
+    if (!r) return r.error();
+    affine[k - 1] = *r;
+  }
+  Expected<TensorRef> scaled = b.add1(Op::Mul, {*norm, affine[0]}, {}, n.name());
+  if (!scaled) return scaled.error();
+  return add_one(ctx, Op::Add, {*scaled, affine[1]});
+}
+
 // Softmax before opset 13 normalizes the input flattened to 2-D at `axis`.
 Expected<Mapped> map_softmax(NodeContext& ctx) {
   const onnx::NodeProto& n = ctx.node();
@@ -202,6 +259,7 @@ MapFn find_nn_mapping(std::string_view t) {
       {"Gemm", map_gemm},
       {"BatchNormalization", map_batchnorm},
       {"LayerNormalization", map_layernorm},
+      {"InstanceNormalization", map_instance_norm},
       {"Softmax", map_softmax},
   };
   for (const auto& [name, fn] : kMaps)

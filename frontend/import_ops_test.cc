@@ -139,6 +139,40 @@ TEST(ImportOps, ExportWritesIsNaNAndWhereBack) {
   EXPECT_TRUE(again->graph == m->graph) << print(again->graph);
 }
 
+// A weight named like a graph output (the optimizer names a weight it folds
+// from a node after the node, and exporters name nodes after their outputs)
+// gets another name; the output keeps the user's. A weight that is itself an
+// output keeps its name and is read through an Identity.
+TEST(ImportOps, ExportKeepsOutputNamesAndRenamesAWeightThatClashes) {
+  const TensorType four{DType::kF32, Shape{4}};
+  auto zeros = std::make_shared<WeightData>();
+  zeros->type = four;
+  zeros->bytes.assign(16, std::byte{0});
+  GraphBuilder b("clash");
+  const TensorRef x = b.input("x", four), y = b.weight("y", four, zeros);
+  const TensorRef w = b.weight("w", four, zeros);
+  Expected<TensorRef> product = b.add1(Op::Mul, {x, y});
+  ASSERT_TRUE(product.ok()) << product.error().message;
+  b.output("y", *product);
+  b.output("w", w);
+  Expected<Graph> g = b.finish();
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  Expected<std::string> bytes = export_onnx_bytes(*g, OnnxModelInfo{});
+  ASSERT_TRUE(bytes.ok()) << bytes.error().message;
+  onnx::ModelProto out;
+  ASSERT_TRUE(out.ParseFromString(*bytes));
+  ASSERT_EQ(out.graph().output_size(), 2);
+  EXPECT_EQ(out.graph().output(0).name(), "y");
+  EXPECT_EQ(out.graph().output(1).name(), "w");
+  std::vector<std::string> initializers;
+  for (const auto& t : out.graph().initializer()) initializers.push_back(t.name());
+  EXPECT_EQ(initializers.size(), 2u);
+  EXPECT_NE(std::find(initializers.begin(), initializers.end(), "w"), initializers.end());
+  EXPECT_EQ(std::find(initializers.begin(), initializers.end(), "y"), initializers.end());
+  Expected<ImportedModel> again = import_onnx_bytes(*bytes, "again.onnx", ".");
+  ASSERT_TRUE(again.ok()) << again.error().message;
+}
+
 TEST(ImportOps, MalformedIsNaNAndWhereNameTheNode) {
   onnx::ModelProto ints = guard_model(onnx::TensorProto::INT64);
   Expected<ImportedModel> r = import_proto(ints);

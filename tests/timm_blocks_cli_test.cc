@@ -1,0 +1,193 @@
+// timm's blocks end to end through the binary (issue 16 points 4 and 7): a
+// DarkNet block (convolution and LeakyRelu with slope 0.1) and a Mish
+// (x tanh(softplus(x)), as exporters below opset 18 write it) on a model built
+// here, imported with no opaque node, optimized (a relu fused into its
+// convolution) and checked whole, the output
+// run by ONNX Runtime and by tso's CPU runtime (which fuses the leaky relu
+// into its convolution) and reference executor. The close but wrong variant:
+// a LeakyRelu whose slope is not finite is an error naming the node. And
+// BiT's group normalization as torch.onnx writes it below opset 18 (a
+// reshape to [N, groups, -1], InstanceNormalization with unit scale and zero
+// bias, a reshape back, the affine mul and add), beside an
+// InstanceNormalization with a scale and bias of its own; an
+// InstanceNormalization whose scale does not have the input's channels is an
+// error naming the node.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "frontend/onnx_test_util.h"
+#include "onnx/onnx_pb.h"
+#include "tests/binary_run.h"
+#include "tests/frontend_test_util.h"
+#include "tests/optimized_model_test_util.h"
+
+namespace tso {
+namespace {
+
+namespace fs = std::filesystem;
+
+using testing::add_node;
+
+// x: f32[1,8,12,12] -> Conv 3x3 -> LeakyRelu(slope) -> Conv 1x1 -> Relu ->
+// Mish -> y.
+fs::path write_model(const fs::path& dir, float slope) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("darknet");
+  testing::declare(g->add_input(), "x", onnx::TensorProto::FLOAT, {1, 8, 12, 12});
+  testing::declare(g->add_output(), "y", onnx::TensorProto::FLOAT, {1, 16, 12, 12});
+  std::mt19937_64 rng(17);
+  testing::add_random_floats(g, "w1", {16, 8, 3, 3}, rng);
+  testing::add_random_floats(g, "w2", {16, 16, 1, 1}, rng);
+  testing::set_ints(add_node(g, "Conv", {"x", "w1"}, "c1"), "pads", {1, 1, 1, 1});
+  onnx::NodeProto* leaky = add_node(g, "LeakyRelu", {"c1"}, "a1");
+  onnx::AttributeProto* alpha = leaky->add_attribute();
+  alpha->set_name("alpha");
+  alpha->set_type(onnx::AttributeProto::FLOAT);
+  alpha->set_f(slope);
+  add_node(g, "Conv", {"a1", "w2"}, "c2");
+  add_node(g, "Relu", {"c2"}, "r2");
+  add_node(g, "Softplus", {"r2"}, "soft");
+  add_node(g, "Tanh", {"soft"}, "gate");
+  add_node(g, "Mul", {"r2", "gate"}, "y");
+  const fs::path p = dir / "darknet.onnx";
+  std::ofstream(p, std::ios::binary) << m.SerializeAsString();
+  return p;
+}
+
+// x: f32[1,4,6,6] -> Conv 3x3 (8 channels) -> Relu -> Reshape [1,4,-1] ->
+// InstanceNormalization(ones, zeros) -> Reshape [1,8,6,6] -> * gamma + beta
+// -> Relu = y; z = InstanceNormalization(x, scale, bias) with `channels`
+// entries in scale and bias.
+fs::path write_group_norm_model(const fs::path& dir, int64_t channels) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("bit");
+  testing::declare(g->add_input(), "x", onnx::TensorProto::FLOAT, {1, 4, 6, 6});
+  testing::declare(g->add_output(), "y", onnx::TensorProto::FLOAT, {1, 8, 6, 6});
+  testing::declare(g->add_output(), "z", onnx::TensorProto::FLOAT, {1, 4, 6, 6});
+  std::mt19937_64 rng(19);
+  testing::add_random_floats(g, "w", {8, 4, 3, 3}, rng);
+  testing::add_random_floats(g, "gamma", {8, 1, 1}, rng);
+  testing::add_random_floats(g, "beta", {8, 1, 1}, rng);
+  testing::add_random_floats(g, "scale", {channels}, rng);
+  testing::add_random_floats(g, "bias", {channels}, rng);
+  for (const auto& [name, value] : {std::pair{"ones", 1.0f}, {"zeros", 0.0f}}) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_dims(4);
+    for (int k = 0; k < 4; ++k) t->add_float_data(value);
+  }
+  for (const auto& [name, dims] :
+       {std::pair<const char*, std::vector<int64_t>>{"grouped", {1, 4, -1}},
+        {"back", {1, 8, 6, 6}}}) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_dims(static_cast<int64_t>(dims.size()));
+    for (int64_t d : dims) t->add_int64_data(d);
+  }
+  testing::set_ints(add_node(g, "Conv", {"x", "w"}, "c"), "pads", {1, 1, 1, 1});
+  add_node(g, "Relu", {"c"}, "r");
+  add_node(g, "Reshape", {"r", "grouped"}, "groups");
+  add_node(g, "InstanceNormalization", {"groups", "ones", "zeros"}, "normed");
+  add_node(g, "Reshape", {"normed", "back"}, "n");
+  add_node(g, "Mul", {"n", "gamma"}, "scaled");
+  add_node(g, "Add", {"scaled", "beta"}, "shifted");
+  add_node(g, "Relu", {"shifted"}, "y");
+  add_node(g, "InstanceNormalization", {"x", "scale", "bias"}, "z");
+  const fs::path p = dir / "bit.onnx";
+  std::ofstream(p, std::ios::binary) << m.SerializeAsString();
+  return p;
+}
+
+testing::RunResult tso(const std::vector<std::string>& args, const fs::path& scratch) {
+  return testing::run_binary(TSO_BINARY, args, scratch);
+}
+
+TEST(TimmBlocksCli, DarkNetAndMishMatchOnnxRuntime) {
+  if (!testing::have_python_oracle()) GTEST_SKIP() << testing::kNoVenv;
+  const fs::path dir = testing::temp_dir("timm_blocks_cli");
+  const fs::path model = write_model(dir, 0.1f), out = dir / "optimized.onnx";
+  const fs::path report = dir / "report.json";
+
+  testing::RunResult inspect = tso({"inspect", model.string()}, dir);
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  EXPECT_NE(inspect.out.find("leaky_relu"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("softplus"), std::string::npos) << inspect.out;
+  EXPECT_EQ(inspect.out.find("opaque"), std::string::npos) << inspect.out;
+
+  testing::RunResult r = tso({"optimize", model.string(), out.string(), "--report", report.string(),
+                              "-q", "--no-verify-speed", "--device",
+                              std::string(TSO_SOURCE_DIR) + "/optimizer/devices/h100.json"},
+                             dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = testing::read_json(report);
+  EXPECT_EQ(j["check"]["performed"], true);
+  EXPECT_LE(j["check"]["max_relative_error"].get<double>(), 1e-4);
+  EXPECT_GE(j["classic_rewrites"]["fuse_activation"].get<int>(), 1);
+
+  testing::write_random_input(dir / "in", "x", Shape{1, 8, 12, 12}, 3);
+  testing::expect_outputs_match_onnx_runtime(model, out, dir / "in", 1, dir);
+
+  testing::RunResult run =
+      tso({"run", model.string(), "--iters", "1", "--profile", "1", "--seed", "1"}, dir);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("node 'c1' (conv2d) + leaky_relu"), std::string::npos) << run.out;
+  fs::remove_all(dir);
+}
+
+TEST(TimmBlocksCli, ALeakyReluSlopeThatIsNotFiniteIsAnErrorNamingTheNode) {
+  const fs::path dir = testing::temp_dir("timm_blocks_cli_slope");
+  const fs::path model = write_model(dir, std::numeric_limits<float>::infinity());
+  testing::RunResult r = tso({"inspect", model.string()}, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("node 'a1' (LeakyRelu)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("alpha inf is not finite"), std::string::npos) << r.err;
+  fs::remove_all(dir);
+}
+
+TEST(TimmBlocksCli, GroupAndInstanceNormalizationMatchOnnxRuntime) {
+  if (!testing::have_python_oracle()) GTEST_SKIP() << testing::kNoVenv;
+  const fs::path dir = testing::temp_dir("timm_blocks_cli_norm");
+  const fs::path model = write_group_norm_model(dir, 4), out = dir / "optimized.onnx";
+  const fs::path report = dir / "report.json";
+  testing::RunResult inspect = tso({"inspect", model.string()}, dir);
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  EXPECT_NE(inspect.out.find("layernorm 2"), std::string::npos) << inspect.out;
+  EXPECT_EQ(inspect.out.find("opaque"), std::string::npos) << inspect.out;
+  testing::RunResult r = tso({"optimize", model.string(), out.string(), "--report", report.string(),
+                              "-q", "--no-verify-speed", "--device",
+                              std::string(TSO_SOURCE_DIR) + "/optimizer/devices/h100.json"},
+                             dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = testing::read_json(report);
+  EXPECT_EQ(j["check"]["performed"], true);
+  EXPECT_LE(j["check"]["max_relative_error"].get<double>(), 1e-4);
+  testing::write_random_input(dir / "in", "x", Shape{1, 4, 6, 6}, 5);
+  testing::expect_outputs_match_onnx_runtime(model, out, dir / "in", 2, dir);
+  fs::remove_all(dir);
+}
+
+TEST(TimmBlocksCli, AnInstanceNormalizationScaleOfOtherChannelsIsAnErrorNamingTheNode) {
+  const fs::path dir = testing::temp_dir("timm_blocks_cli_channels");
+  const fs::path model = write_group_norm_model(dir, 3);
+  testing::RunResult r = tso({"inspect", model.string()}, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("node 'z' (InstanceNormalization)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("must have the 4 channels of f32[1,4,6,6]"), std::string::npos) << r.err;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tso
