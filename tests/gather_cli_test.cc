@@ -22,6 +22,7 @@
 #include "onnx/onnx_pb.h"
 #include "tests/binary_run.h"
 #include "tests/frontend_test_util.h"
+#include "tests/optimized_model_test_util.h"
 
 namespace tso {
 namespace {
@@ -98,25 +99,7 @@ fs::path write_model(const fs::path& dir, int64_t first) {
 void write_inputs(const fs::path& dir, const std::vector<int64_t>& ids) {
   std::vector<int64_t> mask(kBatch * kSeq, 1);
   mask[13] = mask[14] = mask[15] = 0;
-  fs::create_directories(dir);
-  int k = 0;
-  for (const auto& [name, v] :
-       {std::pair<const char*, const std::vector<int64_t>*>{"ids", &ids}, {"mask", &mask}}) {
-    WeightData w;
-    w.type = {DType::kI64, Shape{kBatch, kSeq}};
-    w.bytes.resize(v->size() * sizeof(int64_t));
-    std::memcpy(w.bytes.data(), v->data(), w.bytes.size());
-    const std::string file = "input_" + std::to_string(k++) + ".pb";
-    ASSERT_TRUE(write_tensor_file((dir / file).string(), {name, w}).ok());
-  }
-}
-
-std::vector<float> output_of(const fs::path& dir) {
-  Expected<NamedTensor> t = read_tensor_file((dir / "output_0.pb").string());
-  EXPECT_TRUE(t.ok()) << t.error().message;
-  if (!t) return {};
-  EXPECT_EQ(t->value.type, (TensorType{DType::kF32, Shape{kBatch, kClasses}}));
-  return testing::floats_of(t->value);
+  testing::write_i64_inputs(dir, Shape{kBatch, kSeq}, {{"ids", ids}, {"mask", mask}});
 }
 
 testing::RunResult tso(const std::vector<std::string>& args, const fs::path& scratch) {
@@ -129,47 +112,15 @@ TEST(GatherCli, OptimizedEndToEndAndMatchesOnnxRuntime) {
   if (!testing::have_python_oracle()) GTEST_SKIP() << testing::kNoVenv;
   const fs::path dir = testing::temp_dir("gather_cli");
   const fs::path model = write_model(dir, 0), out = dir / "optimized.onnx";
-  const fs::path report = dir / "report.json";
 
-  testing::RunResult inspect = tso({"inspect", model.string()}, dir);
-  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
-  EXPECT_NE(inspect.out.find("gather"), std::string::npos) << inspect.out;
-  EXPECT_EQ(inspect.out.find("opaque"), std::string::npos) << inspect.out;
-
-  testing::RunResult r = tso({"optimize", model.string(), out.string(), "--report", report.string(),
-                              "-q", "--no-verify-speed", "--device",
-                              std::string(TSO_SOURCE_DIR) + "/optimizer/devices/h100.json"},
-                             dir);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::ifstream rin(report);
-  const nlohmann::json j = nlohmann::json::parse(rin);
-  EXPECT_EQ(j["check"]["performed"], true);
-  EXPECT_LE(j["check"]["max_relative_error"].get<double>(), 1e-4);
+  const std::string listing = testing::inspect_without_opaque_nodes(model, dir);
+  EXPECT_NE(listing.find("gather"), std::string::npos) << listing;
+  nlohmann::json j = testing::optimize_checked_for_h100(model, out, dir);
   EXPECT_GE(j["classic_rewrites"]["fuse_activation"].get<int>(), 1);
   EXPECT_LT(j["operators"]["after"].get<int>(), j["operators"]["before"].get<int>());
 
   write_inputs(dir / "in", kIds);
-  std::string err;
-  ASSERT_EQ(testing::run_oracle(
-                {"ort", model.string(), (dir / "in").string(), (dir / "ort_input").string()}, &err),
-            0)
-      << err;
-  ASSERT_EQ(
-      testing::run_oracle(
-          {"ort", out.string(), (dir / "in").string(), (dir / "ort_optimized").string()}, &err),
-      0)
-      << err;
-  const std::vector<float> want = output_of(dir / "ort_input");
-  EXPECT_LE(testing::relative_error(output_of(dir / "ort_optimized"), want), 1e-5);
-
-  for (const char* device : {"cpu", "reference"}) {
-    const fs::path got = dir / (std::string("tso_") + device);
-    testing::RunResult run = tso({"run", out.string(), "--device", device, "--iters", "1",
-                                  "--inputs", (dir / "in").string(), "--outputs", got.string()},
-                                 dir);
-    ASSERT_EQ(run.exit_code, 0) << device << ": " << run.err;
-    EXPECT_LE(testing::relative_error(output_of(got), want), 1e-5) << device;
-  }
+  testing::expect_outputs_match_onnx_runtime(model, out, dir / "in", 1, dir);
   fs::remove_all(dir);
 }
 

@@ -33,6 +33,23 @@ inline void write_random_input(const std::filesystem::path& dir, const std::stri
   ASSERT_TRUE(write_tensor_file((dir / "input_0.pb").string(), {name, w}).ok());
 }
 
+// dir/input_K.pb for each (name, values) of `inputs`, in order: i64 tensors
+// of shape `dims` (token ids, attention masks).
+inline void write_i64_inputs(
+    const std::filesystem::path& dir, const Shape& dims,
+    const std::vector<std::pair<std::string, std::vector<int64_t>>>& inputs) {
+  std::filesystem::create_directories(dir);
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const std::vector<int64_t>& v = inputs[k].second;
+    WeightData w;
+    w.type = {DType::kI64, dims};
+    w.bytes.resize(v.size() * sizeof(int64_t));
+    std::memcpy(w.bytes.data(), v.data(), w.bytes.size());
+    const std::string file = "input_" + std::to_string(k) + ".pb";
+    ASSERT_TRUE(write_tensor_file((dir / file).string(), {inputs[k].first, w}).ok());
+  }
+}
+
 // Output `k` of a run that wrote its outputs to `dir`, as floats.
 inline std::vector<float> output_of(const std::filesystem::path& dir, int k) {
   Expected<NamedTensor> t =
@@ -80,6 +97,36 @@ inline std::filesystem::path write_dear_cost_table(const std::filesystem::path& 
   const std::filesystem::path p = dir / "costs.json";
   std::ofstream(p) << table.dump(2);
   return p;
+}
+
+// `tso inspect model`'s listing, after checking that it ran and found no
+// opaque node.
+inline std::string inspect_without_opaque_nodes(const std::filesystem::path& model,
+                                                const std::filesystem::path& dir) {
+  RunResult r = run_binary(TSO_BINARY, {"inspect", model.string()}, dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("opaque"), std::string::npos) << r.out;
+  return r.out;
+}
+
+// `tso optimize model out` for the analytic H100 model with the shipped
+// rules, no speed check; its report (dir/report.json), after checking that
+// it ran and checked the whole graph numerically to 1e-4.
+inline nlohmann::json optimize_checked_for_h100(const std::filesystem::path& model,
+                                                const std::filesystem::path& out,
+                                                const std::filesystem::path& dir) {
+  const std::filesystem::path report = dir / "report.json";
+  RunResult r = run_binary(TSO_BINARY,
+                           {"optimize", model.string(), out.string(), "--report", report.string(),
+                            "-q", "--no-verify-speed", "--device",
+                            std::string(TSO_SOURCE_DIR) + "/optimizer/devices/h100.json"},
+                           dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  if (r.exit_code != 0) return nlohmann::json::object();
+  nlohmann::json j = read_json(report);
+  EXPECT_EQ(j["check"]["performed"], true);
+  EXPECT_LE(j["check"]["max_relative_error"].get<double>(), 1e-4);
+  return j;
 }
 
 // `tso optimize model out` with handwritten.rules only, under the cost

@@ -307,8 +307,8 @@ TEST(CpuGather, AnAttentionMaskExpandedAndCast) {
 }
 
 // RoBERTa's position ids: the tokens that are not padding (id 1) counted
-// along the sequence in i32, back to i64 and offset by the padding id, then
-// looked up; run in parallel past the kernels' threshold on the long batch.
+// along the sequence in i32, back to i64 and offset by the padding id, the
+// padding's own position selected by an i64 where, then looked up; run in parallel past the kernels' threshold on the long batch.
 TEST(CpuLogic, PositionIdsFromTokenIds) {
   for (int64_t batch : {2, 2048}) {
     const std::string rows = std::to_string(batch);
@@ -322,7 +322,8 @@ TEST(CpuLogic, PositionIdsFromTokenIds) {
   %k = mul(%c, %m)
   %l = cast(%k, to="i64")
   %p = add(%l, pad)
-  %g = gather(table, %p, axis=0)
+  %s = where(%n, %p, pad)
+  %g = gather(table, %s, axis=0)
   output y = %g
 })";
     const Graph g = with_values(text, {{"pad", {1}}});

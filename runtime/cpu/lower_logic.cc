@@ -1,7 +1,9 @@
 // Comparisons, logic, cumsum, integer add/sub/mul and where on non-f32
 // branches: what encoders compute on token ids and attention masks, as own
 // steps on row-major tensors (logic.h).
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "runtime/cpu/builder.h"
 #include "runtime/cpu/dnnl_util.h"
@@ -39,6 +41,25 @@ BinaryFn binary_fn(Op op) {
   }
 }
 
+// One own step of `node` reading the row-major tensors `args` and writing a
+// new row-major output: `body(inputs, output)` on the buffers bound to them.
+using Body = std::function<void(const std::vector<const std::byte*>&, std::byte*)>;
+
+void add_own_step(Builder& b, int node, const std::vector<int>& args, Body body) {
+  const int y = plain_output(b, node, args);
+  b.add_kernel(std::string(op_name(b.graph().node(node).op)) + " (own)", b.describe(node), args,
+               {y}, [=](const Bindings& m) -> Run {
+                 std::vector<const std::byte*> in;
+                 for (int a : args) in.push_back(m.data(a));
+                 std::byte* out = m.data(y);
+                 return [=] { body(in, out); };
+               });
+  b.set_value({node, 0}, y);
+}
+
+uint8_t* bools(std::byte* p) { return reinterpret_cast<uint8_t*>(p); }
+const uint8_t* bools(const std::byte* p) { return reinterpret_cast<const uint8_t*>(p); }
+
 Status lower_compare(Builder& b, int node) {
   const Node& n = b.graph().node(node);
   const int x = b.as_plain(b.value(n.args[0])), z = b.as_plain(b.value(n.args[1]));
@@ -48,36 +69,29 @@ Status lower_compare(Builder& b, int node) {
                       : n.op == Op::Less ? CompareFn::kLess
                                          : CompareFn::kGreater;
   const Shape xs = b.tensor(x).type.shape, zs = b.tensor(z).type.shape, ys = n.outs[0].shape;
-  const int y = plain_output(b, node, {x, z});
-  b.add_kernel(std::string(op_name(n.op)) + " (own)", b.describe(node), {x, z}, {y},
-               [=](const Bindings& m) -> Run {
-                 const std::byte* pa = m.data(x);
-                 const std::byte* pb = m.data(z);
-                 uint8_t* py = reinterpret_cast<uint8_t*>(m.data(y));
-                 return [=] { compare(f, t, pa, xs, pb, zs, py, ys); };
-               });
-  b.set_value({node, 0}, y);
+  add_own_step(b, node, {x, z}, [=](const std::vector<const std::byte*>& in, std::byte* y) {
+    compare(f, t, in[0], xs, in[1], zs, bools(y), ys);
+  });
   return {};
 }
 
 Status lower_logic(Builder& b, int node) {
   const Node& n = b.graph().node(node);
   const int x = b.as_plain(b.value(n.args[0]));
-  const int z = n.op == Op::Not ? x : b.as_plain(b.value(n.args[1]));
-  const Shape xs = b.tensor(x).type.shape, zs = b.tensor(z).type.shape, ys = n.outs[0].shape;
-  const int64_t count = ys.numel();
+  const Shape xs = b.tensor(x).type.shape, ys = n.outs[0].shape;
+  if (n.op == Op::Not) {
+    const int64_t count = ys.numel();
+    add_own_step(b, node, {x}, [=](const std::vector<const std::byte*>& in, std::byte* y) {
+      logical_not(bools(in[0]), bools(y), count);
+    });
+    return {};
+  }
+  const int z = b.as_plain(b.value(n.args[1]));
+  const Shape zs = b.tensor(z).type.shape;
   const LogicFn f = n.op == Op::And ? LogicFn::kAnd : LogicFn::kOr;
-  const bool negate = n.op == Op::Not;
-  const int y = plain_output(b, node, {x, z});
-  b.add_kernel(std::string(op_name(n.op)) + " (own)", b.describe(node), {x, z}, {y},
-               [=](const Bindings& m) -> Run {
-                 const uint8_t* pa = reinterpret_cast<const uint8_t*>(m.data(x));
-                 const uint8_t* pb = reinterpret_cast<const uint8_t*>(m.data(z));
-                 uint8_t* py = reinterpret_cast<uint8_t*>(m.data(y));
-                 if (negate) return [=] { logical_not(pa, py, count); };
-                 return [=] { logical(f, pa, xs, pb, zs, py, ys); };
-               });
-  b.set_value({node, 0}, y);
+  add_own_step(b, node, {x, z}, [=](const std::vector<const std::byte*>& in, std::byte* y) {
+    logical(f, bools(in[0]), xs, bools(in[1]), zs, bools(y), ys);
+  });
   return {};
 }
 
@@ -95,13 +109,9 @@ Status lower_cumsum(Builder& b, int node) {
   g.extent = type.shape[axis];
   g.exclusive = n.attrs.i(AttrKey::exclusive) != 0;
   g.reverse = n.attrs.i(AttrKey::reverse) != 0;
-  const int y = plain_output(b, node, {x});
-  b.add_kernel("cumsum (own)", b.describe(node), {x}, {y}, [=](const Bindings& m) -> Run {
-    const std::byte* px = m.data(x);
-    std::byte* py = m.data(y);
-    return [=] { cumsum(g, type.dtype, px, py); };
+  add_own_step(b, node, {x}, [=](const std::vector<const std::byte*>& in, std::byte* y) {
+    cumsum(g, type.dtype, in[0], y);
   });
-  b.set_value({node, 0}, y);
   return {};
 }
 
@@ -115,15 +125,9 @@ Status lower_integer_binary(Builder& b, int node) {
                  "; the CPU runtime computes integer add, sub and mul of i64 and i32, and "
                  "everything on f32"};
   const Shape xs = b.tensor(x).type.shape, zs = b.tensor(z).type.shape, ys = n.outs[0].shape;
-  const int y = plain_output(b, node, {x, z});
-  b.add_kernel(std::string(op_name(n.op)) + " (own)", b.describe(node), {x, z}, {y},
-               [=](const Bindings& m) -> Run {
-                 const std::byte* pa = m.data(x);
-                 const std::byte* pb = m.data(z);
-                 std::byte* py = m.data(y);
-                 return [=] { integer_binary(f, t, pa, xs, pb, zs, py, ys); };
-               });
-  b.set_value({node, 0}, y);
+  add_own_step(b, node, {x, z}, [=](const std::vector<const std::byte*>& in, std::byte* y) {
+    integer_binary(f, t, in[0], xs, in[1], zs, y, ys);
+  });
   return {};
 }
 
@@ -138,15 +142,9 @@ Status lower_where_bytes(Builder& b, int node) {
                  "; the CPU runtime selects elements of 1, 4 or 8 bytes"};
   const Shape cs = b.tensor(c).type.shape, xs = b.tensor(x).type.shape, zs = b.tensor(z).type.shape,
               ys = type.shape;
-  const int y = plain_output(b, node, {c, x, z});
-  b.add_kernel("where (own)", b.describe(node), {c, x, z}, {y}, [=](const Bindings& m) -> Run {
-    const uint8_t* pc = reinterpret_cast<const uint8_t*>(m.data(c));
-    const std::byte* pa = m.data(x);
-    const std::byte* pb = m.data(z);
-    std::byte* py = m.data(y);
-    return [=] { where_bytes(elem, pc, cs, pa, xs, pb, zs, py, ys); };
+  add_own_step(b, node, {c, x, z}, [=](const std::vector<const std::byte*>& in, std::byte* y) {
+    where_bytes(elem, bools(in[0]), cs, in[1], xs, in[2], zs, y, ys);
   });
-  b.set_value({node, 0}, y);
   return {};
 }
 
