@@ -90,7 +90,13 @@ Outputs<S> run(const Node& n, Args<S> in) {
     case Op::Gelu: return one(E::unary(Fn::kGelu, x));
     case Op::Clip: return one(E::clip(x, a));
     case Op::Sub: return one(E::binary(Bin::kSub, x, *in[1]));
-    case Op::Div: return one(E::binary(Bin::kDiv, x, *in[1]));
+    case Op::Div: {  // integer quotients truncate toward zero, as ONNX Runtime's do
+      Expected<Tensor<S>> q = E::binary(Bin::kDiv, x, *in[1]);
+      const bool integer =
+          !n.outs.empty() && (n.outs[0].dtype == DType::kI64 || n.outs[0].dtype == DType::kI32);
+      if (q && integer) return one(ShapeOps<S>::cast(std::move(*q), n.outs[0].dtype));
+      return one(std::move(q));
+    }
     case Op::Pow: return one(E::binary(Bin::kPow, x, *in[1]));
     case Op::Sqrt: return one(E::unary(Fn::kSqrt, x));
     case Op::Neg: return one(E::unary(Fn::kNeg, x));

@@ -499,6 +499,30 @@ TEST(Errors, WrongArityAndBadConv) {
   EXPECT_FALSE(eval_node<float>(node(Op::Conv2d), three).ok());
 }
 
+// Integer division truncates toward zero; float division does not.
+TEST(Div, IntegerQuotientsTruncateTowardZero) {
+  Expected<Graph> g = parse_graph(R"(graph g {
+  input a: i64[4]
+  input b: i64[4]
+  input x: f32[2]
+  input y: f32[2]
+  %q = div(a, b)
+  %h = div(x, y)
+  output q = %q
+  output h = %h
+})");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  std::map<std::string, Tensor<double>> feeds;
+  feeds.emplace("a", T<double>({4}, {7, -7, 6, 1}));
+  feeds.emplace("b", T<double>({4}, {2, 2, 3, 4}));
+  feeds.emplace("x", T<double>({2}, {0.5, -3}));
+  feeds.emplace("y", T<double>({2}, {2, 2}));
+  auto r = evaluate<double>(*g, feeds);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(close((*r)[0], T<double>({4}, {3, -3, 2, 0})));
+  EXPECT_TRUE(close((*r)[1], T<double>({2}, {0.25, -1.5})));
+}
+
 // A small input padded to 360 GB: the evaluation needs more than the
 // machine has and says so before allocating anything.
 TEST(Errors, AGraphLargerThanTheMachineIsRefusedBeforeEvaluating) {
