@@ -15,6 +15,7 @@
 #include "cli/model_file.h"
 #include "driver/cpu_costs.h"
 #include "driver/execute.h"
+#include "frontend/constant_folding.h"
 #include "frontend/tensor_file.h"
 #include "runtime/common/memory.h"
 #include "runtime/cpu/run_model.h"
@@ -93,12 +94,15 @@ Expected<std::vector<WeightData>> make_inputs(const Graph& g, const RunOptions& 
   return inputs;
 }
 
+// Statistics of an output of any element type (bool as 0 and 1).
 void print_output(const std::string& name, const WeightData& w) {
-  const float* p = reinterpret_cast<const float*>(w.bytes.data());
-  const int64_t n = w.type.shape.numel();
+  const onnx_frontend::HostTensor h = onnx_frontend::host_from_weight(w);
+  const int64_t n = h.numel();
   double lo = INFINITY, hi = -INFINITY, sum = 0;
-  for (int64_t k = 0; k < n; ++k)
-    lo = std::min<double>(lo, p[k]), hi = std::max<double>(hi, p[k]), sum += p[k];
+  for (int64_t k = 0; k < n; ++k) {
+    const double v = h.get_f(k);
+    lo = std::min(lo, v), hi = std::max(hi, v), sum += v;
+  }
   std::printf("  %s  %s  min %.6g  max %.6g  mean %.6g\n", name.c_str(), to_string(w.type).c_str(),
               n ? lo : 0.0, n ? hi : 0.0, n ? sum / n : 0.0);
 }

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "driver/cpu_costs.h"
+#include "frontend/constant_folding.h"
 #include "runtime/cpu/run_model.h"
 #include "runtime/reference/executor.h"
 #ifdef TSO_HAVE_CUDA_RUNTIME
@@ -49,14 +50,21 @@ Expected<std::vector<WeightData>> run_reference(const Graph& g,
   }
   Expected<std::vector<ref::Tensor<float>>> outs = ref::evaluate<float>(g, feeds);
   if (!outs) return outs.error();
+  // Each output in its declared element type (the executor holds every
+  // element as a float: integers by value, bool as 0 and 1), as the other
+  // devices give it.
   std::vector<WeightData> result;
   for (size_t o = 0; o < outs->size(); ++o) {
-    WeightData w;
-    w.type = {DType::kF32, (*outs)[o].shape};
-    const auto& data = (*outs)[o].data;
-    w.bytes.resize(data.size() * sizeof(float));
-    std::memcpy(w.bytes.data(), data.data(), w.bytes.size());
-    result.push_back(std::move(w));
+    const ref::Tensor<float>& t = (*outs)[o];
+    onnx_frontend::HostTensor h =
+        onnx_frontend::HostTensor::zeros(g.type(g.outputs()[o].ref).dtype, t.shape);
+    for (size_t e = 0; e < t.data.size(); ++e) {
+      if (h.is_float())
+        h.f[e] = t.data[e];
+      else
+        h.i[e] = static_cast<int64_t>(t.data[e]);
+    }
+    result.push_back(onnx_frontend::weight_from_host(h));
   }
   return result;
 }

@@ -181,5 +181,54 @@ TEST(EncoderMasksCli, ACumSumAxisPastTheRankIsAnErrorNamingTheNode) {
   fs::remove_all(dir);
 }
 
+// Outputs that are not f32: the position ids (i64) and the mask (bool) come
+// back in their own element types from both runtimes, equal to ONNX
+// Runtime's, and `tso run` prints their values, not their bytes read as f32.
+TEST(EncoderMasksCli, IntegerAndBoolOutputsKeepTheirTypes) {
+  if (!testing::have_python_oracle()) GTEST_SKIP() << testing::kNoVenv;
+  const fs::path dir = testing::temp_dir("encoder_masks_cli_outputs");
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("positions");
+  declare(g->add_input(), "ids", onnx::TensorProto::INT64, {kBatch, kSeq});
+  declare(g->add_input(), "mask", onnx::TensorProto::INT64, {kBatch, kSeq});
+  declare(g->add_output(), "positions", onnx::TensorProto::INT64, {kBatch, kSeq});
+  declare(g->add_output(), "real", onnx::TensorProto::BOOL, {kBatch, kSeq});
+  add_int_initializer(g, "pad", onnx::TensorProto::INT64, {}, {kPad});
+  add_int_initializer(g, "axis", onnx::TensorProto::INT64, {}, {1});
+  add_node(g, "Equal", {"ids", "pad"}, "is_pad");
+  add_node(g, "Not", {"is_pad"}, "real");
+  testing::set_int(add_node(g, "Cast", {"real"}, "counts"), "to", onnx::TensorProto::INT64);
+  add_node(g, "CumSum", {"counts", "axis"}, "positions");
+  const fs::path model = dir / "positions.onnx";
+  std::ofstream(model, std::ios::binary) << m.SerializeAsString();
+  write_inputs(dir / "in");
+  std::string err;
+  ASSERT_EQ(testing::run_oracle(
+                {"ort", model.string(), (dir / "in").string(), (dir / "ort").string()}, &err),
+            0)
+      << err;
+  for (const char* device : {"cpu", "reference"}) {
+    const fs::path got = dir / device;
+    testing::RunResult r = tso({"run", model.string(), "--device", device, "--iters", "1",
+                                "--inputs", (dir / "in").string(), "--outputs", got.string()},
+                               dir);
+    ASSERT_EQ(r.exit_code, 0) << device << ": " << r.err;
+    EXPECT_NE(r.out.find("positions  i64[2,8]  min 1  max 7"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("real  bool[2,8]  min 0  max 1"), std::string::npos) << r.out;
+    for (int k = 0; k < 2; ++k) {
+      const std::string file = "output_" + std::to_string(k) + ".pb";
+      Expected<NamedTensor> want = read_tensor_file((dir / "ort" / file).string());
+      Expected<NamedTensor> have = read_tensor_file((got / file).string());
+      ASSERT_TRUE(want.ok() && have.ok()) << device << " " << file;
+      EXPECT_EQ(have->value.type, want->value.type) << device << " " << file;
+      EXPECT_EQ(have->value.bytes, want->value.bytes) << device << " " << file;
+    }
+  }
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace tso
