@@ -112,6 +112,9 @@ Status lower_update_slice(Builder& b, int node);     // in place where the base 
 Status lower_gather(Builder& b, int node);           // rows picked by indices, checked each run
 Status lower_gather_elements(Builder& b, int node);  // one element per index, checked each run
 bool is_movement(const Graph& g, int node);
+// A new row-major tensor for output `index` of `node`, of any element type
+// (no oneDNN descriptor for those oneDNN lacks: i64, bool).
+int row_major_output(Builder& b, int node, int index, const std::vector<int>& reads);
 // Comparisons, logic, cumsum, integer arithmetic and where on non-f32
 // branches (token ids and attention masks; lower_logic.cc).
 bool is_logic(const Graph& g, int node);

@@ -221,6 +221,22 @@ void where(const uint8_t* c, const Shape& cs, const float* a, const Shape& as, c
   }
 }
 
+BinaryFn binary_fn(Op op) {
+  switch (op) {
+    case Op::Sub:
+      return BinaryFn::kSub;
+    case Op::Mul:
+    case Op::ScalarMul:
+      return BinaryFn::kMul;
+    case Op::Div:
+      return BinaryFn::kDiv;
+    case Op::Pow:
+      return BinaryFn::kPow;
+    default:
+      return BinaryFn::kAdd;
+  }
+}
+
 namespace {
 
 float apply(BinaryFn f, float a, float b) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <span>
 
+#include "core/ops.h"
 #include "core/types.h"
 
 namespace tso::cpu {
@@ -68,6 +69,8 @@ void where(const uint8_t* c, const Shape& cs, const float* a, const Shape& as, c
            const Shape& bs, float* y, const Shape& out);
 
 enum class BinaryFn : unsigned char { kAdd, kSub, kMul, kDiv, kPow };
+// The function of add, sub, mul (and smul), div and pow.
+BinaryFn binary_fn(Op op);
 // y = f(a, b) with numpy broadcasting of `a` and `b` to `out`.
 void broadcast_binary(BinaryFn f, const float* a, const Shape& as, const float* b, const Shape& bs,
                       float* y, const Shape& out);

@@ -70,25 +70,7 @@ Status lower_binary(Builder& b, int node) {
   const Node& n = b.graph().node(node);
   int x = b.value(n.args[0]), z = b.value(n.args[1]);
   const Shape& ys = n.outs[0].shape;
-  BinaryFn fn = BinaryFn::kAdd;
-  algorithm alg = algorithm::binary_add;
-  switch (n.op) {
-    case Op::Sub:
-      fn = BinaryFn::kSub, alg = algorithm::binary_sub;
-      break;
-    case Op::Mul:
-    case Op::ScalarMul:
-      fn = BinaryFn::kMul, alg = algorithm::binary_mul;
-      break;
-    case Op::Div:
-      fn = BinaryFn::kDiv, alg = algorithm::binary_div;
-      break;
-    case Op::Pow:
-      fn = BinaryFn::kPow;
-      break;
-    default:
-      break;
-  }
+  const BinaryFn fn = binary_fn(n.op);
   if (fn == BinaryFn::kPow) {
     float e = 0;
     if (b.tensor(x).type.shape == ys && constant_scalar(b, z, &e))
@@ -103,6 +85,10 @@ Status lower_binary(Builder& b, int node) {
     own_binary(b, node, fn, x, z);  // the left operand is stretched: oneDNN stretches src1 only
     return {};
   }
+  const algorithm alg = fn == BinaryFn::kSub   ? algorithm::binary_sub
+                        : fn == BinaryFn::kMul ? algorithm::binary_mul
+                        : fn == BinaryFn::kDiv ? algorithm::binary_div
+                                               : algorithm::binary_add;
   const int rank = static_cast<int>(dims_of(ys).size());
   const memory::desc x_md = ranked(b, &x, rank);
   const memory::desc z_md = ranked(b, &z, rank);

@@ -27,10 +27,7 @@ Status lower_gather(Builder& b, int node) {
   g.extent = data.shape[axis];
   g.count = indices.shape.numel();
   g.wide = indices.dtype == DType::kI64;
-  const TensorType& type = n.outs[0];
-  const memory::desc md =
-      dnnl_type(type.dtype) == memory::data_type::undef ? memory::desc() : plain_desc(type);
-  const int y = b.output_tensor(type, md, {x, idx});
+  const int y = row_major_output(b, node, 0, {x, idx});
   const std::string where =
       " is out of range for axis " + std::to_string(axis) + " of " + to_string(data);
   b.add_kernel("gather (own)", b.describe(node), {x, idx}, {y}, [=](const Bindings& m) -> Run {
@@ -60,10 +57,7 @@ Status lower_gather_elements(Builder& b, int node) {
   g.axis = static_cast<int>(n.attrs.i(AttrKey::axis));
   g.elem_bytes = dtype_bytes(b.tensor(x).type.dtype);
   g.wide = b.tensor(idx).type.dtype == DType::kI64;
-  const TensorType& type = n.outs[0];
-  const memory::desc md =
-      dnnl_type(type.dtype) == memory::data_type::undef ? memory::desc() : plain_desc(type);
-  const int y = b.output_tensor(type, md, {x, idx});
+  const int y = row_major_output(b, node, 0, {x, idx});
   const std::string where =
       " is out of range for axis " + std::to_string(g.axis) + " of " + to_string(b.tensor(x).type);
   b.add_kernel("gather_elements (own)", b.describe(node), {x, idx}, {y},

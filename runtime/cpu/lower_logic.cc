@@ -6,39 +6,15 @@
 #include <vector>
 
 #include "runtime/cpu/builder.h"
-#include "runtime/cpu/dnnl_util.h"
 #include "runtime/cpu/logic.h"
 
 namespace tso::cpu {
 
 namespace {
 
-int plain_output(Builder& b, int node, const std::vector<int>& reads) {
-  const TensorType& type = b.graph().node(node).outs[0];
-  // No descriptor for dtypes oneDNN lacks (i64, bool): making one throws.
-  const memory::desc md =
-      dnnl_type(type.dtype) == memory::data_type::undef ? memory::desc() : plain_desc(type);
-  return b.output_tensor(type, md, reads);
-}
-
 Error unsupported(Builder& b, int node, const std::string& what) {
   return Error{b.describe(node) + " " + what + "; the CPU runtime computes it on " +
                "f32, f64, i64 and i32"};
-}
-
-BinaryFn binary_fn(Op op) {
-  switch (op) {
-    case Op::Sub:
-      return BinaryFn::kSub;
-    case Op::Mul:
-      return BinaryFn::kMul;
-    case Op::Div:
-      return BinaryFn::kDiv;
-    case Op::Pow:
-      return BinaryFn::kPow;
-    default:
-      return BinaryFn::kAdd;
-  }
 }
 
 // One own step of `node` reading the row-major tensors `args` and writing a
@@ -46,7 +22,7 @@ BinaryFn binary_fn(Op op) {
 using Body = std::function<void(const std::vector<const std::byte*>&, std::byte*)>;
 
 void add_own_step(Builder& b, int node, const std::vector<int>& args, Body body) {
-  const int y = plain_output(b, node, args);
+  const int y = row_major_output(b, node, 0, args);
   b.add_kernel(std::string(op_name(b.graph().node(node).op)) + " (own)", b.describe(node), args,
                {y}, [=](const Bindings& m) -> Run {
                  std::vector<const std::byte*> in;

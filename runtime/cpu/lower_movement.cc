@@ -49,14 +49,6 @@ void add_copies(Builder& b, int node, const char* what, int y, std::vector<CopyP
       });
 }
 
-int new_output(Builder& b, int node, int index, const std::vector<int>& reads) {
-  const TensorType& type = b.graph().node(node).outs[index];
-  // No descriptor for dtypes oneDNN lacks (i64, bool): making one throws.
-  const memory::desc md =
-      dnnl_type(type.dtype) == memory::data_type::undef ? memory::desc() : plain_desc(type);
-  return b.output_tensor(type, md, reads);
-}
-
 void lower_transpose(Builder& b, int node, int x) {
   const Node& n = b.graph().node(node);
   const Shape xs = b.tensor(x).type.shape;
@@ -65,7 +57,7 @@ void lower_transpose(Builder& b, int node, int x) {
   CopyPlan p;
   for (int64_t a : perm) p.extent.push_back(xs[a]), p.src_st.push_back(st[a]);
   p.dst_st = rt::strides_of(n.outs[0].shape);
-  const int y = new_output(b, node, 0, {x});
+  const int y = row_major_output(b, node, 0, {x});
   add_copies(b, node, "transpose", y, {p}, {x}, false, 0);
   b.set_value({node, 0}, y);
 }
@@ -90,7 +82,7 @@ void lower_slice(Builder& b, int node, int x) {
     p.src_off += s * st[ax];
     p.src_st[ax] = step * st[ax];
   }
-  const int y = new_output(b, node, 0, {x});
+  const int y = row_major_output(b, node, 0, {x});
   add_copies(b, node, "slice", y, {p}, {x}, false, 0);
   b.set_value({node, 0}, y);
 }
@@ -109,7 +101,7 @@ void lower_pad(Builder& b, int node, int x) {
     p.src_off += lo * xst[i];
     p.dst_off += (lo + pads[i]) * yst[i];
   }
-  const int y = new_output(b, node, 0, {x});
+  const int y = row_major_output(b, node, 0, {x});
   add_copies(b, node, "pad", y, {p}, {x}, true, static_cast<float>(n.attrs.f(AttrKey::value)));
   b.set_value({node, 0}, y);
 }
@@ -246,7 +238,7 @@ void lower_enlarge(Builder& b, int node, int x) {
   const std::vector<int64_t> yst = rt::strides_of(ys);
   CopyPlan p{std::vector<int64_t>(xs.begin(), xs.end()), rt::strides_of(xs), yst};
   p.dst_off = (ys[2] - xs[2]) / 2 * yst[2] + (ys[3] - xs[3]) / 2 * yst[3];
-  const int y = new_output(b, node, 0, {x});
+  const int y = row_major_output(b, node, 0, {x});
   add_copies(b, node, "enlarge", y, {p}, {x}, true, 0);
   b.set_value({node, 0}, y);
 }
@@ -270,7 +262,7 @@ void lower_split(Builder& b, int node, int x) {
     } else {
       CopyPlan p{std::vector<int64_t>(ps.begin(), ps.end()), st, rt::strides_of(ps)};
       p.src_off = start * st[axis];
-      const int y = new_output(b, node, static_cast<int>(k), {x});
+      const int y = row_major_output(b, node, static_cast<int>(k), {x});
       add_copies(b, node, "split", y, {p}, {x}, false, 0);
       b.set_value({node, static_cast<int32_t>(k)}, y);
     }
@@ -283,7 +275,7 @@ void lower_expand(Builder& b, int node, int x) {
   const Shape& ys = b.graph().node(node).outs[0].shape;
   CopyPlan p{std::vector<int64_t>(ys.begin(), ys.end()), rt::broadcast_strides(xs, ys),
              rt::strides_of(ys)};
-  const int y = new_output(b, node, 0, {x});
+  const int y = row_major_output(b, node, 0, {x});
   add_copies(b, node, "expand", y, {p}, {x}, false, 0);
   b.set_value({node, 0}, y);
 }
@@ -294,7 +286,7 @@ Status lower_cast(Builder& b, int node, int x) {
     return Error{b.describe(node) + ": cast from " + dtype_name(from) + " to " + dtype_name(to) +
                  "; the CPU runtime converts between f32, f64, i64, i32 and bool"};
   const int64_t count = b.tensor(x).type.shape.numel();
-  const int y = new_output(b, node, 0, {x});
+  const int y = row_major_output(b, node, 0, {x});
   b.add_kernel("cast (own)", b.describe(node), {x}, {y}, [=](const Bindings& m) -> Run {
     const std::byte* in = m.data(x);
     std::byte* out = m.data(y);
@@ -322,12 +314,20 @@ void lower_concat_copies(Builder& b, int node) {
     srcs.push_back(t);
     start += s[static_cast<int>(axis)];
   }
-  const int y = new_output(b, node, 0, srcs);
+  const int y = row_major_output(b, node, 0, srcs);
   add_copies(b, node, "concat", y, copies, srcs, false, 0);
   b.set_value({node, 0}, y);
 }
 
 }  // namespace
+
+int row_major_output(Builder& b, int node, int index, const std::vector<int>& reads) {
+  const TensorType& type = b.graph().node(node).outs[index];
+  // No descriptor for dtypes oneDNN lacks (i64, bool): making one throws.
+  const memory::desc md =
+      dnnl_type(type.dtype) == memory::data_type::undef ? memory::desc() : plain_desc(type);
+  return b.output_tensor(type, md, reads);
+}
 
 bool is_movement(const Graph& g, int node) {
   const Node& n = g.node(node);
