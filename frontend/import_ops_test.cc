@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 
 #include "core/checker.h"
@@ -194,6 +195,79 @@ TEST(ImportOps, MalformedIsNaNAndWhereNameTheNode) {
   r = import_proto(two);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("needs 3 inputs"), std::string::npos) << r.error().message;
+}
+
+// A model of one node `type` reading inputs `in` (f32 graph inputs declared
+// with their shapes, or initializers set up by `init`) into y.
+onnx::ModelProto one_node(const std::string& type,
+                          const std::vector<std::pair<std::string, std::vector<int64_t>>>& in,
+                          const std::function<void(onnx::GraphProto*)>& init) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("one");
+  auto* n = g->add_node();
+  n->set_name("op");
+  n->set_op_type(type);
+  for (const auto& [name, dims] : in) {
+    n->add_input(name);
+    if (dims.empty()) continue;
+    auto* v = g->add_input();
+    v->set_name(name);
+    auto* t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+  }
+  n->add_output("y");
+  g->add_output()->set_name("y");
+  init(g);
+  return m;
+}
+
+void add_i64(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& dims,
+             const std::vector<int64_t>& values) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  for (int64_t d : dims) t->add_dims(d);
+  for (int64_t v : values) t->add_int64_data(v);
+}
+
+// Bad input to the operators of token ids and timm blocks: a constant
+// GatherElements index out of range and an InstanceNormalization of a rank-2
+// input are errors naming the node; a CumSum whose axis is fed at run time
+// stays opaque, saying why.
+TEST(ImportOps, MalformedGatherElementsInstanceNormAndCumSum) {
+  Expected<ImportedModel> r =
+      import_proto(one_node("GatherElements", {{"x", {2, 3}}, {"i", {}}}, [](onnx::GraphProto* g) {
+        add_i64(g, "i", {2, 1}, {1, 2});
+      }));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("node 'op' (GatherElements): has index 2 out of range for "
+                                   "axis 0 of [2,3]"),
+            std::string::npos)
+      << r.error().message;
+
+  r = import_proto(one_node("InstanceNormalization", {{"x", {2, 3}}, {"s", {3}}, {"b", {3}}},
+                            [](onnx::GraphProto*) {}));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("node 'op' (InstanceNormalization): needs an input of rank 3 "
+                                   "or more, got f32[2,3]"),
+            std::string::npos)
+      << r.error().message;
+
+  r = import_proto(one_node("CumSum", {{"x", {2, 3}}, {"axis", {}}}, [](onnx::GraphProto* g) {
+    auto* axis = g->add_input();  // fed at run time
+    axis->set_name("axis");
+    auto* t = axis->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto::INT64);
+    t->mutable_shape();
+  }));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->opaque_nodes.size(), 1u);
+  EXPECT_EQ(r->opaque_nodes[0].op_type, "CumSum");
+  EXPECT_EQ(r->opaque_nodes[0].reason, "an axis that is not one constant");
 }
 
 // x -> HardSwish -> HardSigmoid(alpha 0.25, beta 0.25), as torchvision's
