@@ -65,6 +65,50 @@ void write_clip(ExportContext& ctx, const std::string& x, const std::string& out
   ctx.add_node("Clip", in, {out}, name);
 }
 
+// layernorm as ONNX LayerNormalization, or below opset 17, which has none,
+// in the nine nodes torch.onnx writes for it there: d = x - ReduceMean(x),
+// d / Sqrt(ReduceMean(Pow(d, 2)) + epsilon) * scale + bias, over the axes
+// from `axis` on. The importer reads that chain back as one layernorm
+// (decomposed_layernorm.h), and ONNX Runtime fuses it as well.
+void write_layernorm(ExportContext& ctx, int i) {
+  const Node& n = ctx.graph().node(i);
+  const std::string out = ctx.names()[i][0], name = node_name(ctx.graph(), i);
+  const std::vector<std::string> in = input_names(ctx, n);
+  const int64_t axis = n.attrs.i(AttrKey::axis);
+  const float epsilon = static_cast<float>(n.attrs.f(AttrKey::epsilon));
+  if (ctx.opset() >= 17) {
+    onnx::NodeProto* p = ctx.add_node("LayerNormalization", in, {out}, name);
+    set_attr(p, "axis", axis);
+    set_attr(p, "epsilon", epsilon);
+    return;
+  }
+  const int rank = n.outs[0].shape.rank();
+  Ints axes;
+  for (int64_t d = axis < 0 ? axis + rank : axis; d < rank; ++d) axes.push_back(d);
+  const DType t = n.outs[0].dtype;
+  auto mean = [&](const std::string& x, const std::string& tag) {
+    const std::string m = ctx.fresh(out + "/" + tag);
+    onnx::NodeProto* p = ctx.add_node("ReduceMean", {x}, {m}, name + "/" + tag);
+    set_attr(p, "axes", axes);
+    return m;
+  };
+  auto binary = [&](const char* op_type, const std::string& a, const std::string& b,
+                    const std::string& tag) {
+    const std::string r = ctx.fresh(out + "/" + tag);
+    ctx.add_node(op_type, {a, b}, {r}, name + "/" + tag);
+    return r;
+  };
+  const std::string d = binary("Sub", in[0], mean(in[0], "mean"), "centered");
+  const std::string sq = binary("Pow", d, ctx.constant(name + "/two", scalar(t, 2.0)), "squared");
+  const std::string var_eps =
+      binary("Add", mean(sq, "variance"), ctx.constant(name + "/epsilon", scalar(t, epsilon)),
+             "variance_eps");
+  const std::string dev = ctx.fresh(out + "/deviation");
+  ctx.add_node("Sqrt", {var_eps}, {dev}, name + "/deviation");
+  const std::string scaled = binary("Mul", binary("Div", d, dev, "normalized"), in[1], "scaled");
+  ctx.add_node("Add", {scaled, in[2]}, {out}, name);
+}
+
 // Writes `op_type` producing node i's output, followed by its fused
 // activation when it has one.
 onnx::NodeProto* with_act(ExportContext& ctx, int i, const std::string& op_type,
@@ -344,15 +388,9 @@ Status export_node(ExportContext& ctx, int i) {
       set_attr(p, "epsilon", static_cast<float>(n.attrs.f(AttrKey::epsilon)));
       return Status::Ok();
     }
-    case Op::LayerNorm: {
-      if (ctx.opset() < 17)
-        return Error{describe_node(g, i) + ": LayerNormalization needs opset 17, the model has " +
-                     std::to_string(ctx.opset())};
-      onnx::NodeProto* p = ctx.add_node("LayerNormalization", input_names(ctx, n), out, name);
-      set_attr(p, "axis", n.attrs.i(AttrKey::axis));
-      set_attr(p, "epsilon", static_cast<float>(n.attrs.f(AttrKey::epsilon)));
+    case Op::LayerNorm:
+      write_layernorm(ctx, i);
       return Status::Ok();
-    }
     case Op::Softmax: {
       const int64_t axis = n.attrs.i(AttrKey::axis);
       if (ctx.opset() < 13 && axis != n.outs[0].shape.rank() - 1)

@@ -12,7 +12,9 @@
 #include <unordered_set>
 
 #include "frontend/batch_override.h"
+#include "frontend/decomposed_layernorm.h"
 #include "frontend/erf_gelu.h"
+#include "frontend/host_tensor_util.h"
 #include "frontend/import_ops.h"
 #include "frontend/onnx.h"
 #include "frontend/onnx_util.h"
@@ -81,6 +83,10 @@ class Importer {
   Status import_node(const onnx::NodeProto& n);
   bool erf_gelu_holds(const ErfGeluChain& c);
   Status import_erf_gelu(const onnx::GraphProto& g, const ErfGeluChain& c);
+  int64_t reduced_suffix(const onnx::NodeProto& mean, int rank);
+  bool scalar_is(const std::string& name, int rank, double expected, bool at_least);
+  bool layernorm_param_holds(const std::string& name, const TensorType& x, int64_t axis);
+  Status import_layernorm(const onnx::GraphProto& g, const LayerNormChain& c);
   Status add_constant_node(const onnx::NodeProto& n);
   Expected<bool> try_fold(const onnx::NodeProto& n);
   Status add_opaque(const onnx::NodeProto& n, const std::string& reason);
@@ -96,10 +102,11 @@ class Importer {
   std::unordered_map<std::string, WeightUse> weight_use_;  // first reader of each initializer
   std::map<std::string, TensorType> declared_;             // static value_info of the model
   std::unordered_set<std::string> weight_names_;
-  std::optional<BatchChange> batch_;                 // set when ImportOptions::batch changes it
-  std::unordered_map<int, ErfGeluChain> erf_gelus_;  // by the index of the chain's last node
-  std::unordered_set<int> deferred_;                 // the chains' inner nodes
-  int64_t random_weight_bytes_ = 0;                  // made so far, in all
+  std::optional<BatchChange> batch_;                    // set when ImportOptions::batch changes it
+  std::unordered_map<int, ErfGeluChain> erf_gelus_;     // by the index of the chain's last node
+  std::unordered_map<int, LayerNormChain> layernorms_;  // likewise
+  std::unordered_set<int> deferred_;                    // the chains' inner nodes
+  int64_t random_weight_bytes_ = 0;                     // made so far, in all
 };
 
 class ImporterContext : public NodeContext {
@@ -615,6 +622,108 @@ Status Importer::import_erf_gelu(const onnx::GraphProto& g, const ErfGeluChain& 
   return Status::Ok();
 }
 
+// The first axis of the suffix of x's axes a ReduceMean of rank-`rank` x
+// averages over, keeping them; -1 for any other reduction (axes that are no
+// suffix, keepdims 0, axes not constant).
+int64_t Importer::reduced_suffix(const onnx::NodeProto& mean, int rank) {
+  if (attr_int(mean, "keepdims", 1) != 1) return -1;
+  std::optional<std::vector<int64_t>> axes = attr_ints(mean, "axes");
+  if (mean.input_size() == 2) {
+    const HostTensor* t = host_of(value(mean.input(1)));
+    if (!t || t->is_float() || t->shape.rank() > 1) return -1;
+    axes = host_to_ints(*t);
+  }
+  if (!axes || axes->empty()) return -1;
+  for (int64_t& a : *axes) {
+    if (a < -rank || a >= rank) return -1;
+    if (a < 0) a += rank;
+  }
+  std::sort(axes->begin(), axes->end());
+  for (size_t k = 0; k < axes->size(); ++k)
+    if ((*axes)[k] != rank - static_cast<int64_t>(axes->size() - k)) return -1;
+  return axes->front();
+}
+
+// Whether `name` is an f32 constant of one element and of rank <= `rank`
+// equal to `expected`, or, when `at_least`, finite and no less than it.
+bool Importer::scalar_is(const std::string& name, int rank, double expected, bool at_least) {
+  const HostTensor* t = host_of(value(name));
+  if (!t || t->dtype != DType::kF32 || t->numel() != 1 || t->shape.rank() > rank) return false;
+  const double v = t->get_f(0);
+  return at_least ? std::isfinite(v) && v >= expected : v == expected;
+}
+
+// Whether a layernorm's scale or bias may be `name`: an f32 tensor that
+// broadcasts to the normalized shape of x (so that it broadcasts x to
+// nothing more).
+bool Importer::layernorm_param_holds(const std::string& name, const TensorType& x, int64_t axis) {
+  Value* p = value(name);
+  const Shape trailing(x.shape.dims().subspan(axis));
+  return p && p->type.dtype == DType::kF32 && broadcast_shapes(p->type.shape, trailing) == trailing;
+}
+
+// At the chain's last node, every node it reads is imported. The chain is
+// one layernorm when x is computed f32 data, both means reduce the same
+// suffix of its axes, the exponent is 2 and epsilon a scalar >= 0; the
+// affine mul and add join it when their operands broadcast to the
+// normalized shape, and are imported after it otherwise. Any other chain is
+// imported node by node, in chain order (a topological one).
+Status Importer::import_layernorm(const onnx::GraphProto& g, const LayerNormChain& c) {
+  const onnx::NodeProto& last = g.node(c.last);
+  Value* x = value(c.x);
+  const int rank = x ? x->type.shape.rank() : 0;
+  const int64_t axis = x ? reduced_suffix(g.node(c.mean), rank) : -1;
+  const bool holds = x && !x->is_const() && x->type.dtype == DType::kF32 && axis >= 0 &&
+                     reduced_suffix(g.node(c.variance), rank) == axis &&
+                     (c.exponent.empty() || scalar_is(c.exponent, rank, 2.0, false)) &&
+                     scalar_is(c.epsilon, rank, 0.0, true);
+  std::vector<int> nodes = c.inner;
+  nodes.push_back(c.last);
+  if (!holds) {
+    for (int k : nodes) TSO_RETURN_IF_ERROR(import_node(g.node(k)));
+    return Status::Ok();
+  }
+  const TensorType xt = x->type;
+  const Shape trailing(xt.shape.dims().subspan(axis));
+  // The nodes up to the Div are the normalization; what follows of the
+  // chain joins it while its operand holds.
+  size_t joined = 7;
+  std::string params[2];
+  for (const std::string* p : {&c.scale, &c.bias}) {
+    if (joined == nodes.size() || !layernorm_param_holds(*p, xt, axis)) break;
+    params[joined - 7] = *p;
+    ++joined;
+  }
+  std::vector<TensorRef> args;
+  Expected<TensorRef> in = materialize(c.x);
+  if (!in) return node_error(last, in.error().message);
+  args.push_back(*in);
+  for (int k : {0, 1}) {
+    if (params[k].empty()) {
+      HostTensor unit = HostTensor::zeros(DType::kF32, trailing);
+      if (k == 0) std::fill(unit.f.begin(), unit.f.end(), 1.0);
+      args.push_back(new_weight(k == 0 ? "unit_scale" : "zero_shift", unit));
+      continue;
+    }
+    Expected<TensorRef> t = materialize(params[k]);
+    if (!t) return node_error(last, t.error().message);
+    args.push_back(*t);
+  }
+  Attrs a;
+  a.set(AttrKey::axis, axis);
+  a.set(AttrKey::epsilon, host_of(value(c.epsilon))->get_f(0));
+  const onnx::NodeProto& end = g.node(nodes[joined - 1]);
+  Expected<TensorRef> y = builder_.add1(Op::LayerNorm, args, std::move(a), end.name());
+  if (!y) return node_error(end, y.error().message);
+  Value v;
+  v.ref = *y;
+  v.type = builder_.type(*y);
+  values_[end.output(0)] = v;
+  ++result_.stats.layernorms;
+  for (size_t k = joined; k < nodes.size(); ++k) TSO_RETURN_IF_ERROR(import_node(g.node(nodes[k])));
+  return Status::Ok();
+}
+
 Status Importer::add_outputs(const onnx::GraphProto& g) {
   if (g.output_size() == 0) return error("the graph has no outputs");
   for (const auto& o : g.output()) {
@@ -657,11 +766,18 @@ Expected<ImportedModel> Importer::run(onnx::ModelProto& model) {
     deferred_.insert(c.inner.begin(), c.inner.end());
     erf_gelus_.emplace(c.last, std::move(c));
   }
+  for (LayerNormChain& c : find_layernorm_chains(g, uses_)) {
+    deferred_.insert(c.inner.begin(), c.inner.end());
+    layernorms_.emplace(c.last, std::move(c));
+  }
   for (int i : *order) {
     if (deferred_.count(i)) continue;
-    auto chain = erf_gelus_.find(i);
-    TSO_RETURN_IF_ERROR(chain == erf_gelus_.end() ? import_node(g.node(i))
-                                                  : import_erf_gelu(g, chain->second));
+    if (auto gelu = erf_gelus_.find(i); gelu != erf_gelus_.end())
+      TSO_RETURN_IF_ERROR(import_erf_gelu(g, gelu->second));
+    else if (auto norm = layernorms_.find(i); norm != layernorms_.end())
+      TSO_RETURN_IF_ERROR(import_layernorm(g, norm->second));
+    else
+      TSO_RETURN_IF_ERROR(import_node(g.node(i)));
   }
   TSO_RETURN_IF_ERROR(add_outputs(g));
   Expected<Graph> graph = builder_.finish();

@@ -79,6 +79,7 @@ struct ImportStats {
   int materialized_constants = 0;  // folded constants that became weights
   int rewritten_reshapes = 0;      // Reshape shapes given the new batch (ImportOptions::batch)
   int erf_gelus = 0;               // five-node GELUs read as one gelu (erf_gelu.h)
+  int layernorms = 0;              // nine-node LayerNorms read as one (decomposed_layernorm.h)
 };
 
 struct ImportedModel {

@@ -124,7 +124,7 @@ inline nlohmann::json optimize_checked_for_h100(const std::filesystem::path& mod
   EXPECT_EQ(r.exit_code, 0) << r.err;
   if (r.exit_code != 0) return nlohmann::json::object();
   nlohmann::json j = read_json(report);
-  EXPECT_EQ(j["check"]["performed"], true);
+  EXPECT_EQ(j["check"]["performed"], true) << j["check"].dump();
   EXPECT_LE(j["check"]["max_relative_error"].get<double>(), 1e-4);
   return j;
 }

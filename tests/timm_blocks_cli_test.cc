@@ -66,10 +66,10 @@ fs::path write_model(const fs::path& dir, float slope) {
 // InstanceNormalization(ones, zeros) -> Reshape [1,8,6,6] -> * gamma + beta
 // -> Relu = y; z = InstanceNormalization(x, scale, bias) with `channels`
 // entries in scale and bias.
-fs::path write_group_norm_model(const fs::path& dir, int64_t channels) {
+fs::path write_group_norm_model(const fs::path& dir, int64_t channels, int64_t opset = 17) {
   onnx::ModelProto m;
   m.set_ir_version(8);
-  m.add_opset_import()->set_version(17);
+  m.add_opset_import()->set_version(opset);
   auto* g = m.mutable_graph();
   g->set_name("bit");
   testing::declare(g->add_input(), "x", onnx::TensorProto::FLOAT, {1, 4, 6, 6});
@@ -152,6 +152,19 @@ TEST(TimmBlocksCli, GroupAndInstanceNormalizationMatchOnnxRuntime) {
   const fs::path model = write_group_norm_model(dir, 4), out = dir / "optimized.onnx";
   const std::string listing = testing::inspect_without_opaque_nodes(model, dir);
   EXPECT_NE(listing.find("layernorm 2"), std::string::npos) << listing;
+  testing::optimize_checked_for_h100(model, out, dir);
+  testing::write_random_input(dir / "in", "x", Shape{1, 4, 6, 6}, 5);
+  testing::expect_outputs_match_onnx_runtime(model, out, dir / "in", 2, dir);
+  fs::remove_all(dir);
+}
+
+// Below opset 17, which has no LayerNormalization, the layernorms are
+// written as the nine nodes torch.onnx writes for one (tso optimize refused
+// to export them before).
+TEST(TimmBlocksCli, GroupNormBelowOpset17IsWrittenAndMatchesOnnxRuntime) {
+  if (!testing::have_python_oracle()) GTEST_SKIP() << testing::kNoVenv;
+  const fs::path dir = testing::temp_dir("timm_blocks_cli_norm14");
+  const fs::path model = write_group_norm_model(dir, 4, 14), out = dir / "optimized.onnx";
   testing::optimize_checked_for_h100(model, out, dir);
   testing::write_random_input(dir / "in", "x", Shape{1, 4, 6, 6}, 5);
   testing::expect_outputs_match_onnx_runtime(model, out, dir / "in", 2, dir);
