@@ -1,10 +1,13 @@
 // Folding of data-movement and shape-query ONNX operators: Shape, Size,
 // Gather, GatherElements, ConstantOfShape, Unsqueeze, Squeeze, Concat,
-// Expand, Slice, Range, Reshape, Flatten, Transpose.
+// Expand, Tile, Slice, ScatterND, Range, Reshape, Flatten, Transpose.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
+#include <optional>
 #include <string>
+#include <type_traits>
 
 #include "frontend/fold_ops.h"
 #include "frontend/host_tensor_util.h"
@@ -224,6 +227,109 @@ FoldResult fold_expand(const onnx::NodeProto&, int64_t, FoldInputs in, int64_t l
   return one(remap(**x, *out, broadcast_map(*out, (*x)->shape)));
 }
 
+FoldResult fold_tile(const onnx::NodeProto&, int64_t, FoldInputs in, int64_t limit) {
+  Expected<const HostTensor*> x = need_input(in, 0), r = need_input(in, 1);
+  if (!x) return x.error();
+  if (!r) return r.error();
+  const Shape& xs = (*x)->shape;
+  const std::vector<int64_t> repeats = host_to_ints(**r);
+  if (static_cast<int>(repeats.size()) != xs.rank())
+    return Error{std::to_string(repeats.size()) + " repeats for " + to_string(xs)};
+  std::vector<int64_t> dims;
+  for (int d = 0; d < xs.rank(); ++d) {
+    if (repeats[d] < 0) return Error{"repeat " + std::to_string(repeats[d]) + " is negative"};
+    if (xs[d] != 0 && repeats[d] > std::numeric_limits<int64_t>::max() / xs[d])
+      return Error{"repeats overflow " + to_string(xs)};
+    dims.push_back(xs[d] * repeats[d]);
+  }
+  Expected<Shape> out = shape_from_values(dims);
+  if (!out) return out.error();
+  if (too_large(*out, limit)) return Declined();
+  const std::vector<int64_t> xst = strides_of(xs), ost = strides_of(*out);
+  std::vector<int64_t> map(out->numel());
+  for (int64_t j = 0; j < out->numel(); ++j)
+    for (int d = 0; d < xs.rank(); ++d) map[j] += (j / ost[d] % (*out)[d] % xs[d]) * xst[d];
+  return one(remap(**x, *out, map));
+}
+
+enum class Reduction { kNone, kAdd, kMul, kMax, kMin };
+
+template <typename T>
+T combine(Reduction r, T a, T u) {
+  switch (r) {
+    case Reduction::kNone:
+      return u;
+    case Reduction::kAdd:  // integers wrap, as two's complement
+      if constexpr (std::is_integral_v<T>)
+        return T(std::make_unsigned_t<T>(a) + std::make_unsigned_t<T>(u));
+      return a + u;
+    case Reduction::kMul:
+      if constexpr (std::is_integral_v<T>)
+        return T(std::make_unsigned_t<T>(a) * std::make_unsigned_t<T>(u));
+      return a * u;
+    case Reduction::kMax:
+      return std::max(a, u);
+    case Reduction::kMin:
+      return std::min(a, u);
+  }
+  return u;
+}
+
+// ScatterND: data with the slices that indices' last axis addresses replaced
+// by (or, with `reduction`, combined with) updates, in index order (torch's
+// slice assignments, e.g. the shifted-window mask of torchvision's Swin).
+FoldResult fold_scatter_nd(const onnx::NodeProto& n, int64_t, FoldInputs in, int64_t limit) {
+  Expected<const HostTensor*> x = need_input(in, 0), idx = need_input(in, 1),
+                              upd = need_input(in, 2);
+  if (!x) return x.error();
+  if (!idx) return idx.error();
+  if (!upd) return upd.error();
+  const Shape &xs = (*x)->shape, &is = (*idx)->shape, &us = (*upd)->shape;
+  if ((*idx)->is_float()) return Error{"indices are not integers"};
+  if ((*upd)->dtype != (*x)->dtype) return Error{"updates and data differ in element type"};
+  if (is.rank() < 1 || is[is.rank() - 1] > xs.rank())
+    return Error{"indices " + to_string(is) + " do not address " + to_string(xs)};
+  const int k = static_cast<int>(is[is.rank() - 1]);
+  std::vector<int64_t> want(is.begin(), is.end() - 1);
+  want.insert(want.end(), xs.begin() + k, xs.end());
+  if (std::vector<int64_t>(us.begin(), us.end()) != want)
+    return Error{"updates " + to_string(us) + " do not match indices " + to_string(is) + " into " +
+                 to_string(xs)};
+  const std::string name = attr_string(n, "reduction", "none");
+  static const std::pair<std::string_view, Reduction> kReductions[] = {{"none", Reduction::kNone},
+                                                                       {"add", Reduction::kAdd},
+                                                                       {"mul", Reduction::kMul},
+                                                                       {"max", Reduction::kMax},
+                                                                       {"min", Reduction::kMin}};
+  std::optional<Reduction> reduction;
+  for (const auto& [r_name, r] : kReductions)
+    if (r_name == name) reduction = r;
+  if (!reduction) return Error{"reduction '" + name + "' is not one of ONNX's"};
+  const std::vector<int64_t> xst = strides_of(xs);
+  const int64_t slice = k == 0 ? xs.numel() : xst[k - 1];
+  int64_t tuples = 1;
+  for (int d = 0; d + 1 < is.rank(); ++d) tuples *= is[d];
+  HostTensor out = **x;
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t pos = 0;
+    for (int d = 0; d < k; ++d) {
+      const int64_t c = (*idx)->get_i(t * k + d);
+      if (c < -xs[d] || c >= xs[d])
+        return Error{"index " + std::to_string(c) + " is out of range for axis " +
+                     std::to_string(d) + " of " + to_string(xs)};
+      pos += (c < 0 ? c + xs[d] : c) * xst[d];
+    }
+    for (int64_t e = 0; e < slice; ++e) {
+      const int64_t at = pos + e, from = t * slice + e;
+      if (out.is_float())
+        out.f[at] = combine(*reduction, out.f[at], (*upd)->f[from]);
+      else
+        out.i[at] = combine(*reduction, out.i[at], (*upd)->i[from]);
+    }
+  }
+  return one(std::move(out));
+}
+
 FoldResult fold_slice(const onnx::NodeProto&, int64_t, FoldInputs in, int64_t limit) {
   Expected<const HostTensor*> x = need_input(in, 0), st = need_input(in, 1),
                               en = need_input(in, 2);
@@ -372,6 +478,7 @@ FoldFn find_shape_fold(std::string_view t) {
       {"ConstantOfShape", fold_constant_of_shape},
       {"Unsqueeze", fold_unsqueeze},  {"Squeeze", fold_squeeze},
       {"Concat", fold_concat},        {"Expand", fold_expand},
+      {"Tile", fold_tile},            {"ScatterND", fold_scatter_nd},
       {"Slice", fold_slice},          {"Range", fold_range},
       {"Reshape", fold_reshape},      {"Flatten", fold_flatten},
       {"Transpose", fold_transpose},  {"Identity", fold_identity},

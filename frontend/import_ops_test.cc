@@ -10,6 +10,8 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <map>
+#include <tuple>
 
 #include "core/checker.h"
 #include "core/text_format.h"
@@ -268,6 +270,77 @@ TEST(ImportOps, MalformedGatherElementsInstanceNormAndCumSum) {
   ASSERT_EQ(r->opaque_nodes.size(), 1u);
   EXPECT_EQ(r->opaque_nodes[0].op_type, "CumSum");
   EXPECT_EQ(r->opaque_nodes[0].reason, "an axis that is not one constant");
+}
+
+// torchvision's Swin computes its shifted-window mask in forward: zeros,
+// slice assignments (ScatterND, torch's index_put), `mask != 0` and a
+// masked fill (Where); at static shapes all of it is constant and folds, so
+// that only the add to the scores remains. An index out of range is an
+// error naming the node.
+onnx::ModelProto window_mask_model(int64_t last_row) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("mask");
+  declare(g->add_input(), "x", onnx::TensorProto::FLOAT, {4, 4});
+  declare(g->add_output(), "y", onnx::TensorProto::FLOAT, {4, 4});
+  add_i64(g, "shape", {2}, {4, 4});
+  add_i64(g, "box", {2, 2, 2}, {0, 2, 0, 3, 1, 2, 1, 3});  // mask[0:2, 2:4]
+  add_i64(g, "rows", {2, 1}, {2, last_row});               // mask[2:4, :]
+  for (const auto& [name, dims, v] :
+       {std::tuple<const char*, std::vector<int64_t>, float>{"ones", {2, 2}, 1.0f},
+        {"twos", {2, 4}, 2.0f},
+        {"zero", {}, 0.0f},
+        {"fill", {}, -100.0f}}) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t->add_dims(d);
+    for (int64_t k = 0; k < (dims.empty() ? 1 : dims[0] * dims[1]); ++k) t->add_float_data(v);
+  }
+  add_node(g, "zeros", "ConstantOfShape", {"shape"}, "zeros");
+  add_node(g, "box_mask", "ScatterND", {"zeros", "box", "ones"}, "m1");
+  add_node(g, "row_mask", "ScatterND", {"m1", "rows", "twos"}, "m2");
+  add_node(g, "eq", "Equal", {"m2", "zero"}, "eq");
+  add_node(g, "ne", "Not", {"eq"}, "ne");
+  add_node(g, "masked", "Where", {"ne", "fill", "zero"}, "bias");
+  add_node(g, "add", "Add", {"x", "bias"}, "y");
+  return m;
+}
+
+TEST(ImportOps, SwinsWindowMaskOfScatterNDsFoldsToAWeight) {
+  Expected<ImportedModel> r = import_proto(window_mask_model(3));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->opaque_nodes.empty());
+  int adds = 0, others = 0;
+  for (const Node& n : r->graph.nodes()) {
+    if (n.op == Op::Add)
+      ++adds;
+    else if (n.op != Op::Input && n.op != Op::Weight)
+      ++others;
+  }
+  EXPECT_EQ(adds, 1);
+  EXPECT_EQ(others, 0) << print(r->graph);
+  std::vector<float> x(16);
+  for (size_t k = 0; k < x.size(); ++k) x[k] = 0.5f * static_cast<float>(k);
+  std::map<std::string, ref::Tensor<float>> feeds;
+  feeds["x"] = ref::Tensor<float>(Shape{4, 4}, x);
+  auto y = ref::evaluate<float>(r->graph, feeds);
+  ASSERT_TRUE(y.ok()) << y.error().message;
+  for (int64_t k = 0; k < 16; ++k) {
+    const int64_t row = k / 4, col = k % 4;
+    const bool masked = row >= 2 || col >= 2;
+    EXPECT_FLOAT_EQ((*y)[0].data[k], x[k] + (masked ? -100.0f : 0.0f)) << k;
+  }
+
+  r = import_proto(window_mask_model(4));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("node 'row_mask' (ScatterND)"), std::string::npos)
+      << r.error().message;
+  EXPECT_NE(r.error().message.find("index 4 is out of range for axis 0 of [4,4]"),
+            std::string::npos)
+      << r.error().message;
 }
 
 // x -> HardSwish -> HardSigmoid(alpha 0.25, beta 0.25), as torchvision's
