@@ -90,6 +90,12 @@
 // j >= i, or j > i, when reverse = 1), in x's element type and shape; the axis
 // is normalized like concat's.
 //
+// Reductions. `reduce_mean`, `reduce_sum`, `reduce_max` and `reduce_l2`
+// (x; axes, keepdims) are ONNX ReduceMean, ReduceSum, ReduceMax and ReduceL2
+// (sqrt of the sum of squares) over `axes`, all of them when empty; the
+// reduced axes stay as 1 when keepdims = 1. The axes are normalized, sorted,
+// at construction.
+//
 // Float assumptions. Rewrites may reassociate and redistribute sums and
 // products (as every fast kernel does); results are then equal up to rounding.
 // Tolerance policy: float comparisons between two computations of one function

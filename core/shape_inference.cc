@@ -457,8 +457,7 @@ Result infer_softmax(Attrs* a, Inputs in) {
   return Types{in[0]};
 }
 
-Result infer_reduce_mean(Attrs* a, Inputs in) {
-  const Op op = Op::ReduceMean;
+Result infer_reduce(Op op, Attrs* a, Inputs in) {
   const TensorType& x = in[0];
   TSO_RETURN_IF_ERROR(need_flag(op, *a, AttrKey::keepdims));
   Ints axes = a->ints(AttrKey::axes);
@@ -841,7 +840,10 @@ Result infer_unchecked(Op op, Attrs* attrs, Inputs in) {
     case Op::Gemm: return infer_gemm(a, in);
     case Op::Softmax: return infer_softmax(&a, in);
     case Op::LayerNorm: return infer_layernorm(&a, in);
-    case Op::ReduceMean: return infer_reduce_mean(&a, in);
+    case Op::ReduceMean:
+    case Op::ReduceSum:
+    case Op::ReduceMax:
+    case Op::ReduceL2: return infer_reduce(op, &a, in);
     case Op::Reshape: return infer_reshape(&a, in);
     case Op::Flatten: return infer_flatten(&a, in);
     case Op::Squeeze: return infer_squeeze(&a, in);
@@ -943,7 +945,10 @@ Count flop_count(Op op, const Attrs& a, Inputs in, Inputs out) {
       return n_out * k[0] * k[1];
     }
     case Op::GlobalAvgPool:
-    case Op::ReduceMean: return numel(in);
+    case Op::ReduceMean:
+    case Op::ReduceSum:
+    case Op::ReduceMax: return numel(in);
+    case Op::ReduceL2: return 2 * numel(in);  // square, sum
     case Op::BatchNorm: return kBatchNormFlops * n_out;
     case Op::LayerNorm: return kLayerNormFlops * n_out;
     case Op::Softmax: return kSoftmaxFlops * n_out;

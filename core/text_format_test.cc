@@ -150,6 +150,15 @@ const char* const kCanonical[] = {
   output y = %1
 }
 )",
+    R"(graph grn {
+  input x: f32[1,6,6,8]
+  %0: f32[1,1,1,8] = reduce_l2(x, axes=[1,2])
+  %1: f32[1,1,1,1] = reduce_max(%0, axes=[3])
+  %2: f32[1] = reduce_sum(%0, axes=[1,2,3], keepdims=0)
+  output g = %1
+  output s = %2
+}
+)",
     R"(graph positions {
   input ids: i64[2,8]
   input mask: i64[2,8]

@@ -217,7 +217,8 @@ Status export_update_slice(ExportContext& ctx, int i) {
 }
 
 // Operators whose extra parameters are ONNX inputs from opset 13 (Split,
-// Squeeze, Unsqueeze) or 18 (ReduceMean) on, and attributes before.
+// Squeeze, Unsqueeze, ReduceSum) or 18 (the other reductions) on, and
+// attributes before.
 void axes_input_or_attr(ExportContext& ctx, onnx::NodeProto* p, const std::string& attr,
                         const Ints& v, int64_t from_opset, bool skip_empty) {
   if (skip_empty && v.empty()) return;
@@ -265,10 +266,17 @@ Status export_data(ExportContext& ctx, int i) {
       axes_input_or_attr(ctx, add(n.op == Op::Squeeze ? "Squeeze" : "Unsqueeze"), "axes",
                          a.ints(AttrKey::axes), 13, false);
       break;
-    case Op::ReduceMean: {
-      onnx::NodeProto* p = add("ReduceMean");
+    case Op::ReduceMean:
+    case Op::ReduceSum:
+    case Op::ReduceMax:
+    case Op::ReduceL2: {
+      onnx::NodeProto* p = add(n.op == Op::ReduceMean  ? "ReduceMean"
+                               : n.op == Op::ReduceSum ? "ReduceSum"
+                               : n.op == Op::ReduceMax ? "ReduceMax"
+                                                       : "ReduceL2");
       set_attr(p, "keepdims", a.i(AttrKey::keepdims));
-      axes_input_or_attr(ctx, p, "axes", a.ints(AttrKey::axes), 18, false);
+      axes_input_or_attr(ctx, p, "axes", a.ints(AttrKey::axes), n.op == Op::ReduceSum ? 13 : 18,
+                         false);
       break;
     }
     case Op::Reshape:

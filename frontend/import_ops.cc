@@ -61,7 +61,8 @@ Expected<Mapped> map_simple(NodeContext& ctx, const Simple& s) {
   return add_one(ctx, s.op, std::move(*args));
 }
 
-// Axes from the attribute (before opset 13, or 18 for ReduceMean) or input 1.
+// Axes from the attribute (before opset 13, or 18 for most reductions) or
+// input 1.
 std::optional<Ints> axes_of(NodeContext& ctx, bool from_input) {
   if (!from_input) return attr_ints(ctx.node(), "axes").value_or(Ints{});
   if (!ctx.has_input(1)) return Ints{};
@@ -88,17 +89,21 @@ Expected<Mapped> map_clip(NodeContext& ctx) {
   return add_one(ctx, Op::Clip, {*x}, std::move(a));
 }
 
-Expected<Mapped> map_reduce_mean(NodeContext& ctx) {
-  const bool from_input = ctx.opset() >= 18;
+// ReduceMean, ReduceSum, ReduceMax and ReduceL2: their axes an input from
+// opset 13 (ReduceSum) or 18 (the others), an attribute before.
+template <Op kOp>
+Expected<Mapped> map_reduce(NodeContext& ctx) {
+  const bool from_input = ctx.opset() >= (kOp == Op::ReduceSum ? 13 : 18);
   std::optional<Ints> axes = axes_of(ctx, from_input);
   if (!axes) return opaque("axes that are not constant");
-  if (axes->empty() && attr_int(ctx.node(), "noop_with_empty_axes", 0) != 0)
-    return opaque("noop_with_empty_axes");
   Expected<TensorRef> x = ctx.tensor(0);
   if (!x) return x.error();
+  // No axes reduce none with noop_with_empty_axes, all of them without.
+  if (axes->empty() && attr_int(ctx.node(), "noop_with_empty_axes", 0) != 0)
+    return Mapped{{*x}, {}};
   Attrs a;
   a.set(AttrKey::axes, *axes).set(AttrKey::keepdims, attr_int(ctx.node(), "keepdims", 1));
-  return add_one(ctx, Op::ReduceMean, {*x}, std::move(a));
+  return add_one(ctx, kOp, {*x}, std::move(a));
 }
 
 Expected<Mapped> map_reshape(NodeContext& ctx) {
@@ -387,7 +392,10 @@ Expected<Mapped> map_reciprocal(NodeContext& ctx) {
 
 MapFn find_data_mapping(std::string_view t) {
   static const std::pair<std::string_view, MapFn> kMaps[] = {
-      {"Clip", map_clip},         {"ReduceMean", map_reduce_mean},
+      {"Clip", map_clip},         {"ReduceMean", map_reduce<Op::ReduceMean>},
+      {"ReduceSum", map_reduce<Op::ReduceSum>},
+      {"ReduceMax", map_reduce<Op::ReduceMax>},
+      {"ReduceL2", map_reduce<Op::ReduceL2>},
       {"Reshape", map_reshape},   {"Flatten", map_flatten},
       {"Squeeze", map_squeeze},   {"Unsqueeze", map_squeeze},
       {"Slice", map_slice},       {"Pad", map_pad},

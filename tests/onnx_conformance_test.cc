@@ -41,7 +41,8 @@ const char* kPrefixes[] = {
     "test_where_",       "test_gather_",       "test_hardsigmoid",  "test_hardswish",
     "test_expand_",      "test_equal",         "test_less",         "test_greater",
     "test_not_",         "test_and",           "test_or",           "test_cumsum_",
-    "test_leakyrelu",    "test_softplus",
+    "test_leakyrelu",    "test_softplus",      "test_reduce_sum_",  "test_reduce_max_",
+    "test_reduce_l2_",
 };
 
 // Operators the importer folds when their inputs are constants, as in the

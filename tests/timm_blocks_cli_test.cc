@@ -11,7 +11,8 @@
 // bias, a reshape back, the affine mul and add), beside an
 // InstanceNormalization with a scale and bias of its own; an
 // InstanceNormalization whose scale does not have the input's channels is an
-// error naming the node.
+// error naming the node. ConvNeXt-V2's global response normalization
+// (ReduceL2, ReduceMean) before a ReduceMax.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -111,6 +112,45 @@ fs::path write_group_norm_model(const fs::path& dir, int64_t channels, int64_t o
   return p;
 }
 
+// x: f32[1,8,6,6] -> Conv 1x1 -> Relu -> Transpose to channels last ->
+// ConvNeXt-V2's global response normalization (gx = ReduceL2 over H and W,
+// nx = gx / (ReduceMean of gx over C + 1e-6), gamma (x nx) + beta + x) ->
+// ReduceMax over C = y (a pooled feature map).
+fs::path write_grn_model(const fs::path& dir) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("grn");
+  testing::declare(g->add_input(), "x", onnx::TensorProto::FLOAT, {1, 8, 6, 6});
+  testing::declare(g->add_output(), "y", onnx::TensorProto::FLOAT, {1, 6, 6});
+  std::mt19937_64 rng(29);
+  testing::add_random_floats(g, "w", {8, 8, 1, 1}, rng);
+  testing::add_random_floats(g, "gamma", {8}, rng);
+  testing::add_random_floats(g, "beta", {8}, rng);
+  auto* eps = g->add_initializer();
+  eps->set_name("eps");
+  eps->set_data_type(onnx::TensorProto::FLOAT);
+  eps->add_float_data(1e-6f);
+  add_node(g, "Conv", {"x", "w"}, "c");
+  add_node(g, "Relu", {"c"}, "r");
+  testing::set_ints(add_node(g, "Transpose", {"r"}, "nhwc"), "perm", {0, 2, 3, 1});
+  testing::set_ints(add_node(g, "ReduceL2", {"nhwc"}, "gx"), "axes", {1, 2});
+  testing::set_ints(add_node(g, "ReduceMean", {"gx"}, "gm"), "axes", {-1});
+  add_node(g, "Add", {"gm", "eps"}, "ge");
+  add_node(g, "Div", {"gx", "ge"}, "nx");
+  add_node(g, "Mul", {"nhwc", "nx"}, "xn");
+  add_node(g, "Mul", {"gamma", "xn"}, "scaled");
+  add_node(g, "Add", {"scaled", "beta"}, "shifted");
+  add_node(g, "Add", {"shifted", "nhwc"}, "grn");
+  onnx::NodeProto* pool = add_node(g, "ReduceMax", {"grn"}, "y");
+  testing::set_ints(pool, "axes", {3});
+  testing::set_int(pool, "keepdims", 0);
+  const fs::path p = dir / "grn.onnx";
+  std::ofstream(p, std::ios::binary) << m.SerializeAsString();
+  return p;
+}
+
 testing::RunResult tso(const std::vector<std::string>& args, const fs::path& scratch) {
   return testing::run_binary(TSO_BINARY, args, scratch);
 }
@@ -168,6 +208,19 @@ TEST(TimmBlocksCli, GroupNormBelowOpset17IsWrittenAndMatchesOnnxRuntime) {
   testing::optimize_checked_for_h100(model, out, dir);
   testing::write_random_input(dir / "in", "x", Shape{1, 4, 6, 6}, 5);
   testing::expect_outputs_match_onnx_runtime(model, out, dir / "in", 2, dir);
+  fs::remove_all(dir);
+}
+
+TEST(TimmBlocksCli, ConvNeXtV2GlobalResponseNormMatchesOnnxRuntime) {
+  if (!testing::have_python_oracle()) GTEST_SKIP() << testing::kNoVenv;
+  const fs::path dir = testing::temp_dir("timm_blocks_cli_grn");
+  const fs::path model = write_grn_model(dir), out = dir / "optimized.onnx";
+  const std::string listing = testing::inspect_without_opaque_nodes(model, dir);
+  EXPECT_NE(listing.find("reduce_l2"), std::string::npos) << listing;
+  EXPECT_NE(listing.find("reduce_max"), std::string::npos) << listing;
+  testing::optimize_checked_for_h100(model, out, dir);
+  testing::write_random_input(dir / "in", "x", Shape{1, 8, 6, 6}, 11);
+  testing::expect_outputs_match_onnx_runtime(model, out, dir / "in", 1, dir);
   fs::remove_all(dir);
 }
 

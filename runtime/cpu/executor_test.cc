@@ -99,20 +99,48 @@ TEST(CpuExecutor, MatchesTheReferenceWithEveryAlternativeForced) {
 // gather, expand, cast, and the comparisons, logic and cumsum of token ids
 // and masks, whose integer and bool tensors the float cases cannot feed (and
 // the CUDA runtime, which shares the cases, does not run), have their own
-// tests (gather_test.cc).
+// tests (gather_test.cc); so have the reductions the CUDA runtime lacks
+// (ReductionsAfterBlockedConvolutions).
 TEST(CpuExecutor, CasesCoverEveryOperatorButOpaqueAndThoseOfTokenIdsAndMasks) {
   std::set<Op> seen;
   for (const Case& c : ref::testing::kCases) {
     const Graph g = ref::testing::graph_with_weights(c.text, 3);
     for (const Node& n : g.nodes()) seen.insert(n.op);
   }
-  const std::set<Op> own_tests = {Op::Opaque, Op::Gather, Op::GatherElements, Op::Expand, Op::Cast,
-                                  Op::Equal,  Op::Less,   Op::Greater,        Op::Not,    Op::And,
-                                  Op::Or,     Op::CumSum};
+  const std::set<Op> own_tests = {
+      Op::Opaque, Op::Gather, Op::GatherElements, Op::Expand,    Op::Cast,
+      Op::Equal,  Op::Less,   Op::Greater,        Op::Not,       Op::And,
+      Op::Or,     Op::CumSum, Op::ReduceSum,      Op::ReduceMax, Op::ReduceL2};
   for (const OpInfo& info : all_ops()) {
     if (own_tests.count(info.op)) continue;
     EXPECT_TRUE(seen.count(info.op)) << info.name << " has no case";
   }
+}
+
+// reduce_sum, reduce_max and reduce_l2 over inner, outer and all axes, kept
+// or not, of a convolution's output (a blocked layout) and of a plain
+// input; the L2 norm over an axis of one element is |x|, not x.
+TEST(CpuExecutor, ReductionsAfterBlockedConvolutions) {
+  const Case c{"reductions", R"(graph g {
+  input x: f32[1,8,6,6]
+  input h: f32[2,1,12]
+  weight w: f32[16,8,3,3]
+  %c = conv2d(x, w, pad=same)
+  %s = reduce_sum(%c, axes=[2,3])
+  %m = reduce_max(%c, axes=[1], keepdims=0)
+  %n = reduce_l2(%c, axes=[1,2,3])
+  %a = reduce_sum(h, axes=[], keepdims=0)
+  %b = reduce_max(h, axes=[0,2])
+  %o = reduce_l2(h, axes=[1])
+  output s = %s
+  output m = %m
+  output n = %n
+  output a = %a
+  output b = %b
+  output o = %o
+})"};
+  expect_matches_reference(c, true);
+  expect_matches_reference(c, false);
 }
 
 TEST(CpuExecutor, FusesPostOpsAndKeepsBlockedLayoutsBetweenConvolutions) {

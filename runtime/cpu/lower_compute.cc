@@ -278,7 +278,21 @@ Status lower_pool(Builder& b, int node) {
 // layout); reduce_mean as oneDNN's mean reduction into the layout it picks,
 // with the reduced dimensions kept as 1 and dropped by a view when the
 // result has fewer.
-Status lower_reduce_mean(Builder& b, int node) {
+// oneDNN's reduction of `op` (reduce_l2 as the L2 norm, p = 2).
+algorithm reduction_of(Op op) {
+  switch (op) {
+    case Op::ReduceSum:
+      return algorithm::reduction_sum;
+    case Op::ReduceMax:
+      return algorithm::reduction_max;
+    case Op::ReduceL2:
+      return algorithm::reduction_norm_lp_sum;
+    default:
+      return algorithm::reduction_mean;
+  }
+}
+
+Status lower_reduce(Builder& b, int node) {
   const Node& n = b.graph().node(node);
   const int x = b.value(n.args[0]);
   const Dims xd = b.tensor(x).md.get_dims();
@@ -304,16 +318,29 @@ Status lower_reduce_mean(Builder& b, int node) {
       if (axes.empty()) dd[i] = 1;
     for (int64_t a : axes) dd[a < 0 ? a + dd.size() : a] = 1;
   }
-  if (dd == xd) {  // nothing reduced
+  if (dd == xd && n.op != Op::ReduceL2) {  // nothing reduced
     b.set_value({node, 0}, b.view(b.as_plain(x), type));
     return {};
   }
-  dnnl::reduction::primitive_desc pd(b.engine(), algorithm::reduction_mean, b.tensor(x).md,
-                                     memory::desc(dd, dt::f32, tag::any), 0.f, 0.f, b.attr());
+  if (dd == xd) {  // the L2 norm of one element is |x|; oneDNN reduces something
+    const int xp = b.as_plain(x);
+    const memory::desc md = b.tensor(xp).md;
+    dnnl::eltwise_forward::primitive_desc pd(b.engine(), prop_kind::forward_inference,
+                                             algorithm::eltwise_abs, md, md, 0.f, 0.f, b.attr());
+    b.note_scratchpad(pd);
+    const int y = b.output_tensor(b.tensor(xp).type, md, {xp});
+    b.add_primitive(impl_name("eltwise", pd), b.describe(node), dnnl::eltwise_forward(pd),
+                    {{DNNL_ARG_SRC, xp}, {DNNL_ARG_DST, y}});
+    b.set_value({node, 0}, b.view(y, type));
+    return {};
+  }
+  const float p = n.op == Op::ReduceL2 ? 2.f : 0.f;
+  dnnl::reduction::primitive_desc pd(b.engine(), reduction_of(n.op), b.tensor(x).md,
+                                     memory::desc(dd, dt::f32, tag::any), p, 0.f, b.attr());
   b.note_scratchpad(pd);
   const int y =
       b.output_tensor({DType::kF32, Shape(std::span<const int64_t>(dd))}, pd.dst_desc(), {x});
-  b.add_primitive(impl_name("reduce_mean", pd), b.describe(node), dnnl::reduction(pd),
+  b.add_primitive(impl_name(op_name(n.op).data(), pd), b.describe(node), dnnl::reduction(pd),
                   {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}});
   b.set_value({node, 0}, dims_of(type.shape) == dd ? y : b.view(b.as_plain(y), type));
   return {};
@@ -371,8 +398,11 @@ Status lower_compute(Builder& b, int node) {
     case Op::MaxPool:
       return lower_pool(b, node);
     case Op::ReduceMean:
+    case Op::ReduceSum:
+    case Op::ReduceMax:
+    case Op::ReduceL2:
     case Op::GlobalAvgPool:
-      return lower_reduce_mean(b, node);
+      return lower_reduce(b, node);
     case Op::Concat:
       return lower_concat(b, node);
     case Op::IsNaN:

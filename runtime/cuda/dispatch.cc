@@ -68,6 +68,9 @@ constexpr Kernel family(Op op) {
     case Op::And:
     case Op::Or:
     case Op::CumSum:
+    case Op::ReduceSum:
+    case Op::ReduceMax:
+    case Op::ReduceL2:
     case Op::Opaque: return Kernel::kUnsupported;
   }
   return kNoKernel;

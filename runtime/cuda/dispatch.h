@@ -31,7 +31,8 @@ enum class Kernel : unsigned char {
   kConcat,       // copies only the inputs that could not be placed in the output
   kUpdateSlice,  // strided copy of the patch into its box; the base copied first unless in place
   kView,         // no work: reshape, flatten, squeeze, unsqueeze, split
-  kUnsupported,  // opaque; gather(_elements), expand, cast, comparisons, logic, cumsum: an error
+  kUnsupported,  // opaque; gather(_elements), expand, cast, comparisons, logic, cumsum,
+                 // reduce_sum, reduce_max, reduce_l2: an error
 };
 
 std::string_view kernel_name(Kernel k);

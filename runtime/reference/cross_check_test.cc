@@ -119,8 +119,9 @@ TEST(CrossCheck, FloatAgreesWithDoubleOnRandomGraphs) {
       if (n.op != Op::Input && !(n.op == Op::Weight && !n.data)) continue;
       // Positive inputs keep sqrt, pow and div away from their poles.
       Tensor<double> t = random_tensor<double>(n.outs[0].shape, rng, 0.5, 1.5);
-      // Integer tensors are gather's indices: 0 or 1, valid for any axis of 2 or more.
-      if (n.outs[0].dtype == DType::kI64)
+      // Integer tensors are gather's indices: 0 or 1, valid for any axis of 2
+      // or more; bool tensors (masks) hold 0 and 1.
+      if (n.outs[0].dtype == DType::kI64 || n.outs[0].dtype == DType::kBool)
         for (double& v : t.data) v = std::floor(v);
       feeds_f.emplace(n.name, cast<float>(t));
       feeds_d.emplace(n.name, std::move(t));

@@ -103,7 +103,10 @@ Outputs<S> run(const Node& n, Args<S> in) {
     case Op::Exp: return one(E::unary(Fn::kExp, x));
     case Op::LeakyRelu: return one(E::leaky_relu(x, a));
     case Op::Softplus: return one(E::softplus(x));
-    case Op::ReduceMean: return one(Norm<S>::reduce_mean(x, a));
+    case Op::ReduceMean:
+    case Op::ReduceSum:
+    case Op::ReduceMax:
+    case Op::ReduceL2: return one(Norm<S>::reduce(n.op, x, a));
     case Op::Reshape: return one(ShapeOps<S>::reshape(x, a));
     case Op::Flatten: return one(ShapeOps<S>::flatten(x, a));
     case Op::Squeeze: return one(ShapeOps<S>::squeeze(x, a));

@@ -24,6 +24,9 @@
 //   layernorm(x)  = (x - mu) * sqrt_s(var + eps)^-1 * scale + bias   mu, var exact means
 //   batchnorm(x)  = (x - mean) * sqrt_s(var + eps)^-1 * scale + bias per channel
 //   avgpool, global_avgpool, reduce_mean = sum * count^-1            exact
+//   reduce_sum    = sum                                             exact
+//   reduce_max    = max as for maxpool (below)
+//   reduce_l2     = sqrt(sum of squares), through the sqrt surrogate
 //   maxpool, clip = max / clamp in the order of the signed representatives in
 //                   (-p/2, p/2): exact, deterministic, and the real max whenever
 //                   the values are small integers

@@ -121,7 +121,8 @@ struct Norm {
   static Expected<Tensor<S>> batchnorm(Args<S> in, const Attrs& a);
   static Expected<Tensor<S>> layernorm(Args<S> in, const Attrs& a);
   static Expected<Tensor<S>> softmax(const Tensor<S>& x, const Attrs& a);
-  static Expected<Tensor<S>> reduce_mean(const Tensor<S>& x, const Attrs& a);
+  // reduce_mean, reduce_sum, reduce_max or reduce_l2 over `axes`.
+  static Expected<Tensor<S>> reduce(Op op, const Tensor<S>& x, const Attrs& a);
   // Running sums along `axis` (ONNX CumSum, with exclusive and reverse).
   static Expected<Tensor<S>> cumsum(const Tensor<S>& x, const Attrs& a);
 };

@@ -1,5 +1,5 @@
 // Normalizations and reductions: batchnorm, layernorm, softmax, reduce_mean,
-// cumsum.
+// reduce_sum, reduce_max, reduce_l2, cumsum.
 // On Mod they keep their exact structure (means use the modular inverse of
 // the count) and use the sqrt and exp surrogates of scalar.h, so a graph that
 // spells layernorm out with reduce_mean, sub, pow, sqrt and div fingerprints
@@ -100,11 +100,12 @@ Expected<Tensor<S>> Norm<S>::softmax(const Tensor<S>& x, const Attrs& attrs) {
 }
 
 template <class S>
-Expected<Tensor<S>> Norm<S>::reduce_mean(const Tensor<S>& x, const Attrs& attrs) {
+Expected<Tensor<S>> Norm<S>::reduce(Op op, const Tensor<S>& x, const Attrs& attrs) {
+  const std::string name(op_name(op));
   const int r = x.shape.rank();
   std::vector<bool> reduced(r, attrs.ints(AttrKey::axes).empty());
   for (int64_t ax : attrs.ints(AttrKey::axes)) {
-    if (!normalize_axis(&ax, r)) return shape_error("reduce_mean", "axis out of range");
+    if (!normalize_axis(&ax, r)) return shape_error(name, "axis out of range");
     reduced[ax] = true;
   }
   Shape kept, out;
@@ -112,12 +113,23 @@ Expected<Tensor<S>> Norm<S>::reduce_mean(const Tensor<S>& x, const Attrs& attrs)
     kept.push_back(reduced[i] ? 1 : x.shape[i]);
     if (!reduced[i] || attrs.i(AttrKey::keepdims)) out.push_back(kept[i]);
   }
-  // Sum each input element into its output slot through strides that are 0
+  Tensor<S> y(out);
+  if (op == Op::ReduceMax && y.numel() > 0 && x.numel() == 0)
+    return shape_error(name, "the maximum of no elements");
+  // Fold each input element into its output slot through strides that are 0
   // along the reduced dimensions.
   std::vector<int64_t> st = broadcast_strides(kept, x.shape), idx(r, 0);
-  Tensor<S> y(out);
+  std::vector<bool> seen(op == Op::ReduceMax ? y.numel() : 0);
   for (int64_t e = 0, o = 0; e < x.numel(); ++e) {
-    y.data[o] += x.data[e];
+    const S v = x.data[e];
+    if (op == Op::ReduceL2) {
+      y.data[o] += v * v;
+    } else if (op != Op::ReduceMax) {
+      y.data[o] += v;
+    } else if (!seen[o] || fn::less(y.data[o], v)) {
+      y.data[o] = v;
+      seen[o] = true;
+    }
     for (int d = r - 1; d >= 0; --d) {
       o += st[d];
       if (++idx[d] < x.shape[d]) break;
@@ -125,8 +137,12 @@ Expected<Tensor<S>> Norm<S>::reduce_mean(const Tensor<S>& x, const Attrs& attrs)
       idx[d] = 0;
     }
   }
-  const S count = fn::constant<S>(double(y.numel() == 0 ? 0 : x.numel() / y.numel()));
-  for (S& v : y.data) v = fn::div(v, count);
+  if (op == Op::ReduceMean) {
+    const S count = fn::constant<S>(double(y.numel() == 0 ? 0 : x.numel() / y.numel()));
+    for (S& v : y.data) v = fn::div(v, count);
+  } else if (op == Op::ReduceL2) {
+    for (S& v : y.data) v = fn::sqrt(v);
+  }
   return y;
 }
 
