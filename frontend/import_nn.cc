@@ -96,6 +96,20 @@ Expected<Mapped> map_global_avgpool(NodeContext& ctx) {
   return add_one(ctx, Op::GlobalAvgPool, {*x});
 }
 
+// GlobalMaxPool (timm's max and avg-max heads) is reduce_max over the
+// spatial axes, kept.
+Expected<Mapped> map_global_maxpool(NodeContext& ctx) {
+  const int rank = ctx.type(0).shape.rank();
+  if (rank < 3) return Error{"needs an input of rank 3 or more, got " + to_string(ctx.type(0))};
+  Expected<TensorRef> x = ctx.tensor(0);
+  if (!x) return x.error();
+  std::vector<int64_t> spatial;
+  for (int d = 2; d < rank; ++d) spatial.push_back(d);
+  Attrs a;
+  a.set(AttrKey::axes, spatial).set(AttrKey::keepdims, int64_t{1});
+  return add_one(ctx, Op::ReduceMax, {*x}, std::move(a));
+}
+
 Expected<Mapped> map_matmul(NodeContext& ctx) {
   if (ctx.type(0).shape.rank() < 2 || ctx.type(1).shape.rank() < 2)
     return opaque("a 1-D MatMul operand");
@@ -255,6 +269,7 @@ MapFn find_nn_mapping(std::string_view t) {
       {"AveragePool", map_pool},
       {"MaxPool", map_pool},
       {"GlobalAveragePool", map_global_avgpool},
+      {"GlobalMaxPool", map_global_maxpool},
       {"MatMul", map_matmul},
       {"Gemm", map_gemm},
       {"BatchNormalization", map_batchnorm},

@@ -343,6 +343,34 @@ TEST(ImportOps, SwinsWindowMaskOfScatterNDsFoldsToAWeight) {
       << r.error().message;
 }
 
+// GlobalMaxPool (its ONNX test models are opset 1, below the importer's
+// range) is reduce_max over the spatial axes, kept; a rank-2 input is an
+// error naming the node.
+TEST(ImportOps, GlobalMaxPoolIsReduceMaxOverTheSpatialAxes) {
+  Expected<ImportedModel> r =
+      import_proto(one_node("GlobalMaxPool", {{"x", {2, 3, 4, 5}}}, [](onnx::GraphProto*) {}));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const Node& pool = r->graph.node(r->graph.outputs()[0].ref.node);
+  EXPECT_EQ(pool.op, Op::ReduceMax);
+  EXPECT_EQ(pool.attrs.ints(AttrKey::axes), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(pool.outs[0].shape, (Shape{2, 3, 1, 1}));
+  std::vector<float> x(120);
+  for (size_t k = 0; k < x.size(); ++k) x[k] = std::sin(static_cast<float>(k));
+  std::map<std::string, ref::Tensor<float>> feeds;
+  feeds["x"] = ref::Tensor<float>(Shape{2, 3, 4, 5}, x);
+  auto y = ref::evaluate<float>(r->graph, feeds);
+  ASSERT_TRUE(y.ok()) << y.error().message;
+  for (int plane = 0; plane < 6; ++plane)
+    EXPECT_EQ((*y)[0].data[plane],
+              *std::max_element(x.begin() + plane * 20, x.begin() + plane * 20 + 20));
+
+  r = import_proto(one_node("GlobalMaxPool", {{"x", {2, 3}}}, [](onnx::GraphProto*) {}));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("node 'op' (GlobalMaxPool): needs an input of rank 3 or more"),
+            std::string::npos)
+      << r.error().message;
+}
+
 // x -> HardSwish -> HardSigmoid(alpha 0.25, beta 0.25), as torchvision's
 // MobileNetV3 exports its activations (opset 14 on).
 TEST(ImportOps, HardSigmoidAndHardSwishAreMulAddClip) {
