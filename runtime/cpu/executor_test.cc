@@ -608,6 +608,44 @@ TEST(CpuExecutor, ChannelsLastInputsTakeNhwcBytes) {
     for (int p = 0; p < 4; ++p) EXPECT_EQ((*y)[c * 4 + p], -static_cast<float>(10 * c + p));
 }
 
+// A batchnorm of a channels-last input runs as tso's own kernel when its
+// channels are no multiple of 8 (oneDNN's is SSE4.1-wide there) and as
+// oneDNN's otherwise; both match the reference.
+TEST(CpuExecutor, ChannelsLastBatchNormOfAnyChannelCountMatchesTheReference) {
+  for (int channels : {84, 96}) {
+    SCOPED_TRACE(channels);
+    const std::string c = std::to_string(channels);
+    const Graph g = ref::testing::graph_with_weights(
+        "graph g {\n  input x: f32[2," + c + ",5,7]\n  weight s: f32[" + c + "]\n  weight b: f32[" +
+            c + "]\n  weight m: f32[" + c + "]\n  weight v: f32[" + c +
+            "]\n  %n = batchnorm(x, s, b, m, v, epsilon=0.001)\n  output y = %n\n}",
+        3);
+    std::map<std::string, ref::Tensor<float>> feeds = ref::testing::random_feeds(g, 5);
+    Expected<std::vector<ref::Tensor<float>>> want = ref::evaluate<float>(g, feeds);
+    ASSERT_TRUE(want.ok()) << want.error().message;
+    ExecutorOptions o;
+    o.channels_last_inputs = true;
+    Expected<std::unique_ptr<Executor>> ex = Executor::create(g, o);
+    ASSERT_TRUE(ex.ok()) << ex.error().message;
+    const std::vector<float>& x = feeds.at("x").data;
+    const int64_t pixels = 35;
+    std::vector<float> nhwc(x.size());
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t ch = 0; ch < channels; ++ch)
+        for (int64_t p = 0; p < pixels; ++p)
+          nhwc[(n * pixels + p) * channels + ch] = x[(n * channels + ch) * pixels + p];
+    ASSERT_TRUE((*ex)->set_input("x", std::span<const float>(nhwc)).ok());
+    ASSERT_TRUE((*ex)->run().ok());
+    Expected<std::vector<float>> y = (*ex)->output(0);
+    ASSERT_TRUE(y.ok()) << y.error().message;
+    EXPECT_LE(relative_error(*y, (*want)[0].data), 1e-5);
+    bool own = false;
+    for (const StepTime& s : testing::profiled_steps(g, o))
+      own = own || s.what.find("batchnorm (own)") != std::string::npos;
+    EXPECT_EQ(own, channels % 8 != 0);
+  }
+}
+
 TEST(CpuExecutor, OpaqueNodesAreAnErrorNamingTheOperator) {
   Expected<Graph> g = parse_graph(R"(graph g {
   input x: f32[2,3]

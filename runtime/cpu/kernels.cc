@@ -182,6 +182,24 @@ void convert(const std::byte* x, DType from, std::byte* y, DType to, int64_t n) 
   }
 }
 
+void batchnorm_channels_last(const ChannelsLastBatchNorm& n, const float* x, const float* scale,
+                             const float* shift, const float* mean, const float* var, float* y) {
+  std::vector<float> a(n.channels), b(n.channels);
+  for (int64_t c = 0; c < n.channels; ++c) {
+    a[c] = scale[c] / std::sqrt(var[c] + n.epsilon);
+    b[c] = shift[c] - mean[c] * a[c];
+  }
+  const float *pa = a.data(), *pb = b.data();
+  const int64_t channels = n.channels;
+#pragma omp parallel for schedule(static) if (n.rows * channels > 16384)
+  for (int64_t r = 0; r < n.rows; ++r) {
+    const float* px = x + r * channels;
+    float* py = y + r * channels;
+#pragma omp simd
+    for (int64_t c = 0; c < channels; ++c) py[c] = px[c] * pa[c] + pb[c];
+  }
+}
+
 void erf(const float* x, float* y, int64_t n) {
 #pragma omp parallel for simd schedule(static) if (n > 16384)
   for (int64_t i = 0; i < n; ++i) y[i] = std::erf(x[i]);

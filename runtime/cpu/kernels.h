@@ -1,8 +1,9 @@
 // tso's own CPU kernels, for what no library on the machine has: strided
 // copies (transpose, slice, pad, enlarge, split and concat of any dtype),
-// gather, erf, and binaries whose broadcasting oneDNN cannot express (both operands
-// stretched, or the left one; pow). Plain row-major buffers; parallel over
-// the calling OpenMP team. Internal to runtime/cpu.
+// gather, erf, batchnorm of channels-last tensors, and binaries whose
+// broadcasting oneDNN cannot express (both operands stretched, or the left
+// one; pow). Plain row-major buffers, channels-last for batchnorm; parallel
+// over the calling OpenMP team. Internal to runtime/cpu.
 #pragma once
 
 #include <cstddef>
@@ -60,6 +61,16 @@ int64_t gather_elements(const GatherElements& g, const std::byte* data, const vo
 // zero, anything to bool is x != 0. `convertible` types only.
 bool convertible(DType t);  // f32, f64, i64, i32, bool
 void convert(const std::byte* x, DType from, std::byte* y, DType to, int64_t n);
+
+// Inference batch normalization of a channels-last tensor, `rows` rows of
+// `channels` elements: y = (x - mean) * scale / sqrt(var + epsilon) + shift
+// per channel, parallel over rows.
+struct ChannelsLastBatchNorm {
+  int64_t rows = 0, channels = 0;
+  float epsilon = 0;
+};
+void batchnorm_channels_last(const ChannelsLastBatchNorm& n, const float* x, const float* scale,
+                             const float* shift, const float* mean, const float* var, float* y);
 
 void erf(const float* x, float* y, int64_t n);
 // y[i] = 1 where x[i] is NaN, else 0 (bool tensors hold one byte per element).
