@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <unordered_set>
 
 #include "frontend/node_links.h"
 
@@ -97,19 +96,7 @@ class ChainFinder {
 std::vector<LayerNormChain> find_layernorm_chains(
     const onnx::GraphProto& g, const std::unordered_map<std::string, int>& uses) {
   ChainFinder finder(g, uses);
-  std::vector<LayerNormChain> chains;
-  std::unordered_set<int> claimed;
-  for (int s = 0; s < g.node_size(); ++s) {
-    std::optional<LayerNormChain> c = finder.at(s);
-    if (!c) continue;
-    bool free = !claimed.count(c->last);
-    for (int k : c->inner) free = free && !claimed.count(k);
-    if (!free) continue;
-    claimed.insert(c->last);
-    claimed.insert(c->inner.begin(), c->inner.end());
-    chains.push_back(std::move(*c));
-  }
-  return chains;
+  return disjoint_chains<LayerNormChain>(g, [&](int i) { return finder.at(i); });
 }
 
 }  // namespace tso::onnx_frontend

@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <optional>
-#include <unordered_set>
 
 #include "frontend/node_links.h"
 
@@ -85,19 +84,7 @@ class ChainFinder {
 std::vector<ErfGeluChain> find_erf_gelu_chains(const onnx::GraphProto& g,
                                                const std::unordered_map<std::string, int>& uses) {
   ChainFinder finder(g, uses);
-  std::vector<ErfGeluChain> chains;
-  std::unordered_set<int> claimed;
-  for (int e = 0; e < g.node_size(); ++e) {
-    std::optional<ErfGeluChain> c = finder.at(e);
-    if (!c) continue;
-    bool free = !claimed.count(c->last);
-    for (int k : c->inner) free = free && !claimed.count(k);
-    if (!free) continue;
-    claimed.insert(c->last);
-    claimed.insert(c->inner.begin(), c->inner.end());
-    chains.push_back(std::move(*c));
-  }
-  return chains;
+  return disjoint_chains<ErfGeluChain>(g, [&](int i) { return finder.at(i); });
 }
 
 }  // namespace tso::onnx_frontend

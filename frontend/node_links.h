@@ -3,8 +3,10 @@
 // decomposed_layernorm.h; internal to frontend/).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "onnx/onnx_pb.h"
@@ -39,5 +41,24 @@ class NodeLinks {
   std::unordered_map<std::string, int> producer_;
   std::unordered_map<std::string, std::vector<int>> readers_;
 };
+
+// The chains `at(i)` finds at each node i of `g`, in node order, less those
+// that share a node (`last` or one of `inner`) with a chain taken before.
+template <class Chain, class At>
+std::vector<Chain> disjoint_chains(const onnx::GraphProto& g, At&& at) {
+  std::vector<Chain> chains;
+  std::unordered_set<int> claimed;
+  for (int i = 0; i < g.node_size(); ++i) {
+    std::optional<Chain> c = at(i);
+    if (!c) continue;
+    bool free = !claimed.count(c->last);
+    for (int k : c->inner) free = free && !claimed.count(k);
+    if (!free) continue;
+    claimed.insert(c->last);
+    claimed.insert(c->inner.begin(), c->inner.end());
+    chains.push_back(std::move(*c));
+  }
+  return chains;
+}
 
 }  // namespace tso::onnx_frontend

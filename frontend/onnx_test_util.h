@@ -50,6 +50,14 @@ inline void add_random_floats(onnx::GraphProto* g, const std::string& name,
   for (int64_t k = 0; k < n; ++k) t->add_float_data(u(rng));
 }
 
+// An f32 initializer of rank 0 holding `v`.
+inline void add_scalar(onnx::GraphProto* g, const std::string& name, float v) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->add_float_data(v);
+}
+
 // Attribute `name` of `n`: a list of ints, or one int.
 inline void set_ints(onnx::NodeProto* n, const char* name, std::initializer_list<int64_t> v) {
   onnx::AttributeProto* a = n->add_attribute();

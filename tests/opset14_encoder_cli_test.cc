@@ -27,13 +27,6 @@ namespace fs = std::filesystem;
 
 using testing::add_node;
 
-void scalar(onnx::GraphProto* g, const std::string& name, float v) {
-  auto* t = g->add_initializer();
-  t->set_name(name);
-  t->set_data_type(onnx::TensorProto::FLOAT);
-  t->add_float_data(v);
-}
-
 // x: f32[1,8,16] -> MatMul w1 + b1 -> GELU (erf) -> MatMul w2 + b2 -> + x
 // -> LayerNorm over the last axis (ReduceMean, Sub, Pow, ReduceMean, Add,
 // Sqrt, Div, Mul, Add) = y.
@@ -52,11 +45,11 @@ fs::path write_model(const fs::path& dir) {
   testing::add_random_floats(g, "b2", {16}, rng);
   testing::add_random_floats(g, "gamma", {16}, rng);
   testing::add_random_floats(g, "beta", {16}, rng);
-  scalar(g, "sqrt2", 1.4142135f);
-  scalar(g, "one", 1.0f);
-  scalar(g, "half", 0.5f);
-  scalar(g, "two", 2.0f);
-  scalar(g, "eps", 1e-12f);
+  testing::add_scalar(g, "sqrt2", 1.4142135f);
+  testing::add_scalar(g, "one", 1.0f);
+  testing::add_scalar(g, "half", 0.5f);
+  testing::add_scalar(g, "two", 2.0f);
+  testing::add_scalar(g, "eps", 1e-12f);
   add_node(g, "MatMul", {"x", "w1"}, "p1");
   add_node(g, "Add", {"p1", "b1"}, "h");
   add_node(g, "Div", {"h", "sqrt2"}, "gd");

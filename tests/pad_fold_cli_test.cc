@@ -41,13 +41,6 @@ void pads(onnx::GraphProto* g, const std::string& name, std::initializer_list<in
   for (int64_t x : v) t->add_int64_data(x);
 }
 
-void scalar(onnx::GraphProto* g, const std::string& name, float v) {
-  auto* t = g->add_initializer();
-  t->set_name(name);
-  t->set_data_type(onnx::TensorProto::FLOAT);
-  t->add_float_data(v);
-}
-
 // x: f32[1,4,9,9], relu'd like NASNet's branches (and so that the -inf
 // padding matters, negative too: the relu is on one branch only).
 //   y0 = Conv(Pad(relu(x), [0,0,2,2,0,0,2,2]), w, stride 2, group 4): depthwise 5x5
@@ -71,8 +64,8 @@ fs::path write_model(const fs::path& dir) {
   pads(g, "pads2", {0, 0, 2, 2, 0, 0, 2, 2});
   pads(g, "pads1", {0, 0, 1, 1, 0, 0, 1, 1});
   pads(g, "pads_tb", {0, 0, 1, 0, 0, 0, 1, 1});
-  scalar(g, "minus_inf", -std::numeric_limits<float>::infinity());
-  scalar(g, "one", 1.0f);
+  testing::add_scalar(g, "minus_inf", -std::numeric_limits<float>::infinity());
+  testing::add_scalar(g, "one", 1.0f);
   add_node(g, "Relu", {"x"}, "r");
   add_node(g, "Pad", {"r", "pads2"}, "p0");
   onnx::NodeProto* dw = add_node(g, "Conv", {"p0", "w"}, "y0");

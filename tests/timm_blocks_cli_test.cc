@@ -128,10 +128,7 @@ fs::path write_grn_model(const fs::path& dir) {
   testing::add_random_floats(g, "w", {8, 8, 1, 1}, rng);
   testing::add_random_floats(g, "gamma", {8}, rng);
   testing::add_random_floats(g, "beta", {8}, rng);
-  auto* eps = g->add_initializer();
-  eps->set_name("eps");
-  eps->set_data_type(onnx::TensorProto::FLOAT);
-  eps->add_float_data(1e-6f);
+  testing::add_scalar(g, "eps", 1e-6f);
   add_node(g, "Conv", {"x", "w"}, "c");
   add_node(g, "Relu", {"c"}, "r");
   testing::set_ints(add_node(g, "Transpose", {"r"}, "nhwc"), "perm", {0, 2, 3, 1});
