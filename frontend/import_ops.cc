@@ -380,6 +380,19 @@ Expected<Mapped> map_hard_sigmoid(NodeContext& ctx) {
   return add_one(ctx, Op::Mul, {*x, *gate});
 }
 
+// Mish(x) = x tanh(softplus(x)) (opset 18; exporters below it write the
+// three nodes: timm's CSPNet and DarkNet).
+Expected<Mapped> map_mish(NodeContext& ctx) {
+  Expected<TensorRef> x = ctx.tensor(0);
+  if (!x) return x.error();
+  GraphBuilder& b = ctx.builder();
+  Expected<TensorRef> soft = b.add1(Op::Softplus, {*x}, {}, ctx.node().name());
+  if (!soft) return soft.error();
+  Expected<TensorRef> gate = b.add1(Op::Tanh, {*soft}, {}, ctx.node().name());
+  if (!gate) return gate.error();
+  return add_one(ctx, Op::Mul, {*x, *gate});
+}
+
 // Reciprocal(x) = 1 / x, with the 1 held by a scalar weight.
 Expected<Mapped> map_reciprocal(NodeContext& ctx) {
   Expected<TensorRef> x = ctx.tensor(0);
@@ -404,6 +417,7 @@ MapFn find_data_mapping(std::string_view t) {
       {"Reciprocal", map_reciprocal}, {"Gather", map_gather},
       {"GatherElements", map_gather},
       {"HardSigmoid", map_hard_sigmoid}, {"HardSwish", map_hard_sigmoid},
+      {"Mish", map_mish},
       {"Expand", map_expand},     {"CumSum", map_cumsum},
       {"LessOrEqual", map_or_equal}, {"GreaterOrEqual", map_or_equal},
       {"LeakyRelu", map_leaky_relu},

@@ -1,6 +1,7 @@
 // timm's blocks end to end through the binary (issue 16 points 4 and 7): a
 // DarkNet block (convolution and LeakyRelu with slope 0.1) and a Mish
-// (x tanh(softplus(x)), as exporters below opset 18 write it) on a model built
+// (x tanh(softplus(x)), as exporters below opset 18 write it, and opset 18's
+// Mish operator) on a model built
 // here, imported with no opaque node, optimized (a relu fused into its
 // convolution) and checked whole, the output
 // run by ONNX Runtime and by tso's CPU runtime (which fuses the leaky relu
@@ -36,10 +37,10 @@ using testing::add_node;
 
 // x: f32[1,8,12,12] -> Conv 3x3 -> LeakyRelu(slope) -> Conv 1x1 -> Relu ->
 // Mish -> y.
-fs::path write_model(const fs::path& dir, float slope) {
+fs::path write_model(const fs::path& dir, float slope, bool mish_node = false) {
   onnx::ModelProto m;
   m.set_ir_version(8);
-  m.add_opset_import()->set_version(17);
+  m.add_opset_import()->set_version(mish_node ? 18 : 17);
   auto* g = m.mutable_graph();
   g->set_name("darknet");
   testing::declare(g->add_input(), "x", onnx::TensorProto::FLOAT, {1, 8, 12, 12});
@@ -55,9 +56,13 @@ fs::path write_model(const fs::path& dir, float slope) {
   alpha->set_f(slope);
   add_node(g, "Conv", {"a1", "w2"}, "c2");
   add_node(g, "Relu", {"c2"}, "r2");
-  add_node(g, "Softplus", {"r2"}, "soft");
-  add_node(g, "Tanh", {"soft"}, "gate");
-  add_node(g, "Mul", {"r2", "gate"}, "y");
+  if (mish_node) {
+    add_node(g, "Mish", {"r2"}, "y");
+  } else {
+    add_node(g, "Softplus", {"r2"}, "soft");
+    add_node(g, "Tanh", {"soft"}, "gate");
+    add_node(g, "Mul", {"r2", "gate"}, "y");
+  }
   const fs::path p = dir / "darknet.onnx";
   std::ofstream(p, std::ios::binary) << m.SerializeAsString();
   return p;
@@ -170,6 +175,19 @@ TEST(TimmBlocksCli, DarkNetAndMishMatchOnnxRuntime) {
       tso({"run", model.string(), "--iters", "1", "--profile", "1", "--seed", "1"}, dir);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("node 'c1' (conv2d) + leaky_relu"), std::string::npos) << run.out;
+  fs::remove_all(dir);
+}
+
+// Opset 18 has a Mish operator: it imports as softplus, tanh and mul.
+TEST(TimmBlocksCli, TheMishOperatorOfOpset18MatchesOnnxRuntime) {
+  if (!testing::have_python_oracle()) GTEST_SKIP() << testing::kNoVenv;
+  const fs::path dir = testing::temp_dir("timm_blocks_cli_mish");
+  const fs::path model = write_model(dir, 0.1f, true), out = dir / "optimized.onnx";
+  const std::string listing = testing::inspect_without_opaque_nodes(model, dir);
+  EXPECT_NE(listing.find("softplus"), std::string::npos) << listing;
+  testing::optimize_checked_for_h100(model, out, dir);
+  testing::write_random_input(dir / "in", "x", Shape{1, 8, 12, 12}, 3);
+  testing::expect_outputs_match_onnx_runtime(model, out, dir / "in", 1, dir);
   fs::remove_all(dir);
 }
 
