@@ -231,6 +231,64 @@ Expected<Mapped> map_instance_norm(NodeContext& ctx) {
   return add_one(ctx, Op::Add, {*scaled, affine[1]});
 }
 
+// GroupNormalization (opset 18: scale and bias per group) normalizes each
+// group of num_groups' channels over its channels and spatial axes: a
+// reshape to [N, groups, -1], layernorm from axis 2 with unit scale and zero
+// shift, a reshape back, then the scale and bias repeated per channel (they
+// must be constant) as a mul and an add.
+Expected<Mapped> map_group_norm(NodeContext& ctx) {
+  const onnx::NodeProto& n = ctx.node();
+  if (n.input_size() != 3) return Error{"needs 3 inputs"};
+  const TensorType x = ctx.type(0);
+  const int64_t groups = attr_int(n, "num_groups", 0);
+  if (x.shape.rank() < 3 || !HostTensor::is_float(x.dtype))
+    return Error{"needs a float input of rank 3 or more, got " + to_string(x)};
+  if (groups < 1 || x.shape[1] % groups != 0)
+    return Error{"num_groups " + std::to_string(groups) + " does not divide the " +
+                 std::to_string(x.shape[1]) + " channels of " + to_string(x)};
+  if (ctx.type(1).shape != Shape{groups} || ctx.type(2).shape != Shape{groups})
+    return Error{"scale " + to_string(ctx.type(1)) + " and bias " + to_string(ctx.type(2)) +
+                 " must have one entry per group (" + std::to_string(groups) + ")"};
+  const HostTensor *scale = ctx.constant(1), *bias = ctx.constant(2);
+  if (!scale || !bias) return opaque("a scale or bias that is not constant");
+  Expected<TensorRef> input = ctx.tensor(0);
+  if (!input) return input.error();
+  GraphBuilder& b = ctx.builder();
+  const std::string name = n.name();
+  Attrs grouped;
+  grouped.set(AttrKey::shape, Ints{x.shape[0], groups, -1});
+  Expected<TensorRef> g = b.add1(Op::Reshape, {*input}, grouped, name);
+  if (!g) return g.error();
+  const Shape inner{x.shape.numel() / x.shape[0] / groups};
+  HostTensor ones = HostTensor::zeros(x.dtype, inner);
+  std::fill(ones.f.begin(), ones.f.end(), 1.0);
+  Attrs a;
+  a.set(AttrKey::axis, int64_t{2});
+  a.set(AttrKey::epsilon, double(attr_float(n, "epsilon", 1e-5f)));
+  Expected<TensorRef> norm =
+      b.add1(Op::LayerNorm,
+             {*g, ctx.new_weight("unit_scale", ones),
+              ctx.new_weight("zero_shift", HostTensor::zeros(x.dtype, inner))},
+             std::move(a), name);
+  if (!norm) return norm.error();
+  Attrs back;
+  back.set(AttrKey::shape, Ints(x.shape.begin(), x.shape.end()));
+  Expected<TensorRef> y = b.add1(Op::Reshape, {*norm}, back, name);
+  if (!y) return y.error();
+  std::vector<int64_t> per_channel(x.shape.rank() - 1, 1);
+  per_channel[0] = x.shape[1];
+  TensorRef affine[2];
+  for (int k : {0, 1}) {
+    HostTensor c = HostTensor::zeros(x.dtype, Shape(per_channel));
+    for (int64_t ch = 0; ch < x.shape[1]; ++ch)
+      c.f[ch] = (k == 0 ? scale : bias)->get_f(ch / (x.shape[1] / groups));
+    affine[k] = ctx.new_weight(k == 0 ? "scale" : "bias", c);
+  }
+  Expected<TensorRef> scaled = b.add1(Op::Mul, {*y, affine[0]}, {}, name);
+  if (!scaled) return scaled.error();
+  return add_one(ctx, Op::Add, {*scaled, affine[1]});
+}
+
 // Softmax before opset 13 normalizes the input flattened to 2-D at `axis`.
 Expected<Mapped> map_softmax(NodeContext& ctx) {
   const onnx::NodeProto& n = ctx.node();
@@ -274,6 +332,7 @@ MapFn find_nn_mapping(std::string_view t) {
       {"Gemm", map_gemm},
       {"BatchNormalization", map_batchnorm},
       {"LayerNormalization", map_layernorm},
+      {"GroupNormalization", map_group_norm},
       {"InstanceNormalization", map_instance_norm},
       {"Softmax", map_softmax},
   };

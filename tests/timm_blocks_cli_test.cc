@@ -12,8 +12,10 @@
 // bias, a reshape back, the affine mul and add), beside an
 // InstanceNormalization with a scale and bias of its own; an
 // InstanceNormalization whose scale does not have the input's channels is an
-// error naming the node. ConvNeXt-V2's global response normalization
-// (ReduceL2, ReduceMean) before a ReduceMax.
+// error naming the node. Opset 18's GroupNormalization (scale and bias per
+// group); num_groups that does not divide the channels, or a scale per
+// channel, is an error naming the node. ConvNeXt-V2's global response
+// normalization (ReduceL2, ReduceMean) before a ReduceMax.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -21,6 +23,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <tuple>
 
 #include "frontend/onnx_test_util.h"
 #include "onnx/onnx_pb.h"
@@ -113,6 +116,29 @@ fs::path write_group_norm_model(const fs::path& dir, int64_t channels, int64_t o
   add_node(g, "Relu", {"shifted"}, "y");
   add_node(g, "InstanceNormalization", {"x", "scale", "bias"}, "z");
   const fs::path p = dir / "bit.onnx";
+  std::ofstream(p, std::ios::binary) << m.SerializeAsString();
+  return p;
+}
+
+// x: f32[1,4,6,6] -> Conv 3x3 (8 channels) -> Relu -> GroupNormalization
+// (opset 18: `groups` groups, `entries` scale and bias values) = y.
+fs::path write_group_norm18_model(const fs::path& dir, int64_t groups, int64_t entries) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(18);
+  auto* g = m.mutable_graph();
+  g->set_name("gn18");
+  testing::declare(g->add_input(), "x", onnx::TensorProto::FLOAT, {1, 4, 6, 6});
+  testing::declare(g->add_output(), "y", onnx::TensorProto::FLOAT, {1, 8, 6, 6});
+  std::mt19937_64 rng(31);
+  testing::add_random_floats(g, "w", {8, 4, 3, 3}, rng);
+  testing::add_random_floats(g, "scale", {entries}, rng);
+  testing::add_random_floats(g, "bias", {entries}, rng);
+  testing::set_ints(add_node(g, "Conv", {"x", "w"}, "c"), "pads", {1, 1, 1, 1});
+  add_node(g, "Relu", {"c"}, "r");
+  testing::set_int(add_node(g, "GroupNormalization", {"r", "scale", "bias"}, "y"), "num_groups",
+                   groups);
+  const fs::path p = dir / "gn18.onnx";
   std::ofstream(p, std::ios::binary) << m.SerializeAsString();
   return p;
 }
@@ -236,6 +262,33 @@ TEST(TimmBlocksCli, ConvNeXtV2GlobalResponseNormMatchesOnnxRuntime) {
   testing::optimize_checked_for_h100(model, out, dir);
   testing::write_random_input(dir / "in", "x", Shape{1, 8, 6, 6}, 11);
   testing::expect_outputs_match_onnx_runtime(model, out, dir / "in", 1, dir);
+  fs::remove_all(dir);
+}
+
+// Opset 18's GroupNormalization, its scale and bias per group, imports as
+// layernorm between reshapes and a per-channel mul and add; num_groups that
+// does not divide the channels, and a scale per channel (opset 21's), are
+// errors naming the node.
+TEST(TimmBlocksCli, GroupNormalizationOfOpset18MatchesOnnxRuntime) {
+  if (!testing::have_python_oracle()) GTEST_SKIP() << testing::kNoVenv;
+  const fs::path dir = testing::temp_dir("timm_blocks_cli_gn18");
+  const fs::path model = write_group_norm18_model(dir, 2, 2), out = dir / "optimized.onnx";
+  const std::string listing = testing::inspect_without_opaque_nodes(model, dir);
+  EXPECT_NE(listing.find("layernorm"), std::string::npos) << listing;
+  testing::optimize_checked_for_h100(model, out, dir);
+  testing::write_random_input(dir / "in", "x", Shape{1, 4, 6, 6}, 13);
+  testing::expect_outputs_match_onnx_runtime(model, out, dir / "in", 1, dir);
+
+  for (const auto& [groups, entries, message] :
+       {std::tuple<int64_t, int64_t, const char*>{
+            3, 3, "num_groups 3 does not divide the 8 channels of f32[1,8,6,6]"},
+        {2, 8, "scale f32[8] and bias f32[8] must have one entry per group (2)"}}) {
+    testing::RunResult r =
+        tso({"inspect", write_group_norm18_model(dir, groups, entries).string()}, dir);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("node 'y' (GroupNormalization)"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+  }
   fs::remove_all(dir);
 }
 
