@@ -28,7 +28,10 @@ case $name in
     for m in "$src"/../shared/models/squeezenet1_1.graph.onnx \
              /usr/share/libonnx-testdata/data/node/test_conv_with_strides_padding/model.onnx \
              /usr/share/libonnx-testdata/data/node/test_slice/model.onnx \
-             /usr/share/libonnx-testdata/data/node/test_reshape_reduced_dims/model.onnx; do
+             /usr/share/libonnx-testdata/data/node/test_reshape_reduced_dims/model.onnx \
+             /usr/share/libonnx-testdata/data/node/test_reduce_l2_keepdims_example/model.onnx \
+             /usr/share/libonnx-testdata/data/node/test_scatternd/model.onnx \
+             /usr/share/libonnx-testdata/data/node/test_layer_normalization_4d_axis1_expanded/model.onnx; do
       [ -f "$m" ] && cp "$m" "$seeds/$(echo "$m" | md5sum | cut -c1-12).onnx"
     done ;;
   graph_text_fuzz)
