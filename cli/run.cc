@@ -48,16 +48,18 @@ struct Device {
 };
 const Device kDevices[] = {{"reference", driver::run_reference}};
 
+// Seeded random values of `type`: normal for floats; 0 or 1 for integers
+// and bools, which are valid token ids, attention masks and indices into
+// any table of two rows or more.
 WeightData random_input(const TensorType& type, uint64_t seed) {
-  WeightData w;
-  w.type = type;
-  const int64_t n = type.shape.numel();
-  std::vector<float> v(n);
+  onnx_frontend::HostTensor h = onnx_frontend::HostTensor::zeros(type.dtype, type.shape);
   std::mt19937_64 rng(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  for (float& x : v) x = dist(rng);
-  w.bytes.resize(n * sizeof(float));
-  std::memcpy(w.bytes.data(), v.data(), w.bytes.size());
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::bernoulli_distribution coin(0.5);
+  for (double& x : h.f) x = normal(rng);
+  for (int64_t& x : h.i) x = coin(rng);
+  WeightData w = onnx_frontend::weight_from_host(h);
+  w.type = type;
   return w;
 }
 
@@ -74,9 +76,6 @@ Expected<std::vector<WeightData>> make_inputs(const Graph& g, const RunOptions& 
   for (int i : g.input_nodes()) {
     const Node& n = g.node(i);
     if (n.op != Op::Input) continue;
-    if (n.outs[0].dtype != DType::kF32 && opts.inputs_dir.empty())
-      return Error{"input '" + n.name + "' is " + to_string(n.outs[0]) +
-                   "; random inputs are f32 only, give --inputs"};
     if (opts.inputs_dir.empty()) {
       inputs.push_back(random_input(n.outs[0], opts.input_seed + k++));
       continue;

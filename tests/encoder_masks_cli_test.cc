@@ -184,6 +184,7 @@ TEST(EncoderMasksCli, ACumSumAxisPastTheRankIsAnErrorNamingTheNode) {
 // Outputs that are not f32: the position ids (i64) and the mask (bool) come
 // back in their own element types from both runtimes, equal to ONNX
 // Runtime's, and `tso run` prints their values, not their bytes read as f32.
+// Without --inputs, it feeds seeded 0s and 1s to the integer inputs.
 TEST(EncoderMasksCli, IntegerAndBoolOutputsKeepTheirTypes) {
   if (!testing::have_python_oracle()) GTEST_SKIP() << testing::kNoVenv;
   const fs::path dir = testing::temp_dir("encoder_masks_cli_outputs");
@@ -226,6 +227,22 @@ TEST(EncoderMasksCli, IntegerAndBoolOutputsKeepTheirTypes) {
       EXPECT_EQ(have->value.type, want->value.type) << device << " " << file;
       EXPECT_EQ(have->value.bytes, want->value.bytes) << device << " " << file;
     }
+  }
+  // Without --inputs the integer inputs are seeded 0s and 1s (they were an
+  // error): both runtimes compute the same outputs from them.
+  for (const char* device : {"cpu", "reference"}) {
+    testing::RunResult r =
+        tso({"run", model.string(), "--device", device, "--iters", "1", "--seed", "3", "--outputs",
+             (dir / (std::string("random_") + device)).string()},
+            dir);
+    ASSERT_EQ(r.exit_code, 0) << device << ": " << r.err;
+  }
+  for (int k = 0; k < 2; ++k) {
+    const std::string file = "output_" + std::to_string(k) + ".pb";
+    Expected<NamedTensor> cpu = read_tensor_file((dir / "random_cpu" / file).string());
+    Expected<NamedTensor> ref = read_tensor_file((dir / "random_reference" / file).string());
+    ASSERT_TRUE(cpu.ok() && ref.ok()) << file;
+    EXPECT_EQ(cpu->value.bytes, ref->value.bytes) << file;
   }
   fs::remove_all(dir);
 }
