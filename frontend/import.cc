@@ -550,6 +550,8 @@ Status Importer::add_opaque(const onnx::NodeProto& n, const std::string& reason)
 }
 
 Status Importer::import_node(const onnx::NodeProto& n) {
+  // Every ONNX operator has an output; mappings name what they add after it.
+  if (n.output_size() == 0) return node_error(n, "has no outputs");
   const bool default_domain = n.domain().empty() || n.domain() == "ai.onnx";
   if (default_domain && n.op_type() == "Constant") return add_constant_node(n);
   if (default_domain && (n.op_type() == "Identity" || n.op_type() == "Dropout") &&

@@ -371,6 +371,22 @@ TEST(ImportOps, GlobalMaxPoolIsReduceMaxOverTheSpatialAxes) {
       << r.error().message;
 }
 
+// A node with no outputs (the fuzzer made a HardSwish of none, whose
+// mapping named its weights after output 0) is an error naming it.
+TEST(ImportOps, ANodeWithoutOutputsIsAnErrorNamingIt) {
+  onnx::ModelProto m = one_node("HardSwish", {{"x", {2, 3}}}, [](onnx::GraphProto*) {});
+  onnx::GraphProto* g = m.mutable_graph();
+  g->mutable_node(0)->clear_output();
+  onnx::NodeProto* relu = g->add_node();
+  relu->set_op_type("Relu");
+  relu->add_input("x");
+  relu->add_output("y");
+  Expected<ImportedModel> r = import_proto(m);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("node 'op' (HardSwish): has no outputs"), std::string::npos)
+      << r.error().message;
+}
+
 // x -> HardSwish -> HardSigmoid(alpha 0.25, beta 0.25), as torchvision's
 // MobileNetV3 exports its activations (opset 14 on).
 TEST(ImportOps, HardSigmoidAndHardSwishAreMulAddClip) {
