@@ -371,6 +371,69 @@ TEST(ImportOps, GlobalMaxPoolIsReduceMaxOverTheSpatialAxes) {
       << r.error().message;
 }
 
+// Malformed constant ScatterND and Tile nodes are errors naming the node
+// when they fold: updates that do not match the indices, a reduction ONNX
+// lacks, repeats of another count than the rank, a negative repeat.
+TEST(ImportOps, MalformedConstantScatterNDAndTileAreErrorsNamingTheNode) {
+  auto floats = [](onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    int64_t n = 1;
+    for (int64_t d : dims) t->add_dims(d), n *= d;
+    for (int64_t k = 0; k < n; ++k) t->add_float_data(static_cast<float>(k));
+  };
+  struct Case {
+    std::string type, reduction;
+    std::function<void(onnx::GraphProto*)> init;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"ScatterND", "",
+       [&](onnx::GraphProto* g) {
+         floats(g, "a", {4, 4});
+         add_i64(g, "b", {2, 1}, {0, 1});
+         floats(g, "c", {2, 3});
+       },
+       "updates [2,3] do not match indices [2,1] into [4,4]"},
+      {"ScatterND", "average",
+       [&](onnx::GraphProto* g) {
+         floats(g, "a", {4, 4});
+         add_i64(g, "b", {2, 1}, {0, 1});
+         floats(g, "c", {2, 4});
+       },
+       "reduction 'average' is not one of ONNX's"},
+      {"Tile", "",
+       [&](onnx::GraphProto* g) {
+         floats(g, "a", {2, 3});
+         add_i64(g, "b", {1}, {2});
+       },
+       "1 repeats for [2,3]"},
+      {"Tile", "",
+       [&](onnx::GraphProto* g) {
+         floats(g, "a", {2, 3});
+         add_i64(g, "b", {2}, {2, -1});
+       },
+       "repeat -1 is negative"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::pair<std::string, std::vector<int64_t>>> in = {{"a", {}}, {"b", {}}};
+    if (c.type == "ScatterND") in.push_back({"c", {}});
+    onnx::ModelProto m = one_node(c.type, in, c.init);
+    if (!c.reduction.empty()) {
+      onnx::AttributeProto* a = m.mutable_graph()->mutable_node(0)->add_attribute();
+      a->set_name("reduction");
+      a->set_type(onnx::AttributeProto::STRING);
+      a->set_s(c.reduction);
+    }
+    Expected<ImportedModel> r = import_proto(m);
+    ASSERT_FALSE(r.ok()) << c.message;
+    EXPECT_NE(r.error().message.find("node 'op' (" + c.type + ")"), std::string::npos)
+        << r.error().message;
+    EXPECT_NE(r.error().message.find(c.message), std::string::npos) << r.error().message;
+  }
+}
+
 // A node with no outputs (the fuzzer made a HardSwish of none, whose
 // mapping named its weights after output 0) is an error naming it.
 TEST(ImportOps, ANodeWithoutOutputsIsAnErrorNamingIt) {
