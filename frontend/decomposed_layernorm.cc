@@ -48,11 +48,10 @@ class ChainFinder {
   std::optional<LayerNormChain> from_square(LayerNormChain c, int s, int q, int div) const {
     const std::string& d = g_.node(s).output(0);
     const onnx::NodeProto& square = g_.node(q);
-    const auto d_uses = links_.readers(d).size();
-    if (is_node(square, "Pow", 2) && square.input(0) == d && square.input(1) != d && d_uses == 2) {
+    // d's only readers are q and div (at), so the square reads nothing else.
+    if (is_node(square, "Pow", 2) && square.input(0) == d && square.input(1) != d) {
       c.exponent = square.input(1);
-    } else if (!(is_node(square, "Mul", 2) && square.input(0) == d && square.input(1) == d &&
-                 d_uses == 3)) {
+    } else if (!(is_node(square, "Mul", 2) && square.input(0) == d && square.input(1) == d)) {
       return std::nullopt;
     }
     c.variance = links_.only_reader(square.output(0));

@@ -689,11 +689,12 @@ Status Importer::import_layernorm(const onnx::GraphProto& g, const LayerNormChai
   const Shape trailing(xt.shape.dims().subspan(axis));
   // The nodes up to the Div are the normalization; what follows of the
   // chain joins it while its operand holds.
-  size_t joined = 7;
+  constexpr size_t kNormalization = 7;  // ReduceMean through Div
+  size_t joined = kNormalization;
   std::string params[2];
   for (const std::string* p : {&c.scale, &c.bias}) {
     if (joined == nodes.size() || !layernorm_param_holds(*p, xt, axis)) break;
-    params[joined - 7] = *p;
+    params[joined - kNormalization] = *p;
     ++joined;
   }
   std::vector<TensorRef> args;
