@@ -100,7 +100,7 @@ class Importer {
   std::unordered_map<std::string, Value> values_;
   std::unordered_map<std::string, int> uses_;              // readers of each name
   std::unordered_map<std::string, WeightUse> weight_use_;  // first reader of each initializer
-  std::map<std::string, TensorType> declared_;             // static value_info of the model
+  std::map<std::string, TensorType> declared_;             // static value_info and output types
   std::unordered_set<std::string> weight_names_;
   std::optional<BatchChange> batch_;                    // set when ImportOptions::batch changes it
   std::unordered_map<int, ErfGeluChain> erf_gelus_;     // by the index of the chain's last node
@@ -744,8 +744,12 @@ Expected<ImportedModel> Importer::run(onnx::ModelProto& model) {
   TSO_RETURN_IF_ERROR(read_envelope(model));
   const onnx::GraphProto& g = model.graph();
   builder_ = GraphBuilder(g.name().empty() ? "main" : g.name());
-  for (const auto& v : g.value_info())
-    if (auto t = v.type(); t.has_tensor_type()) {
+  // value_info and the graph outputs' declared types.
+  std::vector<const onnx::ValueInfoProto*> infos;
+  for (const auto& v : g.value_info()) infos.push_back(&v);
+  for (const auto& v : g.output()) infos.push_back(&v);
+  for (const onnx::ValueInfoProto* v : infos)
+    if (auto t = v->type(); t.has_tensor_type()) {
       std::optional<DType> dt = dtype_from_onnx(t.tensor_type().elem_type());
       Shape s;
       bool ok = dt && t.tensor_type().has_shape() &&
@@ -757,7 +761,7 @@ Expected<ImportedModel> Importer::run(onnx::ModelProto& model) {
       }
       // A declared type is a hint: one whose size overflows is ignored (a
       // node that needs it reports its own error).
-      if (ok && checked_byte_size({*dt, s})) declared_[v.name()] = {*dt, s};
+      if (ok && checked_byte_size({*dt, s})) declared_[v->name()] = {*dt, s};
     }
   TSO_RETURN_IF_ERROR(add_inputs(g));
   if (batch_) declared_.clear();  // value_info describes the model's own batch

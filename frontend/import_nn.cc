@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <string>
 
+#include "frontend/einsum.h"
 #include "frontend/import_ops.h"
 #include "frontend/onnx_util.h"
 
@@ -330,6 +331,7 @@ MapFn find_nn_mapping(std::string_view t) {
       {"GlobalMaxPool", map_global_maxpool},
       {"MatMul", map_matmul},
       {"Gemm", map_gemm},
+      {"Einsum", map_einsum},
       {"BatchNormalization", map_batchnorm},
       {"LayerNormalization", map_layernorm},
       {"GroupNormalization", map_group_norm},
