@@ -230,6 +230,13 @@ const std::map<std::string_view, UnaryFloat>& unary() {
       {"Log", [](double x) { return std::log(x); }},
       {"Reciprocal", [](double x) { return 1.0 / x; }},
       {"Sign", [](double x) { return double((x > 0) - (x < 0)); }},
+      // Sinusoidal position encodings computed in forward (timm's XCiT and
+      // EdgeNeXt) are constant at static shapes.
+      {"Sin", [](double x) { return std::sin(x); }},
+      {"Cos", [](double x) { return std::cos(x); }},
+      {"Tanh", [](double x) { return std::tanh(x); }},
+      {"Sigmoid", [](double x) { return 1.0 / (1.0 + std::exp(-x)); }},
+      {"Erf", [](double x) { return std::erf(x); }},
   };
   return kOps;
 }
@@ -292,6 +299,45 @@ FoldResult fold_clip(const onnx::NodeProto&, int64_t, FoldInputs in, int64_t lim
   return std::vector<HostTensor>{std::move(out)};
 }
 
+// CumSum of a constant (EdgeNeXt's position encoding sums a mask of ones
+// along the rows and columns), its axis a constant scalar.
+FoldResult fold_cumsum(const onnx::NodeProto& n, int64_t, FoldInputs in, int64_t) {
+  TSO_RETURN_IF_ERROR(check_inputs(in, 2));
+  const HostTensor& x = *in[0];
+  if (in[1]->numel() != 1 || in[1]->is_float()) return Error{"axis is not an integer scalar"};
+  const int rank = x.shape.rank();
+  int64_t axis = in[1]->get_i(0);
+  if (axis < -rank || axis >= rank)
+    return Error{"axis " + std::to_string(axis) + " is out of range for " + to_string(x.shape)};
+  if (axis < 0) axis += rank;
+  const bool exclusive = attr_int(n, "exclusive", 0) != 0;
+  const bool reverse = attr_int(n, "reverse", 0) != 0;
+  const int64_t extent = x.shape[static_cast<int>(axis)];
+  const int64_t stride = strides_of(x.shape)[static_cast<size_t>(axis)];
+  HostTensor out = HostTensor::zeros(x.dtype, x.shape);
+  for (int64_t start = 0; start < x.numel(); ++start) {
+    if (start / stride % extent != 0) continue;  // not the first element of a line
+    double fsum = 0;
+    int64_t isum = 0;
+    auto put = [&](int64_t k) {
+      if (x.is_float())
+        out.f[k] = round_to(x.dtype, fsum);
+      else
+        out.i[k] = isum;
+    };
+    for (int64_t step = 0; step < extent; ++step) {
+      const int64_t k = start + (reverse ? extent - 1 - step : step) * stride;
+      if (exclusive) put(k);
+      if (x.is_float())
+        fsum += x.f[k];
+      else
+        isum = wrap_int(x.dtype, int64_t(uint64_t(isum) + uint64_t(x.i[k])));
+      if (!exclusive) put(k);
+    }
+  }
+  return std::vector<HostTensor>{std::move(out)};
+}
+
 }  // namespace
 
 FoldFn find_elementwise_fold(std::string_view t) {
@@ -307,6 +353,7 @@ FoldFn find_elementwise_fold(std::string_view t) {
   if (t == "Where") return fold_where;
   if (t == "Cast") return fold_cast;
   if (t == "Clip") return fold_clip;
+  if (t == "CumSum") return fold_cumsum;
   return nullptr;
 }
 

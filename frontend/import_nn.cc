@@ -48,10 +48,62 @@ Expected<std::optional<Padding>> padding(const onnx::NodeProto& n, const Shape& 
   return std::optional<Padding>(p);
 }
 
+// A 1-D window operator (SqueezeBERT's projections, the feature extractors
+// of audio encoders, their pooling) runs as a 2-D one over [N, C, 1, L]: its
+// attributes gain a leading spatial axis of extent 1, unstrided, unpadded.
+onnx::NodeProto as_2d(const onnx::NodeProto& n) {
+  onnx::NodeProto m = n;
+  m.clear_attribute();
+  for (const onnx::AttributeProto& a : n.attribute()) {
+    onnx::AttributeProto& b = *m.add_attribute() = a;
+    const std::string& name = a.name();
+    if (name != "strides" && name != "dilations" && name != "kernel_shape" && name != "pads")
+      continue;
+    b.clear_ints();
+    if (name == "pads" && a.ints_size() == 2) {
+      for (int64_t v : {int64_t{0}, a.ints(0), int64_t{0}, a.ints(1)}) b.add_ints(v);
+    } else {
+      b.add_ints(name == "pads" ? 0 : 1);
+      for (int64_t v : a.ints()) b.add_ints(v);
+    }
+  }
+  return m;
+}
+
+Shape with_unit_height(const Shape& s) { return Shape{s[0], s[1], 1, s[2]}; }
+
+// `t` with an axis of extent 1 inserted (unsqueeze) or removed (squeeze)
+// at 2, the height of a 1-D operator run as a 2-D one.
+Expected<TensorRef> height_axis(NodeContext& ctx, Op op, TensorRef t) {
+  Attrs a;
+  a.set(AttrKey::axes, Ints{2});
+  return ctx.builder().add1(op, {t}, std::move(a), ctx.node().name());
+}
+
+// Adds `op` over `args`, the first `lifted` of them given a unit height
+// first when `one_d`, and the result's height removed.
+Expected<Mapped> add_window_op(NodeContext& ctx, Op op, std::vector<TensorRef> args, Attrs a,
+                               bool one_d, size_t lifted) {
+  if (!one_d) return add_one(ctx, op, std::move(args), std::move(a));
+  for (size_t k = 0; k < lifted; ++k) {
+    Expected<TensorRef> t = height_axis(ctx, Op::Unsqueeze, args[k]);
+    if (!t) return t.error();
+    args[k] = *t;
+  }
+  Expected<TensorRef> r = ctx.builder().add1(op, std::move(args), std::move(a), ctx.node().name());
+  if (!r) return r.error();
+  Expected<TensorRef> out = height_axis(ctx, Op::Squeeze, *r);
+  if (!out) return out.error();
+  return Mapped{{*out}, {}};
+}
+
 Expected<Mapped> map_conv(NodeContext& ctx) {
-  const onnx::NodeProto& n = ctx.node();
   TensorType x = ctx.type(0), w = ctx.type(1);
-  if (x.shape.rank() != 4 || w.shape.rank() != 4) return opaque("only 2-D convolution maps to conv2d");
+  const bool one_d = x.shape.rank() == 3 && w.shape.rank() == 3;
+  if (!one_d && (x.shape.rank() != 4 || w.shape.rank() != 4))
+    return opaque("only 1-D and 2-D convolutions map to conv2d");
+  const onnx::NodeProto n = one_d ? as_2d(ctx.node()) : ctx.node();
+  if (one_d) x.shape = with_unit_height(x.shape), w.shape = with_unit_height(w.shape);
   Ints stride = ints_or(n, "strides", {1, 1}), dil = ints_or(n, "dilations", {1, 1});
   if (stride.size() != 2 || dil.size() != 2) return Error{"has strides or dilations of the wrong length"};
   Ints eff = {(w.shape[2] - 1) * dil[0] + 1, (w.shape[3] - 1) * dil[1] + 1};
@@ -67,28 +119,30 @@ Expected<Mapped> map_conv(NodeContext& ctx) {
   Attrs a;
   a.set(AttrKey::stride, stride).set(AttrKey::dilation, dil).set(AttrKey::pad, **pad);
   a.set(AttrKey::groups, attr_int(n, "group", 1));
-  return add_one(ctx, Op::Conv2d, std::move(args), std::move(a));
+  return add_window_op(ctx, Op::Conv2d, std::move(args), std::move(a), one_d, 2);
 }
 
 Expected<Mapped> map_pool(NodeContext& ctx) {
-  const onnx::NodeProto& n = ctx.node();
+  const bool one_d = ctx.type(0).shape.rank() == 3;
+  if (!one_d && ctx.type(0).shape.rank() != 4) return opaque("only 1-D and 2-D pooling map to the IR");
+  const onnx::NodeProto n = one_d ? as_2d(ctx.node()) : ctx.node();
+  const Shape x = one_d ? with_unit_height(ctx.type(0).shape) : ctx.type(0).shape;
   const bool avg = n.op_type() == "AveragePool";
-  if (ctx.type(0).shape.rank() != 4) return opaque("only 2-D pooling maps to the IR");
   if (!avg && ctx.output_used(1)) return opaque("the IR's maxpool has no indices output");
   if (ints_or(n, "dilations", {1, 1}) != Ints{1, 1}) return opaque("dilated pooling");
   if (attr_int(n, "storage_order", 0) != 0) return opaque("column-major storage_order");
   Ints kernel = ints_or(n, "kernel_shape", {}), stride = ints_or(n, "strides", {1, 1});
   if (kernel.size() != 2 || stride.size() != 2)
-    return Error{"needs a kernel_shape and strides of 2 values"};
-  Expected<std::optional<Padding>> pad = padding(n, ctx.type(0).shape, kernel, stride);
+    return Error{"needs a kernel_shape and strides of one value per spatial axis"};
+  Expected<std::optional<Padding>> pad = padding(n, x, kernel, stride);
   if (!pad) return pad.error();
-  Expected<TensorRef> x = ctx.tensor(0);
-  if (!x) return x.error();
+  Expected<TensorRef> in = ctx.tensor(0);
+  if (!in) return in.error();
   Attrs a;
   a.set(AttrKey::kernel, kernel).set(AttrKey::stride, stride).set(AttrKey::pad, **pad);
   a.set(AttrKey::ceil_mode, attr_int(n, "ceil_mode", 0));
   if (avg) a.set(AttrKey::count_include_pad, attr_int(n, "count_include_pad", 0));
-  return add_one(ctx, avg ? Op::AvgPool : Op::MaxPool, {*x}, std::move(a));
+  return add_window_op(ctx, avg ? Op::AvgPool : Op::MaxPool, {*in}, std::move(a), one_d, 1);
 }
 
 Expected<Mapped> map_global_avgpool(NodeContext& ctx) {

@@ -1,6 +1,7 @@
 // ONNX -> IR for elementwise operators and data movement, and the dispatch
 // over every mapping.
 #include "frontend/import_ops.h"
+#include "frontend/import_repeat.h"
 
 #include <cmath>
 #include <limits>
@@ -421,6 +422,7 @@ MapFn find_data_mapping(std::string_view t) {
       {"Expand", map_expand},     {"CumSum", map_cumsum},
       {"LessOrEqual", map_or_equal}, {"GreaterOrEqual", map_or_equal},
       {"LeakyRelu", map_leaky_relu},
+      {"Tile", map_tile},         {"Resize", map_resize},
   };
   for (const auto& [name, fn] : kMaps)
     if (name == t) return fn;

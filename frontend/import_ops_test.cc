@@ -549,5 +549,51 @@ TEST(ImportOps, AttentionMaskExpandAndCastsAreIrOperators) {
   EXPECT_TRUE(again->graph == r->graph) << print(again->graph);
 }
 
+
+// Position encodings computed in forward from constants (EdgeNeXt's and
+// XCiT's: a cumulative sum of ones, then sines and cosines) fold to one
+// weight: CumSum with its exclusive and reverse variants, Sin, Cos.
+TEST(ImportOps, CumSumSinAndCosOfConstantsFold) {
+  struct Case {
+    int64_t exclusive, reverse;
+    std::vector<float> want;  // cos(sin(cumsum along axis 1 of [[1,2,3],[4,5,6]]))
+  };
+  auto f = [](double v) { return static_cast<float>(std::cos(std::sin(v))); };
+  const Case cases[] = {
+      {0, 0, {f(1), f(3), f(6), f(4), f(9), f(15)}},
+      {1, 0, {f(0), f(1), f(3), f(0), f(4), f(9)}},
+      {0, 1, {f(6), f(5), f(3), f(15), f(11), f(6)}},
+      {1, 1, {f(5), f(3), f(0), f(11), f(6), f(0)}},
+  };
+  for (const Case& c : cases) {
+    onnx::ModelProto m = one_node("CumSum", {{"x", {}}, {"axis", {}}}, [&](onnx::GraphProto* g) {
+      auto* t = g->add_initializer();
+      t->set_name("x");
+      t->set_data_type(onnx::TensorProto::FLOAT);
+      t->add_dims(2);
+      t->add_dims(3);
+      for (float v : {1, 2, 3, 4, 5, 6}) t->add_float_data(v);
+      add_i64(g, "axis", {}, {1});
+      g->mutable_node(0)->set_output(0, "sums");
+      tso::testing::set_int(g->mutable_node(0), "exclusive", c.exclusive);
+      tso::testing::set_int(g->mutable_node(0), "reverse", c.reverse);
+      tso::testing::add_node(g, "Sin", {"sums"}, "s");
+      tso::testing::add_node(g, "Cos", {"s"}, "y");
+    });
+    Expected<ImportedModel> r = import_proto(m);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    const Graph& g = r->graph;
+    const Node& out = g.node(g.outputs()[0].ref.node);
+    ASSERT_EQ(out.op, Op::Weight) << print(g);
+    ASSERT_NE(out.data, nullptr);
+    std::vector<float> got(6);
+    ASSERT_EQ(out.data->bytes.size(), got.size() * sizeof(float));
+    std::memcpy(got.data(), out.data->bytes.data(), out.data->bytes.size());
+    for (size_t k = 0; k < got.size(); ++k)
+      EXPECT_FLOAT_EQ(got[k], c.want[k]) << "exclusive " << c.exclusive << ", reverse "
+                                         << c.reverse << ", element " << k;
+  }
+}
+
 }  // namespace
 }  // namespace tso

@@ -42,14 +42,14 @@ const char* kPrefixes[] = {
     "test_expand_",      "test_equal",         "test_less",         "test_greater",
     "test_not_",         "test_and",           "test_or",           "test_cumsum_",
     "test_leakyrelu",    "test_softplus",      "test_reduce_sum_",  "test_reduce_max_",
-    "test_reduce_l2_",
+    "test_reduce_l2_",   "test_tile",          "test_resize_",
 };
 
 // Operators the importer folds when their inputs are constants, as in the
-// models that carry them (torch's slice assignments, a Tile of a stored
-// tensor), and does not map otherwise: every input becomes an initializer
-// and the graph folds to its output.
-const char* kFoldedPrefixes[] = {"test_scatternd", "test_tile"};
+// models that carry them (torch's slice assignments), and does not map
+// otherwise: every input becomes an initializer and the graph folds to its
+// output.
+const char* kFoldedPrefixes[] = {"test_scatternd"};
 
 bool folded(const std::string& name) {
   for (const char* p : kFoldedPrefixes)
@@ -99,7 +99,8 @@ bool is_parameter(const onnx::ModelProto& m, int k, const WeightData& value) {
     return true;
   for (const auto& n : m.graph().node())
     for (int i = 1; i < n.input_size(); ++i)
-      if (n.input(i) == name && (n.op_type() == "Clip" || n.op_type() == "Pad")) return true;
+      if (n.input(i) == name && (n.op_type() == "Clip" || n.op_type() == "Pad" || n.op_type() == "Resize"))
+        return true;
   return false;
 }
 
