@@ -107,6 +107,21 @@ Expected<Mapped> map_reduce(NodeContext& ctx) {
   return add_one(ctx, kOp, {*x}, std::move(a));
 }
 
+// ReduceSumSquare as reduce_sum of x * x, its axes an input from opset 18.
+Expected<Mapped> map_reduce_sum_square(NodeContext& ctx) {
+  std::optional<Ints> axes = axes_of(ctx, ctx.opset() >= 18);
+  if (!axes) return opaque("axes that are not constant");
+  Expected<TensorRef> x = ctx.tensor(0);
+  if (!x) return x.error();
+  Expected<TensorRef> square = ctx.builder().add1(Op::Mul, {*x, *x}, {}, ctx.node().name());
+  if (!square) return square.error();
+  if (axes->empty() && attr_int(ctx.node(), "noop_with_empty_axes", 0) != 0)
+    return Mapped{{*square}, {}};
+  Attrs a;
+  a.set(AttrKey::axes, *axes).set(AttrKey::keepdims, attr_int(ctx.node(), "keepdims", 1));
+  return add_one(ctx, Op::ReduceSum, {*square}, std::move(a));
+}
+
 Expected<Mapped> map_reshape(NodeContext& ctx) {
   std::optional<Ints> shape = const_ints(ctx, 1);
   if (!shape) return opaque("a shape that is not constant");
@@ -316,6 +331,50 @@ Expected<Mapped> map_gather(NodeContext& ctx) {
   return add_one(ctx, elements ? Op::GatherElements : Op::Gather, std::move(*args), std::move(a));
 }
 
+// GatherND with constant indices and no batch dimensions (transformers'
+// attention masks under torch.export, LeViT's attention biases): the first
+// k axes of data, which each index tuple names, become one axis, each tuple
+// its linear index there, and the lookup a gather along that axis.
+Expected<Mapped> map_gather_nd(NodeContext& ctx) {
+  if (attr_int(ctx.node(), "batch_dims", 0) != 0) return opaque("batch dimensions");
+  const HostTensor* c = ctx.constant(1);
+  if (!c || c->is_float()) return opaque("indices that are not constant");
+  const Shape data = ctx.type(0).shape, idx = c->shape;
+  if (idx.rank() < 1) return Error{"needs indices of rank 1 or more"};
+  const int64_t k = idx.back();
+  if (k < 1 || k > data.rank())
+    return Error{"has index tuples of " + std::to_string(k) + " for data " + to_string(data)};
+  Ints flat = {1};
+  for (int d = 0; d < data.rank(); ++d)
+    if (d < k)
+      flat[0] *= data[d];
+    else
+      flat.push_back(data[d]);
+  HostTensor linear = HostTensor::zeros(DType::kI64, Shape(idx.dims().first(idx.rank() - 1)));
+  for (int64_t t = 0; t < linear.numel(); ++t) {
+    int64_t at = 0;
+    for (int d = 0; d < k; ++d) {
+      int64_t v = c->get_i(t * k + d);
+      if (v < -data[d] || v >= data[d])
+        return Error{"has index " + std::to_string(v) + " out of range for axis " +
+                     std::to_string(d) + " of " + to_string(data)};
+      at = at * data[d] + (v < 0 ? v + data[d] : v);
+    }
+    linear.i[t] = at;
+  }
+  Expected<TensorRef> x = ctx.tensor(0);
+  if (!x) return x.error();
+  if (k > 1) {
+    Attrs r;
+    r.set(AttrKey::shape, flat);
+    x = ctx.builder().add1(Op::Reshape, {*x}, std::move(r), ctx.node().name());
+    if (!x) return x.error();
+  }
+  Attrs a;
+  a.set(AttrKey::axis, int64_t{0});
+  return add_one(ctx, Op::Gather, {*x, ctx.new_weight("indices", linear)}, std::move(a));
+}
+
 // LeakyRelu with its slope written out (ONNX's default 0.01).
 Expected<Mapped> map_leaky_relu(NodeContext& ctx) {
   Expected<TensorRef> x = ctx.tensor(0);
@@ -410,13 +469,14 @@ MapFn find_data_mapping(std::string_view t) {
       {"ReduceSum", map_reduce<Op::ReduceSum>},
       {"ReduceMax", map_reduce<Op::ReduceMax>},
       {"ReduceL2", map_reduce<Op::ReduceL2>},
+      {"ReduceSumSquare", map_reduce_sum_square},
       {"Reshape", map_reshape},   {"Flatten", map_flatten},
       {"Squeeze", map_squeeze},   {"Unsqueeze", map_squeeze},
       {"Slice", map_slice},       {"Pad", map_pad},
       {"Concat", map_concat},     {"Split", map_split},
       {"Transpose", map_transpose}, {"Cast", map_cast},
       {"Reciprocal", map_reciprocal}, {"Gather", map_gather},
-      {"GatherElements", map_gather},
+      {"GatherElements", map_gather}, {"GatherND", map_gather_nd},
       {"HardSigmoid", map_hard_sigmoid}, {"HardSwish", map_hard_sigmoid},
       {"Mish", map_mish},
       {"Expand", map_expand},     {"CumSum", map_cumsum},
