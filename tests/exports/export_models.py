@@ -1,0 +1,276 @@
+#!/usr/bin/env python3
+"""Export the real-model test corpus: torchvision, timm and transformers models, graph-only.
+
+    python export_models.py OUT_DIR [--only NAME ...] [--keep-weights]
+
+Needs torch, torchvision, timm, transformers and onnxscript (not tso's dependencies: the
+corpus is committed, and the tests read the files, never this script). Each model is built
+with its library's own code at random initial weights (seed 0), in eval mode, batch 1, and
+exported twice where both exporters take it:
+  NAME.ts17.graph.onnx   torch.onnx.export(..., opset_version=17, dynamo=False)
+  NAME.dyn18.graph.onnx  torch.onnx.export(..., opset_version=18, dynamo=True)
+then made graph-only as ../shared/models are: every float initializer of 4096 or more
+elements keeps its name, type and dims, its data marked EXTERNAL in `NAME.weights`, a file
+that is not written. Small initializers stay; the nodes' metadata and doc strings (the
+dynamo exporter's stack traces) go. Small configurations of the same classes keep
+the files and the tests small where the library takes one (a two-layer BERT, a ViT of
+width 64); the image size is the smallest the architecture keeps its structure at.
+
+A failed export is reported and skipped; the exit status is non-zero if any failed.
+"""
+import argparse
+import os
+import sys
+import traceback
+
+import onnx
+import torch
+
+MIN_EXTERNAL_ELEMENTS = 4096
+
+
+def image(size, channels=3):
+    return (torch.randn(1, channels, size, size),)
+
+
+def tokens(seq, vocab, with_mask=True, type_ids=False):
+    g = torch.Generator().manual_seed(0)
+    args = {"input_ids": torch.randint(5, vocab, (1, seq), generator=g)}
+    if with_mask:
+        args["attention_mask"] = torch.ones(1, seq, dtype=torch.int64)
+    if type_ids:
+        args["token_type_ids"] = torch.zeros(1, seq, dtype=torch.int64)
+    return args
+
+
+def tv(name, size, **kwargs):
+    def build():
+        import torchvision
+
+        return torchvision.models.get_model(name, weights=None, **kwargs), image(size)
+
+    return build
+
+
+def tv_vit():
+    from torchvision.models.vision_transformer import VisionTransformer
+
+    m = VisionTransformer(image_size=64, patch_size=16, num_layers=2, num_heads=2, hidden_dim=64,
+                          mlp_dim=128)
+    torch.nn.init.normal_(m.heads.head.weight, std=0.1)  # zeros at initialization
+    return m, image(64)
+
+
+def timm_model(name, size, **kwargs):
+    def build():
+        import timm
+
+        return timm.create_model(name, pretrained=False, **kwargs), image(size)
+
+    return build
+
+
+class ByName(torch.nn.Module):
+    """A transformers model called with its inputs by name, returning its first output."""
+
+    def __init__(self, model, names):
+        super().__init__()
+        self.model, self.names = model, names
+
+    def forward(self, *inputs):
+        return self.model(**dict(zip(self.names, inputs)))[0]
+
+
+def hf_text(config_cls, model_cls, seq=16, type_ids=False, **config):
+    def build():
+        import transformers
+
+        cfg = getattr(transformers, config_cls)(**config)
+        args = tokens(seq, cfg.vocab_size, type_ids=type_ids)
+        return ByName(getattr(transformers, model_cls)(cfg), list(args)), args
+
+    return build
+
+
+def hf_vision(config_cls, model_cls, size, **config):
+    def build():
+        import transformers
+
+        cfg = getattr(transformers, config_cls)(**config)
+        m = ByName(getattr(transformers, model_cls)(cfg), ["pixel_values"])
+        return m, {"pixel_values": torch.randn(1, 3, size, size)}
+
+    return build
+
+
+SMALL_TEXT = dict(vocab_size=1000, hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
+                  intermediate_size=128, max_position_embeddings=64)
+
+MODELS = {
+    # torchvision classification models
+    "tv_mobilenet_v2": tv("mobilenet_v2", 64),
+    "tv_mobilenet_v3_small": tv("mobilenet_v3_small", 64),
+    "tv_efficientnet_b0": tv("efficientnet_b0", 64),
+    "tv_regnet_y_400mf": tv("regnet_y_400mf", 64),
+    "tv_shufflenet_v2_x0_5": tv("shufflenet_v2_x0_5", 64),
+    "tv_densenet121": tv("densenet121", 64),
+    "tv_googlenet": tv("googlenet", 64, init_weights=True, aux_logits=False),
+    "tv_mnasnet0_5": tv("mnasnet0_5", 64),
+    "tv_alexnet": tv("alexnet", 224),
+    "tv_convnext_tiny": tv("convnext_tiny", 64),
+    "tv_swin_t": tv("swin_t", 112),
+    "tv_swin_v2_t": tv("swin_v2_t", 128),
+    "tv_maxvit_t": tv("maxvit_t", 224),
+    "tv_vit_small_config": tv_vit,
+    # timm
+    "timm_vit_tiny": timm_model("vit_tiny_patch16_224", 64, img_size=64, depth=2),
+    "timm_deit_tiny_distilled": timm_model("deit_tiny_distilled_patch16_224", 64, img_size=64,
+                                           depth=2),
+    "timm_convnext_atto": timm_model("convnext_atto", 64),
+    "timm_efficientnet_b0": timm_model("efficientnet_b0", 64),
+    "timm_mobilenetv3_large": timm_model("mobilenetv3_large_100", 64),
+    "timm_cspdarknet53": timm_model("cspdarknet53", 64),
+    "timm_darknet53": timm_model("darknet53", 64),
+    "timm_levit_128s": timm_model("levit_128s", 224),
+    "timm_poolformer_s12": timm_model("poolformer_s12", 64),
+    "timm_mixer_s16": timm_model("mixer_s16_224", 64, img_size=64),
+    "timm_resmlp_12": timm_model("resmlp_12_224", 64, img_size=64),
+    "timm_coatnet_0": timm_model("coatnet_0_rw_224", 224),
+    "timm_efficientformer_l1": timm_model("efficientformer_l1", 224),
+    "timm_beit_base": timm_model("beit_base_patch16_224", 64, img_size=64, depth=2),
+    "timm_xcit_nano": timm_model("xcit_nano_12_p16_224", 64, img_size=64, depth=2),
+    "timm_eva02_tiny": timm_model("eva02_tiny_patch14_224", 56, img_size=56, depth=2),
+    "timm_nfnet_f0": timm_model("dm_nfnet_f0", 64),
+    "timm_ghostnet": timm_model("ghostnet_100", 64),
+    "timm_repvgg_a0": timm_model("repvgg_a0", 64),
+    "timm_hrnet_w18_small": timm_model("hrnet_w18_small", 64),
+    "timm_res2net50": timm_model("res2net50_26w_4s", 64),
+    "timm_sknet_resnet18": timm_model("skresnet18", 64),
+    "timm_dla34": timm_model("dla34", 64),
+    "timm_pit_ti": timm_model("pit_ti_224", 224),
+    "timm_cait_xxs24": timm_model("cait_xxs24_224", 64, img_size=64, depth=2),
+    "timm_convmixer_768_32": timm_model("convmixer_768_32", 64),
+    "timm_edgenext_xx_small": timm_model("edgenext_xx_small", 64),
+    "timm_mobilevit_xxs": timm_model("mobilevit_xxs", 64),
+    "timm_focalnet_tiny": timm_model("focalnet_tiny_srf", 64),
+    "timm_fastvit_t8": timm_model("fastvit_t8", 64),
+    "timm_regnetz_b16": timm_model("regnetz_b16", 64),
+    "timm_botnet26t": timm_model("botnet26t_256", 256),
+    "timm_gcvit_xxtiny": timm_model("gcvit_xxtiny", 224),
+    "timm_twins_svt_small": timm_model("twins_svt_small", 64),
+    "timm_swin_tiny": timm_model("swin_tiny_patch4_window7_224", 224),
+    "timm_volo_d1": timm_model("volo_d1_224", 224),
+    "timm_tnt_s": timm_model("tnt_s_patch16_224", 224),
+    "timm_efficientvit_b0": timm_model("efficientvit_b0", 64),
+    # transformers encoders
+    "hf_bert": hf_text("BertConfig", "BertModel", type_ids=True, **SMALL_TEXT),
+    "hf_distilbert": hf_text("DistilBertConfig", "DistilBertModel", vocab_size=1000, dim=64,
+                             n_layers=2, n_heads=2, hidden_dim=128, max_position_embeddings=64),
+    "hf_roberta": hf_text("RobertaConfig", "RobertaModel", **SMALL_TEXT),
+    "hf_albert": hf_text("AlbertConfig", "AlbertModel", embedding_size=32, **SMALL_TEXT),
+    "hf_electra": hf_text("ElectraConfig", "ElectraModel", embedding_size=32, **SMALL_TEXT),
+    "hf_deberta_v2": hf_text("DebertaV2Config", "DebertaV2Model", **SMALL_TEXT),
+    "hf_mpnet": hf_text("MPNetConfig", "MPNetModel", **SMALL_TEXT),
+    "hf_xlm_roberta": hf_text("XLMRobertaConfig", "XLMRobertaModel", **SMALL_TEXT),
+    "hf_modernbert": hf_text("ModernBertConfig", "ModernBertModel", vocab_size=1000,
+                             hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
+                             intermediate_size=128, max_position_embeddings=64,
+                             global_attn_every_n_layers=2, local_attention=16, pad_token_id=0,
+                             bos_token_id=1, eos_token_id=2, cls_token_id=1, sep_token_id=2),
+    "hf_mobilebert": hf_text("MobileBertConfig", "MobileBertModel", vocab_size=1000,
+                             num_hidden_layers=2, max_position_embeddings=64),
+    "hf_squeezebert": hf_text("SqueezeBertConfig", "SqueezeBertModel", vocab_size=1000,
+                              hidden_size=64, embedding_size=64, num_hidden_layers=2,
+                              num_attention_heads=2, intermediate_size=128,
+                              max_position_embeddings=64),
+    "hf_bert_relative_key": hf_text("BertConfig", "BertModel",
+                                    position_embedding_type="relative_key", **SMALL_TEXT),
+    "hf_vit": hf_vision("ViTConfig", "ViTModel", 64, image_size=64, hidden_size=64,
+                        num_hidden_layers=2, num_attention_heads=2, intermediate_size=128),
+    "hf_swin": hf_vision("SwinConfig", "SwinModel", 64, image_size=64, embed_dim=32,
+                         depths=[2, 2], num_heads=[2, 4], window_size=4),
+    "hf_convnext": hf_vision("ConvNextConfig", "ConvNextModel", 64, hidden_sizes=[16, 32, 64, 128],
+                             depths=[1, 1, 2, 1]),
+    "hf_dinov2": hf_vision("Dinov2Config", "Dinov2Model", 56, image_size=56, patch_size=14,
+                           hidden_size=64, num_hidden_layers=2, num_attention_heads=2),
+    "hf_clip_vision": hf_vision("CLIPVisionConfig", "CLIPVisionModel", 64, image_size=64,
+                                patch_size=16, hidden_size=64, num_hidden_layers=2,
+                                num_attention_heads=2, intermediate_size=128),
+}
+
+
+def graph_only(model, weights_file):
+    for n in model.graph.node:  # torch.export's stack traces and module names
+        del n.metadata_props[:]
+        n.doc_string = ""
+    for t in model.graph.initializer:
+        n = 1
+        for d in t.dims:
+            n *= d
+        if t.data_type != onnx.TensorProto.FLOAT or n < MIN_EXTERNAL_ELEMENTS:
+            continue
+        t.ClearField("raw_data")
+        t.ClearField("float_data")
+        t.data_location = onnx.TensorProto.EXTERNAL
+        del t.external_data[:]
+        for key, value in (("location", weights_file), ("offset", "0"), ("length", str(n * 4))):
+            entry = t.external_data.add()
+            entry.key, entry.value = key, value
+    return model
+
+
+def export(name, build, out_dir, dynamo, keep_weights):
+    torch.manual_seed(0)
+    model, args = build()
+    model.eval()
+    tag = "dyn18" if dynamo else "ts17"
+    path = os.path.join(out_dir, f"{name}.{tag}.graph.onnx")
+    tmp = os.path.join(out_dir, f"{name}.{tag}.tmp.onnx")
+    kwargs = dict(opset_version=18 if dynamo else 17, dynamo=dynamo)
+    # Named inputs are passed in the order of the model's forward, which
+    # starts with them (input_ids, attention_mask, token_type_ids).
+    if isinstance(args, dict):
+        kwargs["input_names"] = list(args)
+        args = tuple(args.values())
+    else:
+        kwargs["input_names"] = ["input"]
+    # Not under no_grad: torch's fused attention fast path, which the
+    # TorchScript exporter cannot write, runs only without autograd.
+    torch.onnx.export(model, args, tmp, **kwargs)
+    m = onnx.load(tmp, load_external_data=True)
+    for f in os.listdir(out_dir):
+        if f.startswith(f"{name}.{tag}.tmp"):
+            os.remove(os.path.join(out_dir, f))
+    if keep_weights:
+        onnx.save(m, path.replace(".graph.onnx", ".onnx"))
+    onnx.save(graph_only(m, f"{name}.{tag}.weights"), path)
+    return path
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out_dir")
+    ap.add_argument("--only", nargs="*", help="model names (default: all)")
+    ap.add_argument("--exporter", choices=["ts17", "dyn18", "both"], default="both")
+    ap.add_argument("--keep-weights", action="store_true",
+                    help="also write NAME.TAG.onnx with the random weights")
+    a = ap.parse_args()
+    os.makedirs(a.out_dir, exist_ok=True)
+    failed = []
+    for name in a.only or MODELS:
+        for dynamo in {"ts17": [False], "dyn18": [True], "both": [False, True]}[a.exporter]:
+            try:
+                path = export(name, MODELS[name], a.out_dir, dynamo, a.keep_weights)
+                print(f"{path}: {os.path.getsize(path)} bytes", flush=True)
+            except Exception as e:  # report every failure, export the rest
+                failed.append(f"{name} ({'dynamo' if dynamo else 'torchscript'})")
+                print(f"{name}: export failed: {type(e).__name__}: {str(e)[:300]}",
+                      file=sys.stderr, flush=True)
+                traceback.print_exc(limit=1)
+    if failed:
+        print("failed: " + ", ".join(failed), file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
