@@ -1,5 +1,6 @@
 // Folding of elementwise ONNX operators: arithmetic, comparisons, logic,
 // Where, Cast and the unary functions shape subgraphs use.
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -338,6 +339,99 @@ FoldResult fold_cumsum(const onnx::NodeProto& n, int64_t, FoldInputs in, int64_t
   return std::vector<HostTensor>{std::move(out)};
 }
 
+// ReduceMean, ReduceSum, ReduceMax and ReduceMin of constants (the
+// statistics weight standardization computes of the weights in forward),
+// their axes an input from opset 13 (ReduceSum) or 18, an attribute before.
+FoldResult fold_reduce(const onnx::NodeProto& n, int64_t opset, FoldInputs in, int64_t) {
+  TSO_RETURN_IF_ERROR(check_inputs(in, 1));
+  const HostTensor& x = *in[0];
+  if (!x.is_float()) return Declined();
+  const std::string& op = n.op_type();
+  std::vector<int64_t> axes;
+  if (opset >= (op == "ReduceSum" ? 13 : 18)) {
+    if (in.size() > 1 && in[1]) axes = host_to_ints(*in[1]);
+  } else if (auto a = attr_ints(n, "axes")) {
+    axes = *a;
+  }
+  const int rank = x.shape.rank();
+  std::vector<bool> reduced(rank, axes.empty());
+  if (axes.empty() && attr_int(n, "noop_with_empty_axes", 0) != 0) return std::vector<HostTensor>{x};
+  for (int64_t a : axes) {
+    if (a < -rank || a >= rank)
+      return Error{"axis " + std::to_string(a) + " is out of range for " + to_string(x.shape)};
+    reduced[a < 0 ? a + rank : a] = true;
+  }
+  Shape kept, out_shape;
+  for (int d = 0; d < rank; ++d) {
+    kept.push_back(reduced[d] ? 1 : x.shape[d]);
+    if (!reduced[d] || attr_int(n, "keepdims", 1) != 0) out_shape.push_back(kept[d]);
+  }
+  const int64_t count = x.numel() / std::max<int64_t>(kept.numel(), 1);
+  std::vector<double> acc(static_cast<size_t>(kept.numel()),
+                          op == "ReduceMax"   ? -INFINITY
+                          : op == "ReduceMin" ? INFINITY
+                                              : 0.0);
+  const std::vector<int64_t> xs = strides_of(x.shape), ks = strides_of(kept);
+  for (int64_t k = 0; k < x.numel(); ++k) {
+    int64_t at = 0;
+    for (int d = 0; d < rank; ++d)
+      if (!reduced[d]) at += (k / xs[d] % x.shape[d]) * ks[d];
+    double& a = acc[static_cast<size_t>(at)];
+    a = op == "ReduceMax" ? std::max(a, double(x.f[k]))
+        : op == "ReduceMin" ? std::min(a, double(x.f[k]))
+                            : a + x.f[k];
+  }
+  HostTensor out = HostTensor::zeros(x.dtype, out_shape);
+  for (size_t k = 0; k < acc.size(); ++k)
+    out.f[k] = round_to(x.dtype, op == "ReduceMean" ? acc[k] / double(count) : acc[k]);
+  return std::vector<HostTensor>{std::move(out)};
+}
+
+// A training-mode BatchNormalization of constants: weight standardization
+// (timm's StdConv2d in BiT ResNets, NFNets' ScaledStdConv2d) normalizes each
+// output channel's weights in forward, F.batch_norm(training=True) over the
+// weights reshaped to [1, channels, fan_in]. Statistics over every axis but
+// 1, the variance the population's; the running statistics blend the given
+// ones by `momentum`. Inference mode maps to the IR's batchnorm instead.
+FoldResult fold_batchnorm_training(const onnx::NodeProto& n, int64_t, FoldInputs in, int64_t) {
+  if (attr_int(n, "training_mode", 0) == 0) return Declined();
+  TSO_RETURN_IF_ERROR(check_inputs(in, 5));
+  const HostTensor& x = *in[0];
+  if (!x.is_float() || x.shape.rank() < 2) return Error{"needs a float input of rank 2 or more"};
+  const int64_t channels = x.shape[1];
+  for (size_t k = 1; k < 5; ++k)
+    if (!in[k]->is_float() || in[k]->numel() != channels)
+      return Error{"input " + std::to_string(k) + " does not hold one value per channel"};
+  const double eps = attr_float(n, "epsilon", 1e-5f);
+  const double momentum = attr_float(n, "momentum", 0.9f);
+  const int64_t inner = x.numel() / (x.shape[0] * channels);
+  HostTensor y = HostTensor::zeros(x.dtype, x.shape);
+  HostTensor mean = HostTensor::zeros(x.dtype, Shape{channels}), var = mean;
+  for (int64_t c = 0; c < channels; ++c) {
+    double sum = 0, sq = 0;
+    const int64_t count = x.shape[0] * inner;
+    for (int64_t b = 0; b < x.shape[0]; ++b)
+      for (int64_t i = 0; i < inner; ++i) sum += x.f[(b * channels + c) * inner + i];
+    const double m = sum / count;
+    for (int64_t b = 0; b < x.shape[0]; ++b)
+      for (int64_t i = 0; i < inner; ++i) {
+        const double d = x.f[(b * channels + c) * inner + i] - m;
+        sq += d * d;
+      }
+    const double v = sq / count, scale = in[1]->f[c] / std::sqrt(v + eps);
+    for (int64_t b = 0; b < x.shape[0]; ++b)
+      for (int64_t i = 0; i < inner; ++i) {
+        const int64_t k = (b * channels + c) * inner + i;
+        y.f[k] = round_to(x.dtype, (x.f[k] - m) * scale + in[2]->f[c]);
+      }
+    mean.f[c] = round_to(x.dtype, in[3]->f[c] * momentum + m * (1 - momentum));
+    var.f[c] = round_to(x.dtype, in[4]->f[c] * momentum + v * (1 - momentum));
+  }
+  std::vector<HostTensor> out = {std::move(y), std::move(mean), std::move(var)};
+  out.resize(std::min<size_t>(out.size(), static_cast<size_t>(n.output_size())));
+  return out;
+}
+
 }  // namespace
 
 FoldFn find_elementwise_fold(std::string_view t) {
@@ -354,6 +448,9 @@ FoldFn find_elementwise_fold(std::string_view t) {
   if (t == "Cast") return fold_cast;
   if (t == "Clip") return fold_clip;
   if (t == "CumSum") return fold_cumsum;
+  if (t == "ReduceMean" || t == "ReduceSum" || t == "ReduceMax" || t == "ReduceMin")
+    return fold_reduce;
+  if (t == "BatchNormalization") return fold_batchnorm_training;
   return nullptr;
 }
 

@@ -141,6 +141,7 @@ MODELS = {
     "timm_xcit_nano": timm_model("xcit_nano_12_p16_224", 64, img_size=64, depth=2),
     "timm_eva02_tiny": timm_model("eva02_tiny_patch14_224", 56, img_size=56, depth=2),
     "timm_nfnet_f0": timm_model("dm_nfnet_f0", 64),
+    "timm_bit_resnetv2_50x1": timm_model("resnetv2_50x1_bit", 64),
     "timm_ghostnet": timm_model("ghostnet_100", 64),
     "timm_repvgg_a0": timm_model("repvgg_a0", 64),
     "timm_hrnet_w18_small": timm_model("hrnet_w18_small", 64),
