@@ -1,6 +1,6 @@
 // The folder's operator implementations, grouped by kind (internal to
 // frontend/): elementwise arithmetic and comparisons (fold_elementwise.cc) and
-// data movement and shape queries (fold_shape.cc). Each takes the node, the
+// data movement and shape queries (fold_shape.cc), Resize (fold_resize.cc). Each takes the node, the
 // opset, and its inputs (null for an absent optional input), and returns its
 // outputs or an Error describing what is wrong.
 #pragma once
@@ -28,6 +28,9 @@ inline std::vector<HostTensor> Declined() { return {}; }
 // The implementation of `op_type`, or null when the folder lacks it.
 FoldFn find_elementwise_fold(std::string_view op_type);
 FoldFn find_shape_fold(std::string_view op_type);
+
+// Resize of a constant in any mode (fold_resize.cc).
+FoldResult fold_resize(const onnx::NodeProto& n, int64_t opset, FoldInputs in, int64_t limit);
 
 // The input at `k`, or an Error when it is absent.
 Expected<const HostTensor*> need_input(FoldInputs in, size_t k);

@@ -482,6 +482,7 @@ FoldFn find_shape_fold(std::string_view t) {
       {"Slice", fold_slice},          {"Range", fold_range},
       {"Reshape", fold_reshape},      {"Flatten", fold_flatten},
       {"Transpose", fold_transpose},  {"Identity", fold_identity},
+      {"Resize", fold_resize},
   };
   for (const auto& [name, fn] : kOps)
     if (name == t) return fn;

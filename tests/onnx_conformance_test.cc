@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <span>
 #include <sstream>
 
 #include "frontend/onnx.h"
@@ -51,12 +52,18 @@ const char* kPrefixes[] = {
 // otherwise: every input becomes an initializer and the graph folds to its
 // output.
 const char* kFoldedPrefixes[] = {"test_scatternd"};
+// Operators that both map and fold: each test runs twice, with its data an
+// input (the mapping) and with every input an initializer (the fold: a
+// Resize of position embeddings).
+const char* kAlsoFoldedPrefixes[] = {"test_resize_"};
 
-bool folded(const std::string& name) {
-  for (const char* p : kFoldedPrefixes)
+bool has_prefix(const std::string& name, std::span<const char* const> prefixes) {
+  for (const char* p : prefixes)
     if (name.rfind(p, 0) == 0) return true;
   return false;
 }
+
+bool folded(const std::string& name) { return has_prefix(name, kFoldedPrefixes); }
 
 std::string read_bytes(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -111,7 +118,7 @@ struct Outcome {
   std::string failure;
 };
 
-Outcome run_case(const std::filesystem::path& dir) {
+Outcome run_case(const std::filesystem::path& dir, bool all_constant) {
   Outcome r;
   onnx::ModelProto m;
   if (!m.ParseFromString(read_bytes(dir / "model.onnx"))) return {false, "", "model.onnx does not parse"};
@@ -131,7 +138,7 @@ Outcome run_case(const std::filesystem::path& dir) {
   for (int k = 0; k < m.graph().input_size(); ++k) {
     Expected<NamedTensor> t = read_tensor_file((data / ("input_" + std::to_string(k) + ".pb")).string());
     if (!t) return {false, "input " + std::to_string(k) + ": " + t.error().message, ""};
-    if (folded(dir.filename().string()) || is_parameter(m, k, t->value)) {
+    if (all_constant || is_parameter(m, k, t->value)) {
       onnx::TensorProto* init = edited.mutable_graph()->add_initializer();
       init->ParseFromString(read_bytes(data / ("input_" + std::to_string(k) + ".pb")));
       init->set_name(m.graph().input(k).name());
@@ -178,21 +185,29 @@ TEST(OnnxConformance, NodeTestsOfIrOperators) {
   std::sort(dirs.begin(), dirs.end());
   int ran = 0, skipped = 0;
   std::set<std::string> families_ran, tests_ran;
+  int folded_ran = 0;
   for (const auto& dir : dirs) {
-    Outcome o = run_case(dir);
     const std::string name = dir.filename().string();
-    EXPECT_TRUE(o.failure.empty()) << name << ": " << o.failure;
-    if (o.ran) {
-      ++ran;
-      tests_ran.insert(name);
-      families_ran.insert(name.substr(5, name.find('_', 5) - 5));
-    } else if (o.failure.empty()) {
-      ++skipped;
-      std::printf("skip %s: %s\n", name.c_str(), o.skip_reason.c_str());
+    const bool twice = has_prefix(name, kAlsoFoldedPrefixes);
+    for (bool all_constant : {folded(name), true}) {
+      Outcome o = run_case(dir, all_constant);
+      const std::string label = name + (all_constant && twice ? " (folded)" : "");
+      EXPECT_TRUE(o.failure.empty()) << label << ": " << o.failure;
+      if (o.ran) {
+        ++(twice && all_constant ? folded_ran : ran);
+        tests_ran.insert(label);
+        families_ran.insert(name.substr(5, name.find('_', 5) - 5));
+      } else if (o.failure.empty()) {
+        ++skipped;
+        std::printf("skip %s: %s\n", label.c_str(), o.skip_reason.c_str());
+      }
+      if (!twice || all_constant) break;
     }
   }
-  std::printf("ONNX conformance: %d of %zu node tests ran, %d skipped (reasons above)\n", ran,
-              dirs.size(), skipped);
+  std::printf(
+      "ONNX conformance: %d of %zu node tests ran, and %d more with every input constant; %d "
+      "skipped (reasons above)\n",
+      ran, dirs.size(), folded_ran, skipped);
   EXPECT_GE(ran, 150);
   for (const char* op : {"conv", "gemm", "matmul", "add", "mul", "relu", "sigmoid", "tanh",
                          "concat", "split", "transpose", "averagepool", "maxpool", "batchnorm",
