@@ -31,7 +31,13 @@ case $name in
              /usr/share/libonnx-testdata/data/node/test_reshape_reduced_dims/model.onnx \
              /usr/share/libonnx-testdata/data/node/test_reduce_l2_keepdims_example/model.onnx \
              /usr/share/libonnx-testdata/data/node/test_scatternd/model.onnx \
-             /usr/share/libonnx-testdata/data/node/test_layer_normalization_4d_axis1_expanded/model.onnx; do
+             /usr/share/libonnx-testdata/data/node/test_layer_normalization_4d_axis1_expanded/model.onnx \
+             /usr/share/libonnx-testdata/data/node/test_einsum_batch_matmul/model.onnx \
+             /usr/share/libonnx-testdata/data/node/test_resize_downsample_scales_cubic/model.onnx \
+             /usr/share/libonnx-testdata/data/node/test_resize_upsample_scales_nearest/model.onnx \
+             /usr/share/libonnx-testdata/data/node/test_tile/model.onnx \
+             /usr/share/libonnx-testdata/data/node/test_gathernd_example_float32/model.onnx \
+             /usr/share/libonnx-testdata/data/node/test_averagepool_1d_default/model.onnx; do
       [ -f "$m" ] && cp "$m" "$seeds/$(echo "$m" | md5sum | cut -c1-12).onnx"
     done ;;
   graph_text_fuzz)
