@@ -143,6 +143,47 @@ TEST(CpuExecutor, ReductionsAfterBlockedConvolutions) {
   expect_matches_reference(c, false);
 }
 
+// What real exports run that oneDNN would run on its reference kernels,
+// element by element: a squeeze-excitation's mean and a max over the plane of
+// a blocked convolution output (a pooling), a mask broadcast along a middle
+// axis (Swin's), scalars added, subtracted from and multiplied
+// (HardSwish's), an L2 norm over a last axis (Swin-V2's) and a sum over a
+// middle one (selective kernels'). Each matches the reference executor, and
+// no step is a reference kernel.
+TEST(CpuExecutor, NoStepFallsBackToOneDnnsReferenceKernels) {
+  const Case c{"reference fallbacks", R"(graph g {
+  input x: f32[1,8,6,6]
+  input a: f32[1,4,3,5,5]
+  input q: f32[2,3,5,8]
+  input k: f32[1,2,8,4,4]
+  weight w: f32[16,8,3,3]
+  weight m: f32[1,4,1,5,5]
+  weight three: f32[]
+  weight sixth: f32[]
+  %c = conv2d(x, w, pad=same)
+  %e = reduce_mean(%c, axes=[2,3])
+  %p = reduce_max(%c, axes=[-2,-1], keepdims=0)
+  %s = add(a, m)
+  %h = add(%c, three)
+  %g = mul(%h, sixth)
+  %d = sub(three, %c)
+  %n = reduce_l2(q, axes=[3])
+  %b = reduce_sum(k, axes=[1])
+  output e = %e
+  output p = %p
+  output s = %s
+  output g = %g
+  output d = %d
+  output n = %n
+  output b = %b
+})"};
+  expect_matches_reference(c, true);
+  expect_matches_reference(c, false);
+  const Graph g = ref::testing::graph_with_weights(c.text, 3);
+  for (const StepTime& s : testing::profiled_steps(g, {}))
+    EXPECT_EQ(s.what.find("ref:"), std::string::npos) << s.what << " " << s.nodes;
+}
+
 TEST(CpuExecutor, FusesPostOpsAndKeepsBlockedLayoutsBetweenConvolutions) {
   const Graph g = ref::testing::graph_with_weights(R"(graph g {
   input x: f32[1,16,14,14]

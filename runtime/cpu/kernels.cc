@@ -182,6 +182,29 @@ void convert(const std::byte* x, DType from, std::byte* y, DType to, int64_t n) 
   }
 }
 
+void reduce_rows(const RowReduction& r, const float* x, float* y) {
+  const bool max = r.kind == RowReduction::kMax, l2 = r.kind == RowReduction::kL2;
+#pragma omp parallel for schedule(static) if (r.outer * r.reduced * r.inner > 16384)
+  for (int64_t o = 0; o < r.outer; ++o) {
+    float* out = y + o * r.inner;
+    const float* in = x + o * r.reduced * r.inner;
+    for (int64_t i = 0; i < r.inner; ++i) out[i] = max ? in[i] : l2 ? in[i] * in[i] : in[i];
+    for (int64_t k = 1; k < r.reduced; ++k) {
+      const float* row = in + k * r.inner;
+      if (max)
+        for (int64_t i = 0; i < r.inner; ++i) out[i] = std::max(out[i], row[i]);
+      else if (l2)
+        for (int64_t i = 0; i < r.inner; ++i) out[i] += row[i] * row[i];
+      else
+        for (int64_t i = 0; i < r.inner; ++i) out[i] += row[i];
+    }
+    if (l2)
+      for (int64_t i = 0; i < r.inner; ++i) out[i] = std::sqrt(out[i]);
+    else if (r.kind == RowReduction::kMean)
+      for (int64_t i = 0; i < r.inner; ++i) out[i] /= static_cast<float>(r.reduced);
+  }
+}
+
 void batchnorm_channels_last(const ChannelsLastBatchNorm& n, const float* x, const float* scale,
                              const float* shift, const float* mean, const float* var, float* y) {
   std::vector<float> a(n.channels), b(n.channels);
@@ -257,20 +280,47 @@ BinaryFn binary_fn(Op op) {
 
 namespace {
 
-float apply(BinaryFn f, float a, float b) {
-  switch (f) {
-    case BinaryFn::kAdd:
-      return a + b;
-    case BinaryFn::kSub:
-      return a - b;
-    case BinaryFn::kMul:
-      return a * b;
-    case BinaryFn::kDiv:
-      return a / b;
-    case BinaryFn::kPow:
-      return std::pow(a, b);
+// y[k] = f(a[k or 0], b[k or 0]) over a run of n elements: each operand runs
+// along it (step 1) or holds one value (step 0).
+template <typename F>
+void run(F f, const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64_t n) {
+  if (sa && sb)
+    for (int64_t k = 0; k < n; ++k) y[k] = f(a[k], b[k]);
+  else if (sa)
+    for (int64_t k = 0; k < n; ++k) y[k] = f(a[k], b[0]);
+  else if (sb)
+    for (int64_t k = 0; k < n; ++k) y[k] = f(a[0], b[k]);
+  else
+    for (int64_t k = 0; k < n; ++k) y[k] = f(a[0], b[0]);
+}
+
+template <typename F>
+void broadcast_runs(F f, const float* a, const std::vector<int64_t>& sa, const float* b,
+                    const std::vector<int64_t>& sb, float* y, const Shape& out) {
+  // The trailing axes along which each operand either runs contiguously or
+  // holds one value form one run; the axes before it are walked by index.
+  const int r = out.rank();
+  const int64_t step_a = r > 0 && sa[r - 1] != 0, step_b = r > 0 && sb[r - 1] != 0;
+  int first = r;
+  int64_t inner = 1;
+  while (first > 0) {
+    const int d = first - 1;
+    if (sa[d] != step_a * inner || sb[d] != step_b * inner) break;
+    inner *= out[d];
+    first = d;
   }
-  return 0;
+  const int64_t outer = inner == 0 ? 0 : out.numel() / inner;
+#pragma omp parallel for schedule(static) if (outer * inner > 16384)
+  for (int64_t o = 0; o < outer; ++o) {
+    int64_t ia = 0, ib = 0, rest = o;
+    for (int d = first - 1; d >= 0; --d) {
+      const int64_t k = rest % out[d];
+      rest /= out[d];
+      ia += k * sa[d];
+      ib += k * sb[d];
+    }
+    run(f, a + ia, step_a, b + ib, step_b, y + o * inner, inner);
+  }
 }
 
 }  // namespace
@@ -279,18 +329,17 @@ void broadcast_binary(BinaryFn f, const float* a, const Shape& as, const float* 
                       float* y, const Shape& out) {
   const std::vector<int64_t> sa = rt::broadcast_strides(as, out),
                              sb = rt::broadcast_strides(bs, out);
-  const int r = out.rank();
-  const int64_t n = out.numel();
-#pragma omp parallel for schedule(static) if (n > 16384)
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t ia = 0, ib = 0, rest = i;
-    for (int d = r - 1; d >= 0; --d) {
-      const int64_t k = rest % out[d];
-      rest /= out[d];
-      ia += k * sa[d];
-      ib += k * sb[d];
-    }
-    y[i] = apply(f, a[ia], b[ib]);
+  switch (f) {
+    case BinaryFn::kAdd:
+      return broadcast_runs([](float u, float v) { return u + v; }, a, sa, b, sb, y, out);
+    case BinaryFn::kSub:
+      return broadcast_runs([](float u, float v) { return u - v; }, a, sa, b, sb, y, out);
+    case BinaryFn::kMul:
+      return broadcast_runs([](float u, float v) { return u * v; }, a, sa, b, sb, y, out);
+    case BinaryFn::kDiv:
+      return broadcast_runs([](float u, float v) { return u / v; }, a, sa, b, sb, y, out);
+    case BinaryFn::kPow:
+      return broadcast_runs([](float u, float v) { return std::pow(u, v); }, a, sa, b, sb, y, out);
   }
 }
 

@@ -79,6 +79,15 @@ void isnan(const float* x, uint8_t* y, int64_t n);
 void where(const uint8_t* c, const Shape& cs, const float* a, const Shape& as, const float* b,
            const Shape& bs, float* y, const Shape& out);
 
+// A reduction of a row-major tensor viewed as [outer, reduced, inner] over
+// its middle extent: y[o, i] = op over r of x[o, r, i] (the reduced axes
+// contiguous: a normalization's last axis, selective kernels' branches).
+struct RowReduction {
+  enum Kind : unsigned char { kSum, kMean, kMax, kL2 } kind;
+  int64_t outer, reduced, inner;
+};
+void reduce_rows(const RowReduction& r, const float* x, float* y);
+
 enum class BinaryFn : unsigned char { kAdd, kSub, kMul, kDiv, kPow };
 // The function of add, sub, mul (and smul), div and pow.
 BinaryFn binary_fn(Op op);

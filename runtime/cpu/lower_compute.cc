@@ -43,6 +43,20 @@ Status lower_eltwise(Builder& b, int node, algorithm alg, float alpha, float bet
   return {};
 }
 
+// y = alpha x + beta as oneDNN's linear eltwise in x's layout.
+Status lower_linear_eltwise(Builder& b, int node, int x, float alpha, float beta) {
+  const memory::desc md = b.tensor(x).md;
+  dnnl::eltwise_forward::primitive_desc pd(b.engine(), prop_kind::forward_inference,
+                                           algorithm::eltwise_linear, md, md, alpha, beta,
+                                           b.attr());
+  b.note_scratchpad(pd);
+  const int y = b.output_tensor(out_type(b, node), md, {x});
+  b.add_primitive(impl_name("eltwise", pd), b.describe(node), dnnl::eltwise_forward(pd),
+                  {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}});
+  b.set_value({node, 0}, y);
+  return {};
+}
+
 void own_binary(Builder& b, int node, BinaryFn fn, int x, int z) {
   x = b.as_plain(x), z = b.as_plain(z);
   const TensorType& type = out_type(b, node);
@@ -81,6 +95,17 @@ Status lower_binary(Builder& b, int node) {
   const bool commutative = fn == BinaryFn::kAdd || fn == BinaryFn::kMul;
   if (!(b.tensor(x).type.shape == ys) && commutative && b.tensor(z).type.shape == ys)
     std::swap(x, z);
+  // A constant scalar operand (HardSwish's 3 and 1/6, a residual's layer
+  // scale) is oneDNN's linear eltwise, jit in every layout, where its binary
+  // with a broadcast scalar may fall back to the reference kernel (2 to 8 ms
+  // per step in MobileNetV3's and LeViT's HardSwish). Exact: a times 1 plus
+  // c, or c times a plus 0.
+  float c = 0;
+  if (fn != BinaryFn::kDiv && b.tensor(x).type.shape == ys && constant_scalar(b, z, &c))
+    return lower_linear_eltwise(b, node, x, fn == BinaryFn::kMul ? c : 1.f,
+                                fn == BinaryFn::kMul ? 0.f : fn == BinaryFn::kSub ? -c : c);
+  if (fn == BinaryFn::kSub && b.tensor(z).type.shape == ys && constant_scalar(b, x, &c))
+    return lower_linear_eltwise(b, node, z, -1.f, c);
   if (!(b.tensor(x).type.shape == ys)) {
     own_binary(b, node, fn, x, z);  // the left operand is stretched: oneDNN stretches src1 only
     return {};
@@ -93,6 +118,14 @@ Status lower_binary(Builder& b, int node) {
   const memory::desc x_md = ranked(b, &x, rank);
   const memory::desc z_md = ranked(b, &z, rank);
   dnnl::binary::primitive_desc pd(b.engine(), alg, x_md, z_md, x_md, b.attr());
+  // oneDNN's reference binary, which a broadcast its jit kernels lack picks
+  // (Swin's attention mask, [1, windows, 1, N, N] added to [1, windows,
+  // heads, N, N]: 16 ms), runs element by element: tso's broadcasting kernel
+  // runs along contiguous rows instead.
+  if (std::string(pd.impl_info_str()).starts_with("ref")) {
+    own_binary(b, node, fn, x, z);
+    return {};
+  }
   b.note_scratchpad(pd);
   const int y = b.output_tensor(n.outs[0], x_md, {x, z});
   b.add_primitive(impl_name("binary", pd), b.describe(node), dnnl::binary(pd),
@@ -301,8 +334,9 @@ Status lower_pool(Builder& b, int node) {
   return {};
 }
 
-// global_avgpool as a pooling over the whole plane (jit kernels for every
-// layout); reduce_mean as oneDNN's mean reduction into the layout it picks,
+// global_avgpool, and reduce_mean and reduce_max over the two spatial axes,
+// as a pooling over the whole plane (jit kernels for every layout); other
+// reductions as oneDNN's reduction into the layout it picks,
 // with the reduced dimensions kept as 1 and dropped by a view when the
 // result has fewer.
 // oneDNN's reduction of `op` (reduce_l2 as the L2 norm, p = 2).
@@ -319,21 +353,75 @@ algorithm reduction_of(Op op) {
   }
 }
 
+// Whether `n` (reduce_mean or reduce_max) reduces exactly the two spatial
+// axes of a 4-D tensor: a squeeze-excitation's x.mean((2, 3)) (timm's
+// EfficientNets, GC ViT), GlobalMaxPool as imported.
+bool reduces_the_plane(const Node& n, const Dims& xd) {
+  if (xd.size() != 4 || (n.op != Op::ReduceMean && n.op != Op::ReduceMax)) return false;
+  std::vector<bool> reduced(4, false);
+  const std::vector<int64_t>& axes = n.attrs.ints(AttrKey::axes);
+  if (axes.empty()) return false;
+  for (int64_t a : axes) reduced[a < 0 ? a + 4 : a] = true;
+  return !reduced[0] && !reduced[1] && reduced[2] && reduced[3];
+}
+
+// A reduction of consecutive axes as tso's own kernel over the plain
+// tensor, where oneDNN would run its reference kernel (Swin-V2's L2 norm over
+// the head's last axis: 2.4 ms a step; selective kernels' sum over their
+// branches). `dd`: x's dims with the reduced ones 1. False when the reduced
+// axes are not consecutive.
+bool own_reduce(Builder& b, int node, int x, const Dims& dd) {
+  const Node& n = b.graph().node(node);
+  const Dims xd = b.tensor(x).md.get_dims();
+  int first = -1, last = -1;
+  for (int i = 0; i < static_cast<int>(xd.size()); ++i)
+    if (dd[i] != xd[i]) {
+      if (first < 0) first = i;
+      last = i;
+    }
+  RowReduction r{n.op == Op::ReduceSum   ? RowReduction::kSum
+                 : n.op == Op::ReduceMax ? RowReduction::kMax
+                 : n.op == Op::ReduceL2  ? RowReduction::kL2
+                                         : RowReduction::kMean,
+                 1, 1, 1};
+  for (int i = 0; i < static_cast<int>(xd.size()); ++i) {
+    if (i >= first && i <= last && dd[i] != 1) return false;  // a kept axis inside the span
+    (i < first ? r.outer : i <= last ? r.reduced : r.inner) *= xd[i];
+  }
+  x = b.as_plain(x);
+  const TensorType& type = n.outs[0];
+  const int y = b.output_tensor(type, plain_desc(type), {x});
+  b.add_kernel(std::string(op_name(n.op)) + " (own)", b.describe(node), {x}, {y},
+               [=](const Bindings& m) -> Run {
+                 const float* px = reinterpret_cast<const float*>(m.data(x));
+                 float* py = reinterpret_cast<float*>(m.data(y));
+                 return [=] { reduce_rows(r, px, py); };
+               });
+  b.set_value({node, 0}, y);
+  return true;
+}
+
 Status lower_reduce(Builder& b, int node) {
   const Node& n = b.graph().node(node);
   const int x = b.value(n.args[0]);
   const Dims xd = b.tensor(x).md.get_dims();
   const TensorType& type = n.outs[0];
-  if (n.op == Op::GlobalAvgPool && xd.size() == 4) {
+  // A pooling over the whole plane: oneDNN's reductions over the spatial axes
+  // of a channels-last or blocked tensor fall back to its reference kernel
+  // (GC ViT's stem squeeze-excitation: 15.8 ms against 0.03 ms pooled).
+  if ((n.op == Op::GlobalAvgPool && xd.size() == 4) || reduces_the_plane(n, xd)) {
     const memory::desc dst_any({xd[0], xd[1], 1, 1}, dt::f32, tag::any);
-    dnnl::pooling_forward::primitive_desc pd(
-        b.engine(), prop_kind::forward_inference, algorithm::pooling_avg_exclude_padding,
-        b.tensor(x).md, dst_any, {1, 1}, {xd[2], xd[3]}, {0, 0}, {0, 0}, {0, 0}, b.attr());
+    const algorithm alg = n.op == Op::ReduceMax ? algorithm::pooling_max
+                                                : algorithm::pooling_avg_exclude_padding;
+    dnnl::pooling_forward::primitive_desc pd(b.engine(), prop_kind::forward_inference, alg,
+                                             b.tensor(x).md, dst_any, {1, 1}, {xd[2], xd[3]},
+                                             {0, 0}, {0, 0}, {0, 0}, b.attr());
     b.note_scratchpad(pd);
-    const int y = b.output_tensor(type, pd.dst_desc(), {x});
+    const TensorType pooled{DType::kF32, Shape{xd[0], xd[1], 1, 1}};
+    const int y = b.output_tensor(pooled, pd.dst_desc(), {x});
     b.add_primitive(impl_name("pool", pd), b.describe(node), dnnl::pooling_forward(pd),
                     {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}});
-    b.set_value({node, 0}, y);
+    b.set_value({node, 0}, type.shape == pooled.shape ? y : b.view(b.as_plain(y), type));
     return {};
   }
   Dims dd = xd;
@@ -364,6 +452,8 @@ Status lower_reduce(Builder& b, int node) {
   const float p = n.op == Op::ReduceL2 ? 2.f : 0.f;
   dnnl::reduction::primitive_desc pd(b.engine(), reduction_of(n.op), b.tensor(x).md,
                                      memory::desc(dd, dt::f32, tag::any), p, 0.f, b.attr());
+  if (std::string(pd.impl_info_str()).starts_with("ref") && own_reduce(b, node, x, dd))
+    return {};
   b.note_scratchpad(pd);
   const int y =
       b.output_tensor({DType::kF32, Shape(std::span<const int64_t>(dd))}, pd.dst_desc(), {x});
