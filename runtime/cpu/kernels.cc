@@ -160,12 +160,18 @@ void convert_as(const From* x, To* y, int64_t n) {
 template <class From>
 void convert_from(const From* x, std::byte* y, DType to, int64_t n) {
   switch (to) {
-    case DType::kF32: return convert_as(x, reinterpret_cast<float*>(y), n);
-    case DType::kF64: return convert_as(x, reinterpret_cast<double*>(y), n);
-    case DType::kI64: return convert_as(x, reinterpret_cast<int64_t*>(y), n);
-    case DType::kI32: return convert_as(x, reinterpret_cast<int32_t*>(y), n);
-    case DType::kBool: return convert_as<uint8_t, true>(x, reinterpret_cast<uint8_t*>(y), n);
-    case DType::kF16: break;
+    case DType::kF32:
+      return convert_as(x, reinterpret_cast<float*>(y), n);
+    case DType::kF64:
+      return convert_as(x, reinterpret_cast<double*>(y), n);
+    case DType::kI64:
+      return convert_as(x, reinterpret_cast<int64_t*>(y), n);
+    case DType::kI32:
+      return convert_as(x, reinterpret_cast<int32_t*>(y), n);
+    case DType::kBool:
+      return convert_as<uint8_t, true>(x, reinterpret_cast<uint8_t*>(y), n);
+    case DType::kF16:
+      break;
   }
 }
 
@@ -173,12 +179,18 @@ void convert_from(const From* x, std::byte* y, DType to, int64_t n) {
 
 void convert(const std::byte* x, DType from, std::byte* y, DType to, int64_t n) {
   switch (from) {
-    case DType::kF32: return convert_from(reinterpret_cast<const float*>(x), y, to, n);
-    case DType::kF64: return convert_from(reinterpret_cast<const double*>(x), y, to, n);
-    case DType::kI64: return convert_from(reinterpret_cast<const int64_t*>(x), y, to, n);
-    case DType::kI32: return convert_from(reinterpret_cast<const int32_t*>(x), y, to, n);
-    case DType::kBool: return convert_from(reinterpret_cast<const uint8_t*>(x), y, to, n);
-    case DType::kF16: break;
+    case DType::kF32:
+      return convert_from(reinterpret_cast<const float*>(x), y, to, n);
+    case DType::kF64:
+      return convert_from(reinterpret_cast<const double*>(x), y, to, n);
+    case DType::kI64:
+      return convert_from(reinterpret_cast<const int64_t*>(x), y, to, n);
+    case DType::kI32:
+      return convert_from(reinterpret_cast<const int32_t*>(x), y, to, n);
+    case DType::kBool:
+      return convert_from(reinterpret_cast<const uint8_t*>(x), y, to, n);
+    case DType::kF16:
+      break;
   }
 }
 

@@ -103,7 +103,9 @@ Status lower_binary(Builder& b, int node) {
   float c = 0;
   if (fn != BinaryFn::kDiv && b.tensor(x).type.shape == ys && constant_scalar(b, z, &c))
     return lower_linear_eltwise(b, node, x, fn == BinaryFn::kMul ? c : 1.f,
-                                fn == BinaryFn::kMul ? 0.f : fn == BinaryFn::kSub ? -c : c);
+                                fn == BinaryFn::kMul   ? 0.f
+                                : fn == BinaryFn::kSub ? -c
+                                                       : c);
   if (fn == BinaryFn::kSub && b.tensor(z).type.shape == ys && constant_scalar(b, x, &c))
     return lower_linear_eltwise(b, node, z, -1.f, c);
   if (!(b.tensor(x).type.shape == ys)) {
@@ -411,8 +413,8 @@ Status lower_reduce(Builder& b, int node) {
   // (GC ViT's stem squeeze-excitation: 15.8 ms against 0.03 ms pooled).
   if ((n.op == Op::GlobalAvgPool && xd.size() == 4) || reduces_the_plane(n, xd)) {
     const memory::desc dst_any({xd[0], xd[1], 1, 1}, dt::f32, tag::any);
-    const algorithm alg = n.op == Op::ReduceMax ? algorithm::pooling_max
-                                                : algorithm::pooling_avg_exclude_padding;
+    const algorithm alg =
+        n.op == Op::ReduceMax ? algorithm::pooling_max : algorithm::pooling_avg_exclude_padding;
     dnnl::pooling_forward::primitive_desc pd(b.engine(), prop_kind::forward_inference, alg,
                                              b.tensor(x).md, dst_any, {1, 1}, {xd[2], xd[3]},
                                              {0, 0}, {0, 0}, {0, 0}, b.attr());
@@ -452,8 +454,7 @@ Status lower_reduce(Builder& b, int node) {
   const float p = n.op == Op::ReduceL2 ? 2.f : 0.f;
   dnnl::reduction::primitive_desc pd(b.engine(), reduction_of(n.op), b.tensor(x).md,
                                      memory::desc(dd, dt::f32, tag::any), p, 0.f, b.attr());
-  if (std::string(pd.impl_info_str()).starts_with("ref") && own_reduce(b, node, x, dd))
-    return {};
+  if (std::string(pd.impl_info_str()).starts_with("ref") && own_reduce(b, node, x, dd)) return {};
   b.note_scratchpad(pd);
   const int y =
       b.output_tensor({DType::kF32, Shape(std::span<const int64_t>(dd))}, pd.dst_desc(), {x});
