@@ -104,17 +104,6 @@
          (= (div x s) (smul x (div (const_ones (as seq.empty (Seq Int))) s))))
      :pattern ((div x s)))))
 
-; A vector scale along the last axis (a layer scale: CaiT's, DINOv2's,
-; ConvNeXt's gamma) distributes over a vector bias along that axis; the two
-; vectors multiply elementwise.
-; axiom mul-vector-add-vector
-; test x=f32[2,3,4] b=f32[4] g=f32[4]
-; test x=f32[3,2] b=f32[2] g=f32[2]
-(assert (forall ((x T) (b T) (g T))
-  (! (=> (and (ok_vec_add x b) (ok_vec_add x g))
-         (= (mul (add x b) g) (add (mul x g) (mul b g))))
-     :pattern ((mul (add x b) g)) :pattern ((add (mul x g) (mul b g))))))
-
 ; A vector bias along the last axis (ok_vec_add) scales with its sum.
 ; axiom smul-add-vector
 ; test x=f32[2,3,4] b=f32[4] s=f32[]

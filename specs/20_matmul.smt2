@@ -68,18 +68,6 @@
          (= (matmul 0 (add x y) z) (add (matmul 0 x z) (matmul 0 y z))))
      :pattern ((matmul 0 (add x y) z)) :pattern ((add (matmul 0 x z) (matmul 0 y z))))))
 
-; A product scaled along its last axis by a vector is the product by the
-; matrix whose columns are scaled: x (y diag g) = (x y) diag g, for a batch
-; of matrices of any rank by one matrix.
-; axiom matmul-mul-vector-right
-; test x=f32[2,3] y=f32[3,4] g=f32[4]
-; test x=f32[2,2,3] y=f32[3,4] g=f32[4]
-; test x=f32[2,1,2,3] y=f32[3,2] g=f32[2]
-(assert (forall ((x T) (y T) (g T))
-  (! (=> (and (ok_mmb x y) (ok_vec_add y g))
-         (= (matmul 0 x (mul y g)) (mul (matmul 0 x y) g)))
-     :pattern ((matmul 0 x (mul y g))) :pattern ((mul (matmul 0 x y) g)))))
-
 ; axiom matmul-smul-right
 ; test x=f32[2,3] y=f32[3,4] s=f32[]
 (assert (forall ((x T) (y T) (s T))

@@ -149,15 +149,6 @@ TEST(VerifierRules, ActivationsFuseAndScalesFoldExactlyWhereTheyHold) {
                           [](const std::string& name) { return !name.starts_with("false_"); });
 }
 
-// A layer scale (CaiT's, DINOv2's, ConvNeXt's gamma: a vector along the last
-// axis) folded into the columns of the projection before it, with or without
-// its bias, at ranks 2 to 4; refuted for the bias left unscaled and for the
-// scale moved onto the projection's input.
-TEST(VerifierRules, LayerScalesFoldIntoProjectionsExactlyWhereTheyHold) {
-  expect_verified_exactly("verifier/testdata/layer_scale.rules", 4,
-                          [](const std::string& name) { return !name.starts_with("false_"); });
-}
-
 // Pads folded into the window operator they feed (specs/62_pad.smt2): proved
 // for a strided depthwise conv, a biased conv with relu, an average pool that
 // then counts the padding, a max pool padded with minus infinity (integer
