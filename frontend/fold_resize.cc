@@ -6,6 +6,7 @@
 // and cubic's four neighbours, the axis's edge repeated past its ends, or
 // those outside left out with exclude_outside).
 #include <cmath>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -95,7 +96,8 @@ FoldResult fold_resize(const onnx::NodeProto& n, int64_t, FoldInputs in, int64_t
     if (p->out[d] == y.shape[d] && p->scale[d] == 1.0) continue;
     Shape next = y.shape;
     next[d] = p->out[d];
-    if (too_large(next, limit)) return Declined();
+    const std::optional<int64_t> count = next.checked_numel();
+    if (!count || *count > limit) return Declined();
     y = resize_axis(y, *p, n, d);
   }
   for (double& v : y.f) v = round_to(y.dtype, v);

@@ -595,5 +595,47 @@ TEST(ImportOps, CumSumSinAndCosOfConstantsFold) {
   }
 }
 
+
+// Tile, Resize and GatherND of a computed tensor with hostile parameters are
+// errors naming the node, not crashes: repeats or scales whose result
+// overflows int64, sizes of zero, an index out of range.
+TEST(ImportOps, HostileTileResizeAndGatherNDParametersAreErrorsNamingTheNode) {
+  auto floats = [](onnx::GraphProto* g, const std::string& name, std::vector<float> v) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_dims(static_cast<int64_t>(v.size()));
+    for (float x : v) t->add_float_data(x);
+  };
+  struct Case {
+    std::string type;
+    std::vector<std::pair<std::string, std::vector<int64_t>>> in;
+    std::function<void(onnx::GraphProto*)> init;
+    std::string message;
+  };
+  const int64_t big = std::numeric_limits<int64_t>::max() / 2 + 1;
+  const std::vector<Case> cases = {
+      {"Tile", {{"x", {2, 3}}, {"r", {}}},
+       [&](onnx::GraphProto* g) { add_i64(g, "r", {2}, {big, 1}); },
+       "repeats that overflow"},
+      {"Resize", {{"x", {1, 1, 2, 2}}, {"", {}}, {"s", {}}},
+       [&](onnx::GraphProto* g) { floats(g, "s", {1, 1, 1e30f, 1}); },
+       "beyond 2^62 elements"},
+      {"Resize", {{"x", {1, 1, 2, 2}}, {"", {}}, {"", {}}, {"z", {}}},
+       [&](onnx::GraphProto* g) { add_i64(g, "z", {4}, {1, 1, 0, 2}); },
+       "to or from no elements"},
+      {"GatherND", {{"x", {2, 3}}, {"i", {}}},
+       [&](onnx::GraphProto* g) { add_i64(g, "i", {1, 2}, {1, 3}); },
+       "has index 3 out of range for axis 1 of [2,3]"},
+  };
+  for (const Case& c : cases) {
+    Expected<ImportedModel> r = import_proto(one_node(c.type, c.in, c.init));
+    ASSERT_FALSE(r.ok()) << c.type << ": " << c.message;
+    EXPECT_NE(r.error().message.find("node 'op' (" + c.type + ")"), std::string::npos)
+        << r.error().message;
+    EXPECT_NE(r.error().message.find(c.message), std::string::npos) << r.error().message;
+  }
+}
+
 }  // namespace
 }  // namespace tso

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -62,9 +63,11 @@ Expected<Mapped> map_tile(NodeContext& ctx) {
   const Shape s = ctx.type(0).shape;
   if (static_cast<int>(r.size()) != s.rank())
     return Error{"has " + std::to_string(r.size()) + " repeats for " + to_string(ctx.type(0))};
-  for (int64_t v : r) {
-    if (v < 0) return Error{"has a negative repeat " + std::to_string(v)};
-    if (v == 0) return opaque("a repeat of 0 (an empty result)");
+  for (int d = 0; d < s.rank(); ++d) {
+    if (r[d] < 0) return Error{"has a negative repeat " + std::to_string(r[d])};
+    if (r[d] == 0) return opaque("a repeat of 0 (an empty result)");
+    if (r[d] > std::numeric_limits<int64_t>::max() / std::max<int64_t>(s[d], 1))
+      return Error{"has repeats that overflow " + to_string(ctx.type(0))};
   }
   return repeat(ctx, s, r, false);
 }

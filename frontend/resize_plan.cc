@@ -65,7 +65,9 @@ Expected<ResizePlan> plan_resize(const onnx::NodeProto& n, const Shape& x, const
       p.scale[d] = given->get_f(static_cast<int64_t>(k));
       if (!(p.scale[d] > 0) || !std::isfinite(p.scale[d]))
         return Error{"has a scale that is not a positive number"};
-      p.out[d] = static_cast<int64_t>(std::floor(double(x[d]) * p.scale[d]));
+      const double extent = std::floor(double(x[d]) * p.scale[d]);
+      if (extent >= 0x1p62) return Error{"resizes an axis beyond 2^62 elements"};
+      p.out[d] = static_cast<int64_t>(extent);
     }
   }
   return p;
