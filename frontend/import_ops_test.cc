@@ -637,5 +637,86 @@ TEST(ImportOps, HostileTileResizeAndGatherNDParametersAreErrorsNamingTheNode) {
   }
 }
 
+
+// Malformed constant nodes the folder evaluates are errors naming the node:
+// a CumSum or reduction axis out of range, a training-mode BatchNormalization
+// whose statistics are not one per channel, a Resize of an unknown mode, a
+// scale count other than the rank, a scale that is not positive.
+TEST(ImportOps, MalformedFoldedCumSumReductionBatchNormAndResizeAreErrors) {
+  auto floats = [](onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    int64_t n = 1;
+    for (int64_t d : dims) t->add_dims(d), n *= d;
+    for (int64_t k = 0; k < n; ++k) t->add_float_data(1.0f + static_cast<float>(k));
+  };
+  struct Case {
+    std::string type;
+    std::vector<std::string> in;
+    std::function<void(onnx::GraphProto*, onnx::NodeProto*)> init;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"CumSum", {"x", "a"},
+       [&](onnx::GraphProto* g, onnx::NodeProto*) {
+         floats(g, "x", {2, 3});
+         add_i64(g, "a", {}, {2});
+       },
+       "axis 2 is out of range for [2,3]"},
+      {"ReduceMean", {"x"},
+       [&](onnx::GraphProto* g, onnx::NodeProto* n) {
+         floats(g, "x", {2, 3});
+         tso::testing::set_ints(n, "axes", {-3});
+       },
+       "axis -3 is out of range for [2,3]"},
+      {"BatchNormalization", {"x", "s", "b", "m", "v"},
+       [&](onnx::GraphProto* g, onnx::NodeProto* n) {
+         floats(g, "x", {1, 2, 3});
+         for (const char* p : {"s", "b", "m"}) floats(g, p, {2});
+         floats(g, "v", {3});
+         tso::testing::set_int(n, "training_mode", 1);
+       },
+       "input 4 does not hold one value per channel"},
+      {"Resize", {"x", "", "s"},
+       [&](onnx::GraphProto* g, onnx::NodeProto* n) {
+         floats(g, "x", {1, 1, 2, 2});
+         floats(g, "s", {4});
+         onnx::AttributeProto* a = n->add_attribute();
+         a->set_name("mode");
+         a->set_type(onnx::AttributeProto::STRING);
+         a->set_s("bilinear");
+       },
+       "has an unknown mode 'bilinear'"},
+      {"Resize", {"x", "", "s"},
+       [&](onnx::GraphProto* g, onnx::NodeProto*) {
+         floats(g, "x", {1, 1, 2, 2});
+         floats(g, "s", {2});
+       },
+       "has 2 scales for 4 axes"},
+      {"Resize", {"x", "", "s"},
+       [&](onnx::GraphProto* g, onnx::NodeProto*) {
+         floats(g, "x", {1, 1, 2, 2});
+         auto* t = g->add_initializer();
+         t->set_name("s");
+         t->set_data_type(onnx::TensorProto::FLOAT);
+         t->add_dims(4);
+         for (float v : {1.0f, 1.0f, -2.0f, 2.0f}) t->add_float_data(v);
+       },
+       "has a scale that is not a positive number"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::pair<std::string, std::vector<int64_t>>> in;
+    for (const std::string& name : c.in) in.push_back({name, {}});
+    onnx::ModelProto m = one_node(c.type, in, [](onnx::GraphProto*) {});
+    c.init(m.mutable_graph(), m.mutable_graph()->mutable_node(0));
+    Expected<ImportedModel> r = import_proto(m);
+    ASSERT_FALSE(r.ok()) << c.type << ": " << c.message;
+    EXPECT_NE(r.error().message.find("node 'op' (" + c.type + ")"), std::string::npos)
+        << r.error().message;
+    EXPECT_NE(r.error().message.find(c.message), std::string::npos) << r.error().message;
+  }
+}
+
 }  // namespace
 }  // namespace tso
