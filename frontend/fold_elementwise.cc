@@ -348,7 +348,7 @@ FoldResult fold_reduce(const onnx::NodeProto& n, int64_t opset, FoldInputs in, i
   if (!x.is_float()) return Declined();
   const std::string& op = n.op_type();
   std::vector<int64_t> axes;
-  if (opset >= (op == "ReduceSum" ? 13 : 18)) {
+  if (reduce_axes_are_input(op, opset)) {
     if (in.size() > 1 && in[1]) axes = host_to_ints(*in[1]);
   } else if (auto a = attr_ints(n, "axes")) {
     axes = *a;

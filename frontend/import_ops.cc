@@ -94,8 +94,7 @@ Expected<Mapped> map_clip(NodeContext& ctx) {
 // opset 13 (ReduceSum) or 18 (the others), an attribute before.
 template <Op kOp>
 Expected<Mapped> map_reduce(NodeContext& ctx) {
-  const bool from_input = ctx.opset() >= (kOp == Op::ReduceSum ? 13 : 18);
-  std::optional<Ints> axes = axes_of(ctx, from_input);
+  std::optional<Ints> axes = axes_of(ctx, reduce_axes_are_input(ctx.node().op_type(), ctx.opset()));
   if (!axes) return opaque("axes that are not constant");
   Expected<TensorRef> x = ctx.tensor(0);
   if (!x) return x.error();
@@ -109,7 +108,7 @@ Expected<Mapped> map_reduce(NodeContext& ctx) {
 
 // ReduceSumSquare as reduce_sum of x * x, its axes an input from opset 18.
 Expected<Mapped> map_reduce_sum_square(NodeContext& ctx) {
-  std::optional<Ints> axes = axes_of(ctx, ctx.opset() >= 18);
+  std::optional<Ints> axes = axes_of(ctx, reduce_axes_are_input(ctx.node().op_type(), ctx.opset()));
   if (!axes) return opaque("axes that are not constant");
   Expected<TensorRef> x = ctx.tensor(0);
   if (!x) return x.error();

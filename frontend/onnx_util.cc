@@ -162,6 +162,10 @@ std::optional<std::vector<int64_t>> attr_ints(const onnx::NodeProto& n, std::str
   return std::vector<int64_t>(a->ints().begin(), a->ints().end());
 }
 
+bool reduce_axes_are_input(std::string_view op_type, int64_t opset) {
+  return opset >= (op_type == "ReduceSum" ? 13 : 18);
+}
+
 void set_attr(onnx::NodeProto* n, const std::string& name, int64_t v) {
   auto* a = n->add_attribute();
   a->set_name(name);

@@ -33,6 +33,10 @@ float attr_float(const onnx::NodeProto& n, std::string_view name, float def);
 std::string attr_string(const onnx::NodeProto& n, std::string_view name, std::string def = {});
 std::optional<std::vector<int64_t>> attr_ints(const onnx::NodeProto& n, std::string_view name);
 
+// Whether a Reduce* node takes its axes as input 1 rather than an attribute:
+// ReduceSum from opset 13, the others from 18.
+bool reduce_axes_are_input(std::string_view op_type, int64_t opset);
+
 void set_attr(onnx::NodeProto* n, const std::string& name, int64_t v);
 void set_attr(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v);
 void set_attr(onnx::NodeProto* n, const std::string& name, float v);

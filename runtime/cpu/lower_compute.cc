@@ -30,8 +30,8 @@ memory::desc ranked(Builder& b, int* t, int rank) {
   return plain_desc(d);
 }
 
-Status lower_eltwise(Builder& b, int node, algorithm alg, float alpha, float beta) {
-  const int x = b.value(b.graph().node(node).args[0]);
+// y = alg(x) as oneDNN's eltwise in x's layout, as node's output.
+Status lower_eltwise(Builder& b, int node, int x, algorithm alg, float alpha, float beta) {
   const memory::desc md = b.tensor(x).md;
   dnnl::eltwise_forward::primitive_desc pd(b.engine(), prop_kind::forward_inference, alg, md, md,
                                            alpha, beta, b.attr());
@@ -43,18 +43,8 @@ Status lower_eltwise(Builder& b, int node, algorithm alg, float alpha, float bet
   return {};
 }
 
-// y = alpha x + beta as oneDNN's linear eltwise in x's layout.
-Status lower_linear_eltwise(Builder& b, int node, int x, float alpha, float beta) {
-  const memory::desc md = b.tensor(x).md;
-  dnnl::eltwise_forward::primitive_desc pd(b.engine(), prop_kind::forward_inference,
-                                           algorithm::eltwise_linear, md, md, alpha, beta,
-                                           b.attr());
-  b.note_scratchpad(pd);
-  const int y = b.output_tensor(out_type(b, node), md, {x});
-  b.add_primitive(impl_name("eltwise", pd), b.describe(node), dnnl::eltwise_forward(pd),
-                  {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}});
-  b.set_value({node, 0}, y);
-  return {};
+Status lower_eltwise(Builder& b, int node, algorithm alg, float alpha, float beta) {
+  return lower_eltwise(b, node, b.value(b.graph().node(node).args[0]), alg, alpha, beta);
 }
 
 void own_binary(Builder& b, int node, BinaryFn fn, int x, int z) {
@@ -102,12 +92,12 @@ Status lower_binary(Builder& b, int node) {
   // c, or c times a plus 0.
   float c = 0;
   if (fn != BinaryFn::kDiv && b.tensor(x).type.shape == ys && constant_scalar(b, z, &c))
-    return lower_linear_eltwise(b, node, x, fn == BinaryFn::kMul ? c : 1.f,
-                                fn == BinaryFn::kMul   ? 0.f
-                                : fn == BinaryFn::kSub ? -c
-                                                       : c);
+    return lower_eltwise(b, node, x, algorithm::eltwise_linear, fn == BinaryFn::kMul ? c : 1.f,
+                         fn == BinaryFn::kMul   ? 0.f
+                         : fn == BinaryFn::kSub ? -c
+                                                : c);
   if (fn == BinaryFn::kSub && b.tensor(z).type.shape == ys && constant_scalar(b, x, &c))
-    return lower_linear_eltwise(b, node, z, -1.f, c);
+    return lower_eltwise(b, node, z, algorithm::eltwise_linear, -1.f, c);
   if (!(b.tensor(x).type.shape == ys)) {
     own_binary(b, node, fn, x, z);  // the left operand is stretched: oneDNN stretches src1 only
     return {};
@@ -355,18 +345,6 @@ algorithm reduction_of(Op op) {
   }
 }
 
-// Whether `n` (reduce_mean or reduce_max) reduces exactly the two spatial
-// axes of a 4-D tensor: a squeeze-excitation's x.mean((2, 3)) (timm's
-// EfficientNets, GC ViT), GlobalMaxPool as imported.
-bool reduces_the_plane(const Node& n, const Dims& xd) {
-  if (xd.size() != 4 || (n.op != Op::ReduceMean && n.op != Op::ReduceMax)) return false;
-  std::vector<bool> reduced(4, false);
-  const std::vector<int64_t>& axes = n.attrs.ints(AttrKey::axes);
-  if (axes.empty()) return false;
-  for (int64_t a : axes) reduced[a < 0 ? a + 4 : a] = true;
-  return !reduced[0] && !reduced[1] && reduced[2] && reduced[3];
-}
-
 // A reduction of consecutive axes as tso's own kernel over the plain
 // tensor, where oneDNN would run its reference kernel (Swin-V2's L2 norm over
 // the head's last axis: 2.4 ms a step; selective kernels' sum over their
@@ -408,24 +386,6 @@ Status lower_reduce(Builder& b, int node) {
   const int x = b.value(n.args[0]);
   const Dims xd = b.tensor(x).md.get_dims();
   const TensorType& type = n.outs[0];
-  // A pooling over the whole plane: oneDNN's reductions over the spatial axes
-  // of a channels-last or blocked tensor fall back to its reference kernel
-  // (GC ViT's stem squeeze-excitation: 15.8 ms against 0.03 ms pooled).
-  if ((n.op == Op::GlobalAvgPool && xd.size() == 4) || reduces_the_plane(n, xd)) {
-    const memory::desc dst_any({xd[0], xd[1], 1, 1}, dt::f32, tag::any);
-    const algorithm alg =
-        n.op == Op::ReduceMax ? algorithm::pooling_max : algorithm::pooling_avg_exclude_padding;
-    dnnl::pooling_forward::primitive_desc pd(b.engine(), prop_kind::forward_inference, alg,
-                                             b.tensor(x).md, dst_any, {1, 1}, {xd[2], xd[3]},
-                                             {0, 0}, {0, 0}, {0, 0}, b.attr());
-    b.note_scratchpad(pd);
-    const TensorType pooled{DType::kF32, Shape{xd[0], xd[1], 1, 1}};
-    const int y = b.output_tensor(pooled, pd.dst_desc(), {x});
-    b.add_primitive(impl_name("pool", pd), b.describe(node), dnnl::pooling_forward(pd),
-                    {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}});
-    b.set_value({node, 0}, type.shape == pooled.shape ? y : b.view(b.as_plain(y), type));
-    return {};
-  }
   Dims dd = xd;
   if (n.op == Op::GlobalAvgPool) {
     for (size_t i = 2; i < dd.size(); ++i) dd[i] = 1;
@@ -449,6 +409,26 @@ Status lower_reduce(Builder& b, int node) {
     b.add_primitive(impl_name("eltwise", pd), b.describe(node), dnnl::eltwise_forward(pd),
                     {{DNNL_ARG_SRC, xp}, {DNNL_ARG_DST, y}});
     b.set_value({node, 0}, b.view(y, type));
+    return {};
+  }
+  // A mean or max over the plane is a pooling over the whole plane: oneDNN's
+  // reductions over the spatial axes of a channels-last or blocked tensor fall
+  // back to its reference kernel (a squeeze-excitation's x.mean((2, 3)), GC
+  // ViT's stem: 15.8 ms against 0.10 ms pooled; GlobalMaxPool as imported).
+  if (xd.size() == 4 && n.op != Op::ReduceSum && n.op != Op::ReduceL2 &&
+      dd == Dims{xd[0], xd[1], 1, 1}) {
+    const memory::desc dst_any({xd[0], xd[1], 1, 1}, dt::f32, tag::any);
+    const algorithm alg =
+        n.op == Op::ReduceMax ? algorithm::pooling_max : algorithm::pooling_avg_exclude_padding;
+    dnnl::pooling_forward::primitive_desc pd(b.engine(), prop_kind::forward_inference, alg,
+                                             b.tensor(x).md, dst_any, {1, 1}, {xd[2], xd[3]},
+                                             {0, 0}, {0, 0}, {0, 0}, b.attr());
+    b.note_scratchpad(pd);
+    const TensorType pooled{DType::kF32, Shape{xd[0], xd[1], 1, 1}};
+    const int y = b.output_tensor(pooled, pd.dst_desc(), {x});
+    b.add_primitive(impl_name("pool", pd), b.describe(node), dnnl::pooling_forward(pd),
+                    {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}});
+    b.set_value({node, 0}, type.shape == pooled.shape ? y : b.view(b.as_plain(y), type));
     return {};
   }
   const float p = n.op == Op::ReduceL2 ? 2.f : 0.f;
