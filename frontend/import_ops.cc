@@ -1,6 +1,7 @@
 // ONNX -> IR for elementwise operators and data movement, and the dispatch
 // over every mapping.
 #include "frontend/import_ops.h"
+#include "frontend/col2im.h"
 #include "frontend/import_repeat.h"
 
 #include <cmath>
@@ -482,6 +483,7 @@ MapFn find_data_mapping(std::string_view t) {
       {"LessOrEqual", map_or_equal}, {"GreaterOrEqual", map_or_equal},
       {"LeakyRelu", map_leaky_relu},
       {"Tile", map_tile},         {"Resize", map_resize},
+      {"Col2Im", map_col2im},
   };
   for (const auto& [name, fn] : kMaps)
     if (name == t) return fn;
