@@ -115,17 +115,25 @@ FoldResult fold_arithmetic(const onnx::NodeProto& n, int64_t, FoldInputs in, int
   return std::vector<HostTensor>{std::move(acc)};
 }
 
-FoldResult fold_mod(const onnx::NodeProto& n, int64_t, FoldInputs in, int64_t limit) {
+// Mod: the remainder of a truncated quotient (fmod = 1) or, with fmod = 0,
+// of a floored one, which takes the divisor's sign (integers always; floats
+// from opset 28, which needed fmod = 1 before).
+FoldResult fold_mod(const onnx::NodeProto& n, int64_t opset, FoldInputs in, int64_t limit) {
   TSO_RETURN_IF_ERROR(check_inputs(in, 2));
   const HostTensor &a = *in[0], &b = *in[1];
   TSO_RETURN_IF_ERROR(same_type(a, b));
   const bool fmod = attr_int(n, "fmod", 0) != 0;
-  if (a.is_float() && !fmod) return Error{"floating-point Mod needs fmod = 1"};
+  if (a.is_float() && !fmod && opset < 28)
+    return Error{"floating-point Mod needs fmod = 1 below opset 28"};
   HostTensor out;
   out.dtype = a.dtype;
   Expected<Shape> s = broadcast_all(in, 2, limit, [&](int64_t, const std::vector<int64_t>& k) {
     if (a.is_float()) {
-      out.f.push_back(round_to(a.dtype, std::fmod(a.get_f(k[0]), b.get_f(k[1]))));
+      const double y = b.get_f(k[1]);
+      double r = std::fmod(a.get_f(k[0]), y);
+      if (!fmod && r == 0) r = std::copysign(0.0, y);
+      if (!fmod && r != 0 && std::signbit(r) != std::signbit(y)) r += y;
+      out.f.push_back(round_to(a.dtype, r));
       return;
     }
     int64_t x = a.get_i(k[0]), y = b.get_i(k[1]);

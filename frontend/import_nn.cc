@@ -286,11 +286,12 @@ Expected<Mapped> map_instance_norm(NodeContext& ctx) {
   return add_one(ctx, Op::Add, {*scaled, affine[1]});
 }
 
-// GroupNormalization (opset 18: scale and bias per group) normalizes each
-// group of num_groups' channels over its channels and spatial axes: a
-// reshape to [N, groups, -1], layernorm from axis 2 with unit scale and zero
-// shift, a reshape back, then the scale and bias repeated per channel (they
-// must be constant) as a mul and an add.
+// GroupNormalization normalizes each group of num_groups' channels over its
+// channels and spatial axes: a reshape to [N, groups, -1], layernorm from
+// axis 2 with unit scale and zero shift, a reshape back, then the scale and
+// bias per channel (they must be constant) as a mul and an add. Opset 18's
+// scale and bias have one entry per group, repeated over its channels; from
+// opset 21 they have one per channel.
 Expected<Mapped> map_group_norm(NodeContext& ctx) {
   const onnx::NodeProto& n = ctx.node();
   if (n.input_size() != 3) return Error{"needs 3 inputs"};
@@ -301,9 +302,12 @@ Expected<Mapped> map_group_norm(NodeContext& ctx) {
   if (groups < 1 || x.shape[1] % groups != 0)
     return Error{"num_groups " + std::to_string(groups) + " does not divide the " +
                  std::to_string(x.shape[1]) + " channels of " + to_string(x)};
-  if (ctx.type(1).shape != Shape{groups} || ctx.type(2).shape != Shape{groups})
+  const bool by_channel = ctx.opset() >= 21;
+  const int64_t entries = by_channel ? x.shape[1] : groups;
+  if (ctx.type(1).shape != Shape{entries} || ctx.type(2).shape != Shape{entries})
     return Error{"scale " + to_string(ctx.type(1)) + " and bias " + to_string(ctx.type(2)) +
-                 " must have one entry per group (" + std::to_string(groups) + ")"};
+                 " must have one entry per " + (by_channel ? "channel" : "group") + " (" +
+                 std::to_string(entries) + ") at opset " + std::to_string(ctx.opset())};
   const HostTensor *scale = ctx.constant(1), *bias = ctx.constant(2);
   if (!scale || !bias) return opaque("a scale or bias that is not constant");
   Expected<TensorRef> input = ctx.tensor(0);
@@ -336,7 +340,7 @@ Expected<Mapped> map_group_norm(NodeContext& ctx) {
   for (int k : {0, 1}) {
     HostTensor c = HostTensor::zeros(x.dtype, Shape(per_channel));
     for (int64_t ch = 0; ch < x.shape[1]; ++ch)
-      c.f[ch] = (k == 0 ? scale : bias)->get_f(ch / (x.shape[1] / groups));
+      c.f[ch] = (k == 0 ? scale : bias)->get_f(by_channel ? ch : ch / (x.shape[1] / groups));
     affine[k] = ctx.new_weight(k == 0 ? "scale" : "bias", c);
   }
   Expected<TensorRef> scaled = b.add1(Op::Mul, {*y, affine[0]}, {}, name);

@@ -2,6 +2,7 @@
 // over every mapping.
 #include "frontend/import_ops.h"
 #include "frontend/col2im.h"
+#include "frontend/import_composite.h"
 #include "frontend/import_repeat.h"
 
 #include <cmath>
@@ -25,8 +26,8 @@ constexpr Simple kSimple[] = {
     {"Add", Op::Add, 2},         {"Sub", Op::Sub, 2},     {"Mul", Op::Mul, 2},
     {"Div", Op::Div, 2},         {"Pow", Op::Pow, 2},     {"Relu", Op::Relu, 1},
     {"Sigmoid", Op::Sigmoid, 1}, {"Tanh", Op::Tanh, 1},   {"Erf", Op::Erf, 1},
-    {"Gelu", Op::Gelu, 1},       {"Sqrt", Op::Sqrt, 1},   {"Neg", Op::Neg, 1},
-    {"Exp", Op::Exp, 1},         {"IsNaN", Op::IsNaN, 1}, {"Where", Op::Where, 3},
+    {"Sqrt", Op::Sqrt, 1},       {"Neg", Op::Neg, 1},     {"Exp", Op::Exp, 1},
+    {"IsNaN", Op::IsNaN, 1},     {"Where", Op::Where, 3},
     {"Equal", Op::Equal, 2},     {"Less", Op::Less, 2},   {"Greater", Op::Greater, 2},
     {"Not", Op::Not, 1},         {"And", Op::And, 2},     {"Or", Op::Or, 2},
     {"Softplus", Op::Softplus, 1},
@@ -52,8 +53,6 @@ Expected<std::vector<TensorRef>> tensors(NodeContext& ctx, int count) {
 }
 
 Expected<Mapped> map_simple(NodeContext& ctx, const Simple& s) {
-  if (s.op == Op::Gelu && attr_string(ctx.node(), "approximate", "none") != "none")
-    return opaque("tanh-approximated Gelu");
   if (s.op == Op::Pow && ctx.type(0).dtype != ctx.type(1).dtype)
     return opaque("an exponent of another element type");
   if (is_comparison(s.op) && ctx.type(0).dtype == DType::kBool)
@@ -483,7 +482,8 @@ MapFn find_data_mapping(std::string_view t) {
       {"LessOrEqual", map_or_equal}, {"GreaterOrEqual", map_or_equal},
       {"LeakyRelu", map_leaky_relu},
       {"Tile", map_tile},         {"Resize", map_resize},
-      {"Col2Im", map_col2im},
+      {"Col2Im", map_col2im},     {"Gelu", map_gelu},
+      {"Swish", map_swish},       {"RMSNormalization", map_rms_norm},
   };
   for (const auto& [name, fn] : kMaps)
     if (name == t) return fn;

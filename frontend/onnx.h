@@ -1,5 +1,5 @@
 // ONNX import and export: the door between tso's IR and the model files users
-// have. Import reads any ONNX model of opset 11 to 18 into a Graph in which
+// have. Import reads any ONNX model of opset 11 to 28 into a Graph in which
 // every tensor has a static shape: initializers become weights, Identity and
 // inference-mode Dropout disappear, shape-computation subgraphs fold to
 // constants, and an operator the IR lacks becomes an opaque node that export
@@ -23,7 +23,7 @@ namespace tso {
 
 // The supported range of the default ("ai.onnx") operator set.
 constexpr int64_t kMinOnnxOpset = 11;
-constexpr int64_t kMaxOnnxOpset = 18;
+constexpr int64_t kMaxOnnxOpset = 28;
 
 struct ImportOptions {
   // When set, initializers whose external data file is missing are filled

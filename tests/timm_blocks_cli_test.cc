@@ -267,8 +267,8 @@ TEST(TimmBlocksCli, ConvNeXtV2GlobalResponseNormMatchesOnnxRuntime) {
 
 // Opset 18's GroupNormalization, its scale and bias per group, imports as
 // layernorm between reshapes and a per-channel mul and add; num_groups that
-// does not divide the channels, and a scale per channel (opset 21's), are
-// errors naming the node.
+// does not divide the channels, and a scale per channel (opset 21's) at
+// opset 18, are errors naming the node.
 TEST(TimmBlocksCli, GroupNormalizationOfOpset18MatchesOnnxRuntime) {
   if (!testing::have_python_oracle()) GTEST_SKIP() << testing::kNoVenv;
   const fs::path dir = testing::temp_dir("timm_blocks_cli_gn18");
@@ -282,7 +282,7 @@ TEST(TimmBlocksCli, GroupNormalizationOfOpset18MatchesOnnxRuntime) {
   for (const auto& [groups, entries, message] :
        {std::tuple<int64_t, int64_t, const char*>{
             3, 3, "num_groups 3 does not divide the 8 channels of f32[1,8,6,6]"},
-        {2, 8, "scale f32[8] and bias f32[8] must have one entry per group (2)"}}) {
+        {2, 8, "scale f32[8] and bias f32[8] must have one entry per group (2) at opset 18"}}) {
     testing::RunResult r =
         tso({"inspect", write_group_norm18_model(dir, groups, entries).string()}, dir);
     EXPECT_EQ(r.exit_code, 2);

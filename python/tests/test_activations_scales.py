@@ -74,7 +74,7 @@ def test_activations_after_gemms_are_fused():
 
 def erf_gelu(x, y, half):
     """y = x * half * (1 + erf(x / sqrt 2)): nn.GELU as torch.onnx writes it below opset 20,
-    which has no Gelu (the importer reads opsets 11 to 18, and these five nodes as one gelu)."""
+    which has no Gelu (the importer reads these five nodes as one gelu)."""
     return [helper.make_node("Div", [x, "sqrt2"], [f"{y}_d"]),
             helper.make_node("Erf", [f"{y}_d"], [f"{y}_e"]),
             helper.make_node("Add", [f"{y}_e", "one"], [f"{y}_a"]),
