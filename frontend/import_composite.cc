@@ -2,49 +2,15 @@
 
 #include <cmath>
 #include <numbers>
-#include <optional>
 #include <string>
 #include <vector>
 
+#include "frontend/node_chain.h"
 #include "frontend/onnx_util.h"
 
 namespace tso::onnx_frontend {
 
 namespace {
-
-// Adds IR nodes named after the ONNX node. The first error is kept and
-// every later step is skipped, so a mapping checks once, at the end.
-class Chain {
- public:
-  explicit Chain(NodeContext& ctx) : ctx_(ctx) {}
-
-  TensorRef input(int k) { return keep(ctx_.tensor(k)); }
-  TensorRef op(Op op, std::vector<TensorRef> args, Attrs attrs = {}) {
-    if (error_) return {};
-    return keep(ctx_.builder().add1(op, std::move(args), std::move(attrs), ctx_.node().name()));
-  }
-  // A scalar weight of input 0's element type.
-  TensorRef scalar(const std::string& suffix, double value) {
-    HostTensor t = HostTensor::zeros(ctx_.type(0).dtype, Shape{});
-    t.f[0] = value;
-    return ctx_.new_weight(suffix, t);
-  }
-  // The last step's result as the node's output, or the first error.
-  Expected<Mapped> result(TensorRef last) const {
-    if (error_) return *error_;
-    return Mapped{{last}, {}};
-  }
-
- private:
-  TensorRef keep(Expected<TensorRef> r) {
-    if (r) return *r;
-    if (!error_) error_ = r.error();
-    return {};
-  }
-
-  NodeContext& ctx_;
-  std::optional<Error> error_;
-};
 
 bool float_input(NodeContext& ctx) { return HostTensor::is_float(ctx.type(0).dtype); }
 
@@ -55,7 +21,7 @@ Expected<Mapped> map_gelu(NodeContext& ctx) {
   if (approximate != "none" && approximate != "tanh")
     return Error{"has approximate '" + approximate + "' (none or tanh)"};
   if (!float_input(ctx)) return opaque("a Gelu of integers");
-  Chain c(ctx);
+  NodeChain c(ctx);
   const TensorRef x = c.input(0);
   if (approximate == "none") return c.result(c.op(Op::Gelu, {x}));
   const TensorRef cube = c.op(Op::Mul, {c.op(Op::Mul, {x, x}), x});
@@ -70,7 +36,7 @@ Expected<Mapped> map_swish(NodeContext& ctx) {
   if (!float_input(ctx)) return opaque("a Swish of integers");
   const float alpha = attr_float(ctx.node(), "alpha", 1.0f);
   if (!std::isfinite(alpha)) return Error{"has alpha " + std::to_string(alpha) + ", not finite"};
-  Chain c(ctx);
+  NodeChain c(ctx);
   const TensorRef x = c.input(0);
   const TensorRef arg = alpha == 1.0f ? x : c.op(Op::Mul, {x, c.scalar("alpha", alpha)});
   return c.result(c.op(Op::Mul, {x, c.op(Op::Sigmoid, {arg})}));
@@ -93,7 +59,7 @@ Expected<Mapped> map_rms_norm(NodeContext& ctx) {
   for (int64_t d = axis; d < rank; ++d) axes.push_back(d);
   Attrs mean;
   mean.set(AttrKey::axes, axes).set(AttrKey::keepdims, int64_t{1});
-  Chain c(ctx);
+  NodeChain c(ctx);
   const TensorRef x = c.input(0), scale = c.input(1);
   const TensorRef mean_square = c.op(Op::ReduceMean, {c.op(Op::Mul, {x, x})}, std::move(mean));
   const TensorRef rms =

@@ -1,6 +1,7 @@
 // ONNX -> IR for elementwise operators and data movement, and the dispatch
 // over every mapping.
 #include "frontend/import_ops.h"
+#include "frontend/attention.h"
 #include "frontend/col2im.h"
 #include "frontend/import_composite.h"
 #include "frontend/import_repeat.h"
@@ -484,6 +485,7 @@ MapFn find_data_mapping(std::string_view t) {
       {"Tile", map_tile},         {"Resize", map_resize},
       {"Col2Im", map_col2im},     {"Gelu", map_gelu},
       {"Swish", map_swish},       {"RMSNormalization", map_rms_norm},
+      {"Attention", map_attention},
   };
   for (const auto& [name, fn] : kMaps)
     if (name == t) return fn;

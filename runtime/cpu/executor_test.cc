@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <optional>
 #include <random>
@@ -182,6 +183,33 @@ TEST(CpuExecutor, NoStepFallsBackToOneDnnsReferenceKernels) {
   const Graph g = ref::testing::graph_with_weights(c.text, 3);
   for (const StepTime& s : testing::profiled_steps(g, {}))
     EXPECT_EQ(s.what.find("ref:"), std::string::npos) << s.what << " " << s.nodes;
+}
+
+// A max over rows that are wholly -inf is -inf (an attention row whose every
+// key is masked), over the last axis and over the plane of a convolution's
+// output, not the -FLT_MAX oneDNN's max reduction and pooling start from.
+TEST(CpuExecutor, AMaxOfRowsOfMinusInfinityIsMinusInfinity) {
+  const Graph g = ref::testing::graph_with_weights(R"(graph g {
+  input x: f32[1,2,3,4]
+  weight w: f32[2,2,1,1]
+  %r = reduce_max(x, axes=[3], keepdims=0)
+  %c = conv2d(x, w)
+  %p = reduce_max(%c, axes=[2,3])
+  output r = %r
+  output p = %p
+})",
+                                                   3, {{"w", 1.0f}});
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> x(24, -inf);
+  x[5] = 2.5f;  // one finite value in row 1; every sum of the two channels is -inf
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
+  ASSERT_TRUE(ex.ok()) << ex.error().message;
+  ASSERT_TRUE((*ex)->set_input("x", std::span<const float>(x)).ok());
+  ASSERT_TRUE((*ex)->run().ok());
+  Expected<std::vector<float>> rows = (*ex)->output(0), planes = (*ex)->output(1);
+  ASSERT_TRUE(rows.ok() && planes.ok());
+  EXPECT_EQ(*rows, (std::vector<float>{-inf, 2.5f, -inf, -inf, -inf, -inf}));
+  EXPECT_EQ(*planes, (std::vector<float>{-inf, -inf}));
 }
 
 TEST(CpuExecutor, FusesPostOpsAndKeepsBlockedLayoutsBetweenConvolutions) {

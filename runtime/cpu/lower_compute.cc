@@ -326,11 +326,11 @@ Status lower_pool(Builder& b, int node) {
   return {};
 }
 
-// global_avgpool, and reduce_mean and reduce_max over the two spatial axes,
-// as a pooling over the whole plane (jit kernels for every layout); other
-// reductions as oneDNN's reduction into the layout it picks,
-// with the reduced dimensions kept as 1 and dropped by a view when the
-// result has fewer.
+// global_avgpool and reduce_mean over the two spatial axes as a pooling over
+// the whole plane (jit kernels for every layout); reduce_max of consecutive
+// axes as tso's own kernel; other reductions as oneDNN's reduction into the
+// layout it picks, with the reduced dimensions kept as 1 and dropped by a
+// view when the result has fewer.
 // oneDNN's reduction of `op` (reduce_l2 as the L2 norm, p = 2).
 algorithm reduction_of(Op op) {
   switch (op) {
@@ -348,8 +348,8 @@ algorithm reduction_of(Op op) {
 // A reduction of consecutive axes as tso's own kernel over the plain
 // tensor, where oneDNN would run its reference kernel (Swin-V2's L2 norm over
 // the head's last axis: 2.4 ms a step; selective kernels' sum over their
-// branches). `dd`: x's dims with the reduced ones 1. False when the reduced
-// axes are not consecutive.
+// branches) or, for a max, get -inf wrong. `dd`: x's dims with the reduced
+// ones 1. False when the reduced axes are not consecutive.
 bool own_reduce(Builder& b, int node, int x, const Dims& dd) {
   const Node& n = b.graph().node(node);
   const Dims xd = b.tensor(x).md.get_dims();
@@ -411,15 +411,18 @@ Status lower_reduce(Builder& b, int node) {
     b.set_value({node, 0}, b.view(y, type));
     return {};
   }
-  // A mean or max over the plane is a pooling over the whole plane: oneDNN's
+  // A max is tso's own: oneDNN's max reduction and max pooling start from
+  // -FLT_MAX, so a row wholly -inf (every key of an attention row masked)
+  // comes out -FLT_MAX, not -inf.
+  if (n.op == Op::ReduceMax && own_reduce(b, node, x, dd)) return {};
+  // A mean over the plane is a pooling over the whole plane: oneDNN's
   // reductions over the spatial axes of a channels-last or blocked tensor fall
   // back to its reference kernel (a squeeze-excitation's x.mean((2, 3)), GC
-  // ViT's stem: 15.8 ms against 0.10 ms pooled; GlobalMaxPool as imported).
-  if (xd.size() == 4 && n.op != Op::ReduceSum && n.op != Op::ReduceL2 &&
+  // ViT's stem: 15.8 ms against 0.10 ms pooled).
+  if (xd.size() == 4 && (n.op == Op::ReduceMean || n.op == Op::GlobalAvgPool) &&
       dd == Dims{xd[0], xd[1], 1, 1}) {
     const memory::desc dst_any({xd[0], xd[1], 1, 1}, dt::f32, tag::any);
-    const algorithm alg =
-        n.op == Op::ReduceMax ? algorithm::pooling_max : algorithm::pooling_avg_exclude_padding;
+    const algorithm alg = algorithm::pooling_avg_exclude_padding;
     dnnl::pooling_forward::primitive_desc pd(b.engine(), prop_kind::forward_inference, alg,
                                              b.tensor(x).md, dst_any, {1, 1}, {xd[2], xd[3]},
                                              {0, 0}, {0, 0}, {0, 0}, b.attr());

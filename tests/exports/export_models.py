@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Export the real-model test corpus: torchvision, timm and transformers models, graph-only.
 
-    python export_models.py OUT_DIR [--only NAME ...] [--keep-weights]
+    python export_models.py OUT_DIR [--only NAME ...] [--exporter ts17|dyn18|dyn23|both]
+        [--keep-weights]
 
 Needs torch, torchvision, timm, transformers and onnxscript (not tso's dependencies: the
 corpus is committed, and the tests read the files, never this script). Each model is built
 with its library's own code at random initial weights (seed 0), in eval mode, batch 1, and
-exported twice where both exporters take it:
+exported twice where both exporters take it (--exporter both, the default):
   NAME.ts17.graph.onnx   torch.onnx.export(..., opset_version=17, dynamo=False)
   NAME.dyn18.graph.onnx  torch.onnx.export(..., opset_version=18, dynamo=True)
+or once by the one named, dyn23 being torch.export at opset 23 (its Attention,
+RMSNormalization and RotaryEmbedding operators),
 then made graph-only as ../shared/models are: every float initializer of 4096 or more
 elements keeps its name, type and dims, its data marked EXTERNAL in `NAME.weights`, a file
 that is not written. Small initializers stay; the nodes' metadata and doc strings (the
@@ -223,14 +226,18 @@ def graph_only(model, weights_file):
     return model
 
 
-def export(name, build, out_dir, dynamo, keep_weights):
+# Exporter tags: the exporter (ts: TorchScript, dyn: torch.export) and the opset.
+EXPORTERS = {"ts17": (False, 17), "dyn18": (True, 18), "dyn23": (True, 23)}
+
+
+def export(name, build, out_dir, tag, keep_weights):
     torch.manual_seed(0)
     model, args = build()
     model.eval()
-    tag = "dyn18" if dynamo else "ts17"
+    dynamo, opset = EXPORTERS[tag]
     path = os.path.join(out_dir, f"{name}.{tag}.graph.onnx")
     tmp = os.path.join(out_dir, f"{name}.{tag}.tmp.onnx")
-    kwargs = dict(opset_version=18 if dynamo else 17, dynamo=dynamo)
+    kwargs = dict(opset_version=opset, dynamo=dynamo)
     # Named inputs are passed in the order of the model's forward, which
     # starts with them (input_ids, attention_mask, token_type_ids).
     if isinstance(args, dict):
@@ -255,19 +262,20 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out_dir")
     ap.add_argument("--only", nargs="*", help="model names (default: all)")
-    ap.add_argument("--exporter", choices=["ts17", "dyn18", "both"], default="both")
+    ap.add_argument("--exporter", choices=[*EXPORTERS, "both"], default="both",
+                    help="both: ts17 and dyn18")
     ap.add_argument("--keep-weights", action="store_true",
                     help="also write NAME.TAG.onnx with the random weights")
     a = ap.parse_args()
     os.makedirs(a.out_dir, exist_ok=True)
     failed = []
     for name in a.only or MODELS:
-        for dynamo in {"ts17": [False], "dyn18": [True], "both": [False, True]}[a.exporter]:
+        for tag in ["ts17", "dyn18"] if a.exporter == "both" else [a.exporter]:
             try:
-                path = export(name, MODELS[name], a.out_dir, dynamo, a.keep_weights)
+                path = export(name, MODELS[name], a.out_dir, tag, a.keep_weights)
                 print(f"{path}: {os.path.getsize(path)} bytes", flush=True)
             except Exception as e:  # report every failure, export the rest
-                failed.append(f"{name} ({'dynamo' if dynamo else 'torchscript'})")
+                failed.append(f"{name} ({tag})")
                 print(f"{name}: export failed: {type(e).__name__}: {str(e)[:300]}",
                       file=sys.stderr, flush=True)
                 traceback.print_exc(limit=1)
