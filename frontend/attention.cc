@@ -32,8 +32,6 @@ struct Geometry {
   bool has_mask = false;
 };
 
-std::string dims(const TensorType& t) { return to_string(t); }
-
 Expected<Geometry> plan(NodeContext& ctx, std::string* unsupported) {
   const onnx::NodeProto& n = ctx.node();
   if (n.input_size() < 3) return Error{"needs Q, K and V"};
@@ -43,8 +41,8 @@ Expected<Geometry> plan(NodeContext& ctx, std::string* unsupported) {
   }
   const TensorType q = ctx.type(0), k = ctx.type(1), v = ctx.type(2);
   if (q.dtype != k.dtype || q.dtype != v.dtype || !HostTensor::is_float(q.dtype))
-    return Error{"needs Q, K and V of one float type, got " + dims(q) + ", " + dims(k) + " and " +
-                 dims(v)};
+    return Error{"needs Q, K and V of one float type, got " + to_string(q) + ", " + to_string(k) +
+                 " and " + to_string(v)};
   if (const auto* p = find_attr(n, "softmax_precision"); p && p->i() != onnx_from_dtype(q.dtype)) {
     *unsupported = "a softmax precision other than the input's";
     return Geometry{};
@@ -53,27 +51,28 @@ Expected<Geometry> plan(NodeContext& ctx, std::string* unsupported) {
   g.three_d = q.shape.rank() == 3;
   if ((q.shape.rank() != 3 && q.shape.rank() != 4) || k.shape.rank() != q.shape.rank() ||
       v.shape.rank() != q.shape.rank())
-    return Error{"needs Q, K and V all of rank 3 or all of rank 4, got " + dims(q) + ", " +
-                 dims(k) + " and " + dims(v)};
+    return Error{"needs Q, K and V all of rank 3 or all of rank 4, got " + to_string(q) + ", " +
+                 to_string(k) + " and " + to_string(v)};
   if (g.three_d) {
     g.q_heads = attr_int(n, "q_num_heads", 0);
     g.kv_heads = attr_int(n, "kv_num_heads", 0);
     if (g.q_heads < 1 || g.kv_heads < 1 || q.shape[2] % g.q_heads != 0 ||
         k.shape[2] % g.kv_heads != 0 || v.shape[2] % g.kv_heads != 0)
-      return Error{"has 3-D Q, K and V " + dims(q) + ", " + dims(k) + " and " + dims(v) +
+      return Error{"has 3-D Q, K and V " + to_string(q) + ", " + to_string(k) + " and " +
+                   to_string(v) +
                    ", which need q_num_heads and kv_num_heads dividing their last extents"};
     g.batch = q.shape[0], g.q_len = q.shape[1], g.kv_len = k.shape[1];
     g.head = q.shape[2] / g.q_heads, g.v_head = v.shape[2] / g.kv_heads;
     if (k.shape[2] / g.kv_heads != g.head || k.shape[0] != g.batch || v.shape[0] != g.batch ||
         v.shape[1] != g.kv_len)
-      return Error{"has Q, K and V " + dims(q) + ", " + dims(k) + " and " + dims(v) +
+      return Error{"has Q, K and V " + to_string(q) + ", " + to_string(k) + " and " + to_string(v) +
                    " that do not agree on batch, key length or head size"};
   } else {
     g.batch = q.shape[0], g.q_heads = q.shape[1], g.q_len = q.shape[2], g.head = q.shape[3];
     g.kv_heads = k.shape[1], g.kv_len = k.shape[2], g.v_head = v.shape[3];
     if (k.shape[0] != g.batch || k.shape[3] != g.head || v.shape[0] != g.batch ||
         v.shape[1] != g.kv_heads || v.shape[2] != g.kv_len)
-      return Error{"has Q, K and V " + dims(q) + ", " + dims(k) + " and " + dims(v) +
+      return Error{"has Q, K and V " + to_string(q) + ", " + to_string(k) + " and " + to_string(v) +
                    " that do not agree on batch, heads, key length or head size"};
   }
   if (g.q_heads % g.kv_heads != 0)
@@ -86,7 +85,7 @@ Expected<Geometry> plan(NodeContext& ctx, std::string* unsupported) {
         pk.shape[1] != g.kv_heads || pk.shape[3] != g.head || pv.shape[0] != g.batch ||
         pv.shape[1] != g.kv_heads || pv.shape[2] != pk.shape[2] || pv.shape[3] != g.v_head ||
         pk.dtype != q.dtype || pv.dtype != q.dtype)
-      return Error{"has past_key " + dims(pk) + " and past_value " + dims(pv) +
+      return Error{"has past_key " + to_string(pk) + " and past_value " + to_string(pv) +
                    " that do not fit its keys and values"};
     g.past = pk.shape[2];
   }
@@ -104,15 +103,15 @@ Expected<Geometry> plan(NodeContext& ctx, std::string* unsupported) {
   if (g.has_mask) {
     const TensorType m = ctx.type(3);
     if (m.dtype != DType::kBool && m.dtype != q.dtype)
-      return Error{"has attn_mask " + dims(m) + ", neither bool nor the type of Q"};
+      return Error{"has attn_mask " + to_string(m) + ", neither bool nor the type of Q"};
     const std::array<int64_t, 4> want = {g.batch, g.q_heads, g.q_len, g.total};
-    if (m.shape.rank() > 4) return Error{"has attn_mask " + dims(m) + " of rank above 4"};
+    if (m.shape.rank() > 4) return Error{"has attn_mask " + to_string(m) + " of rank above 4"};
     g.mask.fill(1);
     for (int d = 0; d < m.shape.rank(); ++d) {
       const int at = 4 - m.shape.rank() + d;
       g.mask[at] = m.shape[d];
       if (m.shape[d] != 1 && m.shape[d] != want[at])
-        return Error{"has attn_mask " + dims(m) + ", which does not broadcast to [" +
+        return Error{"has attn_mask " + to_string(m) + ", which does not broadcast to [" +
                      std::to_string(g.batch) + "," + std::to_string(g.q_heads) + "," +
                      std::to_string(g.q_len) + "," + std::to_string(g.total) + "]"};
     }
