@@ -18,6 +18,9 @@ namespace {
 using Ints = std::vector<int64_t>;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// The most query-key pairs a constant position bias holds, or a constant
+// mask is scanned over for rows with no key (64 MiB of f32).
+constexpr int64_t kMaxPositions = int64_t{1} << 24;
 
 // The node's geometry, checked: batch, heads, sequence lengths (the past's
 // and the total the keys span) and head sizes.
@@ -31,6 +34,16 @@ struct Geometry {
   std::array<int64_t, 4> mask{};  // attn_mask's dims, right-aligned to rank 4
   bool has_mask = false;
 };
+
+// Whether query i (of the node's queries) may attend key j by position:
+// causality and the sliding windows, the query at absolute position i + past.
+bool position_allows(const Geometry& g, int64_t i, int64_t j) {
+  const int64_t at = i + g.past;
+  return (!g.causal || j <= at) && (g.left < 0 || j >= at - g.left) &&
+         (g.right < 0 || j <= at + g.right);
+}
+
+bool position_masks(const Geometry& g) { return g.causal || g.left >= 0 || g.right >= 0; }
 
 Expected<Geometry> plan(NodeContext& ctx, std::string* unsupported) {
   const onnx::NodeProto& n = ctx.node();
@@ -96,6 +109,11 @@ Expected<Geometry> plan(NodeContext& ctx, std::string* unsupported) {
   if (g.left < -1 || g.right < -1)
     return Error{"has a window size below -1 (left " + std::to_string(g.left) + ", right " +
                  std::to_string(g.right) + ")"};
+  if ((position_masks(g) || ctx.constant(3)) &&
+      g.q_len > kMaxPositions / std::max<int64_t>(g.total, 1)) {
+    *unsupported = "a position or constant mask over more than 2^24 query-key pairs";
+    return Geometry{};
+  }
   g.mode = static_cast<int>(attr_int(n, "qk_matmul_output_mode", 0));
   if (g.mode < 0 || g.mode > 3)
     return Error{"has qk_matmul_output_mode " + std::to_string(g.mode) + " (0 to 3)"};
@@ -118,16 +136,6 @@ Expected<Geometry> plan(NodeContext& ctx, std::string* unsupported) {
   }
   return g;
 }
-
-// Whether query i (of the node's queries) may attend key j by position:
-// causality and the sliding windows, the query at absolute position i + past.
-bool position_allows(const Geometry& g, int64_t i, int64_t j) {
-  const int64_t at = i + g.past;
-  return (!g.causal || j <= at) && (g.left < 0 || j >= at - g.left) &&
-         (g.right < 0 || j <= at + g.right);
-}
-
-bool position_masks(const Geometry& g) { return g.causal || g.left >= 0 || g.right >= 0; }
 
 // Whether every query row keeps a key: the mask absent or constant, and each
 // of its rows allowing some key that the positions allow too.

@@ -14,6 +14,10 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
+// The most block elements mapped, each a term of several IR nodes (VOLO's
+// blocks have 9): a larger block stays opaque rather than grow the graph.
+constexpr int64_t kMaxTerms = 1024;
+
 std::string list(const Ints& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
@@ -83,6 +87,8 @@ Expected<Col2ImPlan> plan_col2im(NodeContext& ctx, std::string* unsupported) {
                  "the number of blocks the padded image holds"};
   if (2 + 2 * static_cast<int>(n) > Shape::kMaxRank)
     *unsupported = "more spatial axes than the IR's rank allows";
+  else if (block_elements > kMaxTerms)
+    *unsupported = "a block of more than " + std::to_string(kMaxTerms) + " elements";
   p.batch = s[0];
   p.channels = s[1] / block_elements;
   return p;

@@ -174,6 +174,16 @@ TEST(Col2Im, ShapesThatAreNotConstantStayOpaque) {
   EXPECT_TRUE(opaque) << print(m->graph);
 }
 
+TEST(Col2Im, ABlockOfMoreThan1024ElementsStaysOpaque) {
+  const Geometry g{1, 1, {33, 33}, {33, 33}, {1, 1}, {1, 1}, {0, 0, 0, 0}};
+  Expected<ImportedModel> m =
+      import_onnx_bytes(col2im_model(g, {1, 33 * 33, 1}).SerializeAsString(), "col2im.onnx", ".");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  bool opaque = false;
+  for (const Node& n : m->graph.nodes()) opaque |= n.op == Op::Opaque;
+  EXPECT_TRUE(opaque) << print(m->graph);
+}
+
 TEST(Col2Im, MalformedGeometryIsAnErrorNamingTheNode) {
   struct Case {
     Geometry g;

@@ -8,7 +8,8 @@
 // mask with a row of -inf and the attention weights as qk_matmul_output.
 // The close but wrong variants: query heads that are no multiple of the key
 // heads, a mask that does not broadcast, 3-D inputs without head counts are
-// errors naming the node; Attention-24's nonpad_kv_seqlen stays opaque.
+// errors naming the node; Attention-24's nonpad_kv_seqlen, and a causal mask
+// too large to hold as a constant, stay opaque.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -210,6 +211,18 @@ TEST(AttentionCli, CloseButWrongVariantsAreErrorsNamingTheNode) {
     EXPECT_NE(r.err.find("node 'attention' (Attention)"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
   }
+
+  // A causal bias over 8192 x 8192 query-key pairs would be 256 MiB: opaque.
+  AttentionModel huge;
+  huge.inputs = {
+      {"q", kF32, {1, 1, 8192, 1}}, {"k", kF32, {1, 1, 8192, 1}}, {"v", kF32, {1, 1, 8192, 1}}};
+  huge.node_inputs = {"q", "k", "v"};
+  huge.node_outputs = {"y"};
+  huge.outputs = {{"y", kF32, {1, 1, 8192, 1}}};
+  huge.ints = {{"is_causal", 1}};
+  testing::RunResult big = tso({"inspect", write_model(dir, "huge", huge).string()}, dir);
+  EXPECT_EQ(big.exit_code, 0) << big.err;
+  EXPECT_NE(big.out.find("opaque"), std::string::npos) << big.out;
 
   AttentionModel padded = masked_heads();
   padded.opset = 24;
