@@ -1,11 +1,12 @@
 // Opset 23's Attention (torch.export's F.scaled_dot_product_attention) end to
 // end through the binary, on models built here: imported with no opaque
 // node, optimized, and run by ONNX Runtime and by tso's CPU runtime and
-// reference executor. Three forms: 4-D heads with a bool mask that is a
+// reference executor. Four forms: 4-D heads with a bool mask that is a
 // graph input and masks one query row whole (a zero row, not NaN); 3-D
 // inputs with grouped-query heads, a key and value cache (the present
 // outputs), causal masking, a softcap and a given scale; a constant float
-// mask with a row of -inf and the attention weights as qk_matmul_output.
+// mask with a row of -inf and the attention weights as qk_matmul_output;
+// opset 25's sliding window.
 // The close but wrong variants: query heads that are no multiple of the key
 // heads, a mask that does not broadcast, 3-D inputs without head counts are
 // errors naming the node; Attention-24's nonpad_kv_seqlen, and a causal mask
@@ -189,6 +190,17 @@ TEST(AttentionCli, AConstantFloatMaskAndTheAttentionWeightsMatchOnnxRuntime) {
   a.outputs = {{"y", kF32, {1, 2, 4, 5}}, {"weights", kF32, {1, 2, 4, 6}}};
   a.ints = {{"qk_matmul_output_mode", 3}};
   expect_matches_onnx_runtime("float_mask", a);
+}
+
+// Attention-25's sliding window: each query attends keys from one before
+// its position to two after.
+TEST(AttentionCli, ASlidingWindowOfOpset25MatchesOnnxRuntime) {
+  AttentionModel a = masked_heads();
+  a.opset = 25;
+  a.inputs.pop_back();
+  a.node_inputs.pop_back();
+  a.ints = {{"left_window_size", 1}, {"right_window_size", 2}};
+  expect_matches_onnx_runtime("window", a);
 }
 
 TEST(AttentionCli, CloseButWrongVariantsAreErrorsNamingTheNode) {
