@@ -245,35 +245,6 @@ void isnan(const float* x, uint8_t* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] != x[i];
 }
 
-void where(const uint8_t* c, const Shape& cs, const float* a, const Shape& as, const float* b,
-           const Shape& bs, float* y, const Shape& out) {
-  const int64_t n = out.numel();
-  // Common case: every operand is the output's shape or one element.
-  auto step = [&](const Shape& s) { return s == out ? 1 : s.numel() == 1 ? 0 : -1; };
-  const int64_t dc = step(cs), da = step(as), db = step(bs);
-  if (dc >= 0 && da >= 0 && db >= 0) {
-#pragma omp parallel for simd schedule(static) if (n > 16384)
-    for (int64_t i = 0; i < n; ++i) y[i] = c[i * dc] ? a[i * da] : b[i * db];
-    return;
-  }
-  const std::vector<int64_t> sc = rt::broadcast_strides(cs, out),
-                             sa = rt::broadcast_strides(as, out),
-                             sb = rt::broadcast_strides(bs, out);
-  const int r = out.rank();
-#pragma omp parallel for schedule(static) if (n > 16384)
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t ic = 0, ia = 0, ib = 0, rest = i;
-    for (int d = r - 1; d >= 0; --d) {
-      const int64_t k = rest % out[d];
-      rest /= out[d];
-      ic += k * sc[d];
-      ia += k * sa[d];
-      ib += k * sb[d];
-    }
-    y[i] = c[ic] ? a[ia] : b[ib];
-  }
-}
-
 BinaryFn binary_fn(Op op) {
   switch (op) {
     case Op::Sub:

@@ -75,9 +75,6 @@ void batchnorm_channels_last(const ChannelsLastBatchNorm& n, const float* x, con
 void erf(const float* x, float* y, int64_t n);
 // y[i] = 1 where x[i] is NaN, else 0 (bool tensors hold one byte per element).
 void isnan(const float* x, uint8_t* y, int64_t n);
-// y = c ? a : b, numpy broadcasting of all three to `out`.
-void where(const uint8_t* c, const Shape& cs, const float* a, const Shape& as, const float* b,
-           const Shape& bs, float* y, const Shape& out);
 
 // A reduction of a row-major tensor viewed as [outer, reduced, inner] over
 // its middle extent: y[o, i] = op over r of x[o, r, i] (the reduced axes

@@ -68,17 +68,6 @@ TEST(BroadcastBinary, StretchesBothOperands) {
   EXPECT_FLOAT_EQ(y[2 * 4 + 1], std::pow(3.f, 20.f));
 }
 
-TEST(Where, SelectsWithAndWithoutBroadcasting) {
-  const Shape out{2, 3};
-  const std::vector<uint8_t> c = {1, 0, 1, 0, 0, 1};
-  const std::vector<float> a = {1, 2, 3, 4, 5, 6}, zero = {0}, col = {10, 20};
-  std::vector<float> y(6);
-  where(c.data(), out, zero.data(), Shape{1}, a.data(), out, y.data(), out);  // fast path
-  EXPECT_EQ(y, (std::vector<float>{0, 2, 0, 4, 5, 0}));
-  where(c.data(), out, col.data(), Shape{2, 1}, a.data(), out, y.data(), out);  // strided
-  EXPECT_EQ(y, (std::vector<float>{10, 2, 10, 4, 5, 20}));
-}
-
 TEST(IsNaN, MarksNaNsOnly) {
   const std::vector<float> x = {0.f, NAN, INFINITY, -1.f};
   std::vector<uint8_t> y(4);

@@ -44,8 +44,8 @@ bool integer_binary_supported(BinaryFn f, DType t);
 void integer_binary(BinaryFn f, DType t, const std::byte* a, const Shape& as, const std::byte* b,
                     const Shape& bs, std::byte* y, const Shape& out);
 
-// y = c ? a : b for elements of `elem_bytes` (1, 4 or 8): where on bool,
-// integer and f64 branches; f32 has kernels.h's `where`.
+// y = c ? a : b for elements of `elem_bytes` (1, 4 or 8): where on every
+// element type, f32's among them.
 void where_bytes(int elem_bytes, const uint8_t* c, const Shape& cs, const std::byte* a,
                  const Shape& as, const std::byte* b, const Shape& bs, std::byte* y,
                  const Shape& out);

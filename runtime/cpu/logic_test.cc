@@ -145,5 +145,21 @@ TEST(WhereBytes, SelectsIntegersAndBoolsWithBroadcasting) {
   EXPECT_EQ(m, (std::vector<uint8_t>{1, 0}));
 }
 
+// f32: operands of the output's shape or one element, a column stretched
+// along the rows, and a condition broadcast along the last axis (the
+// attention guard's [1,1,S,1] against weights [1,H,S,S]).
+TEST(WhereBytes, SelectsFloatsWithAndWithoutBroadcasting) {
+  const Shape out{2, 3};
+  const std::vector<uint8_t> c = {1, 0, 1, 0, 0, 1}, rows = {1, 0};
+  const std::vector<float> a = {1, 2, 3, 4, 5, 6}, zero = {0}, col = {10, 20};
+  std::vector<float> y(6);
+  where_bytes(4, c.data(), out, bytes(zero), Shape{1}, bytes(a), out, bytes(y), out);
+  EXPECT_EQ(y, (std::vector<float>{0, 2, 0, 4, 5, 0}));
+  where_bytes(4, c.data(), out, bytes(col), Shape{2, 1}, bytes(a), out, bytes(y), out);
+  EXPECT_EQ(y, (std::vector<float>{10, 2, 10, 4, 5, 20}));
+  where_bytes(4, rows.data(), Shape{2, 1}, bytes(a), out, bytes(zero), Shape{}, bytes(y), out);
+  EXPECT_EQ(y, (std::vector<float>{1, 2, 3, 0, 0, 0}));
+}
+
 }  // namespace
 }  // namespace tso::cpu

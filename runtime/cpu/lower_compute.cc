@@ -5,6 +5,7 @@
 #include "runtime/common/geometry.h"
 #include "runtime/cpu/builder.h"
 #include "runtime/cpu/kernels.h"
+#include "runtime/cpu/logic.h"
 #include "runtime/cpu/post_ops.h"
 
 namespace tso::cpu {
@@ -164,10 +165,9 @@ Status lower_where(Builder& b, int node) {
               ys = type.shape;
   b.add_kernel("where (own)", b.describe(node), {c, x, z}, {y}, [=](const Bindings& m) -> Run {
     const uint8_t* pc = reinterpret_cast<const uint8_t*>(m.data(c));
-    const float* px = reinterpret_cast<const float*>(m.data(x));
-    const float* pz = reinterpret_cast<const float*>(m.data(z));
-    float* py = reinterpret_cast<float*>(m.data(y));
-    return [=] { where(pc, cs, px, xs, pz, zs, py, ys); };
+    const std::byte *px = m.data(x), *pz = m.data(z);
+    std::byte* py = m.data(y);
+    return [=] { where_bytes(4, pc, cs, px, xs, pz, zs, py, ys); };
   });
   b.set_value({node, 0}, y);
   return {};
