@@ -171,15 +171,9 @@ Expected<Mapped> map_attention(NodeContext& ctx) {
   const onnx::NodeProto& n = ctx.node();
 
   NodeChain c(ctx);
-  auto shaped = [&](Op op, TensorRef t, AttrKey key, Ints v) {
-    Attrs a;
-    a.set(key, std::move(v));
-    return c.op(op, {t}, std::move(a));
-  };
   auto heads_first = [&](TensorRef t, int64_t len, int64_t heads, int64_t size) {
-    return shaped(Op::Transpose,
-                  shaped(Op::Reshape, t, AttrKey::shape, {g.batch, len, heads, size}),
-                  AttrKey::perm, {0, 2, 1, 3});
+    return c.op(Op::Transpose, c.op(Op::Reshape, t, AttrKey::shape, {g.batch, len, heads, size}),
+                AttrKey::perm, {0, 2, 1, 3});
   };
   TensorRef q = c.input(0), k = c.input(1), v = c.input(2);
   if (g.three_d) {
@@ -197,9 +191,9 @@ Expected<Mapped> map_attention(NodeContext& ctx) {
   if (g.q_heads != g.kv_heads) {  // each key head read by its group of query heads
     const int64_t group = g.q_heads / g.kv_heads;
     auto repeat = [&](TensorRef t, int64_t size) {
-      t = shaped(Op::Reshape, t, AttrKey::shape, {g.batch, g.kv_heads, 1, g.total, size});
-      t = shaped(Op::Expand, t, AttrKey::shape, {g.batch, g.kv_heads, group, g.total, size});
-      return shaped(Op::Reshape, t, AttrKey::shape, {g.batch, g.q_heads, g.total, size});
+      t = c.op(Op::Reshape, t, AttrKey::shape, {g.batch, g.kv_heads, 1, g.total, size});
+      t = c.op(Op::Expand, t, AttrKey::shape, {g.batch, g.kv_heads, group, g.total, size});
+      return c.op(Op::Reshape, t, AttrKey::shape, {g.batch, g.q_heads, g.total, size});
     };
     k = repeat(k, g.head);
     v = repeat(v, g.v_head);
@@ -207,7 +201,7 @@ Expected<Mapped> map_attention(NodeContext& ctx) {
 
   const float scale =
       find_attr(n, "scale") ? attr_float(n, "scale", 1.0f) : 1.0 / std::sqrt(double(g.head));
-  TensorRef scores = c.op(Op::Matmul, {q, shaped(Op::Transpose, k, AttrKey::perm, {0, 1, 3, 2})});
+  TensorRef scores = c.op(Op::Matmul, {q, c.op(Op::Transpose, k, AttrKey::perm, {0, 1, 3, 2})});
   scores = c.op(Op::Mul, {scores, c.scalar("scale", scale)});
   std::array<TensorRef, 4> qk;
   qk[0] = scores;
@@ -252,8 +246,8 @@ Expected<Mapped> map_attention(NodeContext& ctx) {
 
   TensorRef y = c.op(Op::Matmul, {probs, v});
   if (g.three_d)
-    y = shaped(Op::Reshape, shaped(Op::Transpose, y, AttrKey::perm, {0, 2, 1, 3}), AttrKey::shape,
-               {g.batch, g.q_len, g.q_heads * g.v_head});
+    y = c.op(Op::Reshape, c.op(Op::Transpose, y, AttrKey::perm, {0, 2, 1, 3}), AttrKey::shape,
+             {g.batch, g.q_len, g.q_heads * g.v_head});
   return c.result({y, present_key, present_value, qk[g.mode]});
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "frontend/node_chain.h"
 #include "frontend/onnx_util.h"
 
 namespace tso::onnx_frontend {
@@ -103,44 +104,30 @@ Expected<Mapped> map_col2im(NodeContext& ctx) {
   if (!unsupported.empty()) return opaque(unsupported);
   const Col2ImPlan& p = *planned;
   const int n = static_cast<int>(p.image.size());
-  Expected<TensorRef> x = ctx.tensor(0);
-  if (!x) return x.error();
 
-  GraphBuilder& b = ctx.builder();
-  const std::string& name = ctx.node().name();
-  auto dims = [&](TensorRef t) {
-    const Shape& s = b.type(t).shape;
-    return Ints(s.begin(), s.end());
-  };
-  auto reshape = [&](TensorRef t, Ints shape) -> Expected<TensorRef> {
-    if (dims(t) == shape) return t;
-    Attrs a;
-    a.set(AttrKey::shape, std::move(shape));
-    return b.add1(Op::Reshape, {t}, std::move(a), name);
-  };
-  auto slice = [&](TensorRef t, Ints starts, Ints ends, Ints axes) -> Expected<TensorRef> {
+  NodeChain c(ctx);
+  auto slice = [&](TensorRef t, Ints starts, Ints ends, Ints axes) {
     if (axes.empty()) return t;
     Attrs a;
     a.set(AttrKey::steps, Ints(axes.size(), 1));
     a.set(AttrKey::starts, std::move(starts)).set(AttrKey::ends, std::move(ends));
     a.set(AttrKey::axes, std::move(axes));
-    return b.add1(Op::Slice, {t}, std::move(a), name);
+    return c.op(Op::Slice, {t}, std::move(a));
   };
-  auto pad = [&](TensorRef t, Ints pads) -> Expected<TensorRef> {
+  auto pad = [&](TensorRef t, Ints pads) {
     bool any = false;
     for (int64_t v : pads) any |= v != 0;
     if (!any) return t;
     Attrs a;
     a.set(AttrKey::pads, std::move(pads)).set(AttrKey::value, 0.0);
-    return b.add1(Op::Pad, {t}, std::move(a), name);
+    return c.op(Op::Pad, {t}, std::move(a));
   };
 
   // [N, C, block..., grid...]: one slice per block element.
   Ints unfolded = {p.batch, p.channels};
   unfolded.insert(unfolded.end(), p.block.begin(), p.block.end());
   unfolded.insert(unfolded.end(), p.grid.begin(), p.grid.end());
-  Expected<TensorRef> columns = reshape(*x, unfolded);
-  if (!columns) return columns.error();
+  const TensorRef columns = c.reshape(c.input(0), unfolded);
 
   bool strided = false;
   for (int64_t s : p.strides) strided |= s > 1;
@@ -178,15 +165,10 @@ Expected<Mapped> map_col2im(NodeContext& ctx) {
       place[2 + d + (2 + n)] = p.image[d] - (begin + hi);
     }
     if (in_image) {
-      Expected<TensorRef> t = slice(*columns, starts, ends, axes);
-      if (t && strided) t = reshape(*t, spread);
-      if (t && strided) t = pad(*t, spread_pads);
-      if (t) t = reshape(*t, spread_shape);
-      if (t) t = slice(*t, crop_starts, crop_ends, crop_axes);
-      if (t) t = pad(*t, place);
-      if (t && sum) t = b.add1(Op::Add, {*sum, *t}, {}, name);
-      if (!t) return t.error();
-      sum = *t;
+      TensorRef t = slice(columns, starts, ends, axes);
+      if (strided) t = pad(c.reshape(t, spread), spread_pads);
+      t = pad(slice(c.reshape(t, spread_shape), crop_starts, crop_ends, crop_axes), place);
+      sum = sum ? c.op(Op::Add, {*sum, t}) : t;
     }
     int d = n - 1;
     for (; d >= 0; --d) {
@@ -196,7 +178,7 @@ Expected<Mapped> map_col2im(NodeContext& ctx) {
     if (d < 0) break;
   }
   if (!sum) return opaque("blocks that lie wholly in the image padding");
-  return Mapped{{*sum}, {}};
+  return c.result(*sum);
 }
 
 }  // namespace tso::onnx_frontend

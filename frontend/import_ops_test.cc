@@ -26,6 +26,17 @@ namespace {
 using testing::add_node;
 using testing::declare;
 
+// An f32 initializer `name` of `dims` holding first, first + 1, ...
+void counting_floats(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& dims,
+                     float first) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  int64_t n = 1;
+  for (int64_t d : dims) t->add_dims(d), n *= d;
+  for (int64_t k = 0; k < n; ++k) t->add_float_data(first + static_cast<float>(k));
+}
+
 // p -> Where(IsNaN(p), zero, p), as PyTorch exports BERT's attention.
 onnx::ModelProto guard_model(int32_t p_type = onnx::TensorProto::FLOAT) {
   onnx::ModelProto m;
@@ -376,12 +387,7 @@ TEST(ImportOps, GlobalMaxPoolIsReduceMaxOverTheSpatialAxes) {
 // lacks, repeats of another count than the rank, a negative repeat.
 TEST(ImportOps, MalformedConstantScatterNDAndTileAreErrorsNamingTheNode) {
   auto floats = [](onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims) {
-    auto* t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::FLOAT);
-    int64_t n = 1;
-    for (int64_t d : dims) t->add_dims(d), n *= d;
-    for (int64_t k = 0; k < n; ++k) t->add_float_data(static_cast<float>(k));
+    counting_floats(g, name, dims, 0);
   };
   struct Case {
     std::string type, reduction;
@@ -549,7 +555,6 @@ TEST(ImportOps, AttentionMaskExpandAndCastsAreIrOperators) {
   EXPECT_TRUE(again->graph == r->graph) << print(again->graph);
 }
 
-
 // Position encodings computed in forward from constants (EdgeNeXt's and
 // XCiT's: a cumulative sum of ones, then sines and cosines) fold to one
 // weight: CumSum with its exclusive and reverse variants, Sin, Cos.
@@ -590,11 +595,10 @@ TEST(ImportOps, CumSumSinAndCosOfConstantsFold) {
     ASSERT_EQ(out.data->bytes.size(), got.size() * sizeof(float));
     std::memcpy(got.data(), out.data->bytes.data(), out.data->bytes.size());
     for (size_t k = 0; k < got.size(); ++k)
-      EXPECT_FLOAT_EQ(got[k], c.want[k]) << "exclusive " << c.exclusive << ", reverse "
-                                         << c.reverse << ", element " << k;
+      EXPECT_FLOAT_EQ(got[k], c.want[k])
+          << "exclusive " << c.exclusive << ", reverse " << c.reverse << ", element " << k;
   }
 }
-
 
 // Tile, Resize and GatherND of a computed tensor with hostile parameters are
 // errors naming the node, not crashes: repeats or scales whose result
@@ -615,17 +619,29 @@ TEST(ImportOps, HostileTileResizeAndGatherNDParametersAreErrorsNamingTheNode) {
   };
   const int64_t big = std::numeric_limits<int64_t>::max() / 2 + 1;
   const std::vector<Case> cases = {
-      {"Tile", {{"x", {2, 3}}, {"r", {}}},
-       [&](onnx::GraphProto* g) { add_i64(g, "r", {2}, {big, 1}); },
+      {"Tile",
+       {{"x", {2, 3}}, {"r", {}}},
+       [&](onnx::GraphProto* g) {
+         add_i64(g, "r", {2}, {big, 1});
+       },
        "repeats that overflow"},
-      {"Resize", {{"x", {1, 1, 2, 2}}, {"", {}}, {"s", {}}},
-       [&](onnx::GraphProto* g) { floats(g, "s", {1, 1, 1e30f, 1}); },
+      {"Resize",
+       {{"x", {1, 1, 2, 2}}, {"", {}}, {"s", {}}},
+       [&](onnx::GraphProto* g) {
+         floats(g, "s", {1, 1, 1e30f, 1});
+       },
        "beyond 2^62 elements"},
-      {"Resize", {{"x", {1, 1, 2, 2}}, {"", {}}, {"", {}}, {"z", {}}},
-       [&](onnx::GraphProto* g) { add_i64(g, "z", {4}, {1, 1, 0, 2}); },
+      {"Resize",
+       {{"x", {1, 1, 2, 2}}, {"", {}}, {"", {}}, {"z", {}}},
+       [&](onnx::GraphProto* g) {
+         add_i64(g, "z", {4}, {1, 1, 0, 2});
+       },
        "to or from no elements"},
-      {"GatherND", {{"x", {2, 3}}, {"i", {}}},
-       [&](onnx::GraphProto* g) { add_i64(g, "i", {1, 2}, {1, 3}); },
+      {"GatherND",
+       {{"x", {2, 3}}, {"i", {}}},
+       [&](onnx::GraphProto* g) {
+         add_i64(g, "i", {1, 2}, {1, 3});
+       },
        "has index 3 out of range for axis 1 of [2,3]"},
   };
   for (const Case& c : cases) {
@@ -637,19 +653,13 @@ TEST(ImportOps, HostileTileResizeAndGatherNDParametersAreErrorsNamingTheNode) {
   }
 }
 
-
 // Malformed constant nodes the folder evaluates are errors naming the node:
 // a CumSum or reduction axis out of range, a training-mode BatchNormalization
 // whose statistics are not one per channel, a Resize of an unknown mode, a
 // scale count other than the rank, a scale that is not positive.
 TEST(ImportOps, MalformedFoldedCumSumReductionBatchNormAndResizeAreErrors) {
   auto floats = [](onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims) {
-    auto* t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::FLOAT);
-    int64_t n = 1;
-    for (int64_t d : dims) t->add_dims(d), n *= d;
-    for (int64_t k = 0; k < n; ++k) t->add_float_data(1.0f + static_cast<float>(k));
+    counting_floats(g, name, dims, 1);
   };
   struct Case {
     std::string type;
@@ -658,19 +668,22 @@ TEST(ImportOps, MalformedFoldedCumSumReductionBatchNormAndResizeAreErrors) {
     std::string message;
   };
   const std::vector<Case> cases = {
-      {"CumSum", {"x", "a"},
+      {"CumSum",
+       {"x", "a"},
        [&](onnx::GraphProto* g, onnx::NodeProto*) {
          floats(g, "x", {2, 3});
          add_i64(g, "a", {}, {2});
        },
        "axis 2 is out of range for [2,3]"},
-      {"ReduceMean", {"x"},
+      {"ReduceMean",
+       {"x"},
        [&](onnx::GraphProto* g, onnx::NodeProto* n) {
          floats(g, "x", {2, 3});
          tso::testing::set_ints(n, "axes", {-3});
        },
        "axis -3 is out of range for [2,3]"},
-      {"BatchNormalization", {"x", "s", "b", "m", "v"},
+      {"BatchNormalization",
+       {"x", "s", "b", "m", "v"},
        [&](onnx::GraphProto* g, onnx::NodeProto* n) {
          floats(g, "x", {1, 2, 3});
          for (const char* p : {"s", "b", "m"}) floats(g, p, {2});
@@ -678,7 +691,8 @@ TEST(ImportOps, MalformedFoldedCumSumReductionBatchNormAndResizeAreErrors) {
          tso::testing::set_int(n, "training_mode", 1);
        },
        "input 4 does not hold one value per channel"},
-      {"Resize", {"x", "", "s"},
+      {"Resize",
+       {"x", "", "s"},
        [&](onnx::GraphProto* g, onnx::NodeProto* n) {
          floats(g, "x", {1, 1, 2, 2});
          floats(g, "s", {4});
@@ -688,13 +702,15 @@ TEST(ImportOps, MalformedFoldedCumSumReductionBatchNormAndResizeAreErrors) {
          a->set_s("bilinear");
        },
        "has an unknown mode 'bilinear'"},
-      {"Resize", {"x", "", "s"},
+      {"Resize",
+       {"x", "", "s"},
        [&](onnx::GraphProto* g, onnx::NodeProto*) {
          floats(g, "x", {1, 1, 2, 2});
          floats(g, "s", {2});
        },
        "has 2 scales for 4 axes"},
-      {"Resize", {"x", "", "s"},
+      {"Resize",
+       {"x", "", "s"},
        [&](onnx::GraphProto* g, onnx::NodeProto*) {
          floats(g, "x", {1, 1, 2, 2});
          auto* t = g->add_initializer();

@@ -23,6 +23,20 @@ class NodeChain {
     if (error_) return {};
     return keep(ctx_.builder().add1(op, std::move(args), std::move(attrs), ctx_.node().name()));
   }
+  // `x` under `op` with one list attribute set (a reshape's shape, a
+  // transpose's perm).
+  TensorRef op(Op op, TensorRef x, AttrKey key, std::vector<int64_t> values) {
+    Attrs a;
+    a.set(key, std::move(values));
+    return this->op(op, {x}, std::move(a));
+  }
+  // `x` reshaped, or `x` itself when it already has `shape`.
+  TensorRef reshape(TensorRef x, std::vector<int64_t> shape) {
+    if (error_) return {};
+    const Shape& s = ctx_.builder().type(x).shape;
+    if (std::vector<int64_t>(s.begin(), s.end()) == shape) return x;
+    return op(Op::Reshape, x, AttrKey::shape, std::move(shape));
+  }
   // A scalar weight of input 0's element type.
   TensorRef scalar(const std::string& suffix, double value) {
     HostTensor t = HostTensor::zeros(ctx_.type(0).dtype, Shape{});
