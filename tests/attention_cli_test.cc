@@ -8,9 +8,11 @@
 // mask with a row of -inf and the attention weights as qk_matmul_output;
 // opset 25's sliding window.
 // The close but wrong variants: query heads that are no multiple of the key
-// heads, a mask that does not broadcast, 3-D inputs without head counts are
-// errors naming the node; Attention-24's nonpad_kv_seqlen, and a causal mask
-// too large to hold as a constant, stay opaque.
+// heads, a mask that does not broadcast or is of integers, 3-D inputs
+// without head counts, inputs of mixed ranks, an unknown qk_matmul_output
+// mode, a window below -1, a cache of keys without values or of other
+// lengths are errors naming the node; Attention-24's nonpad_kv_seqlen, and a
+// causal mask too large to hold as a constant, stay opaque.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -214,10 +216,32 @@ TEST(AttentionCli, CloseButWrongVariantsAreErrorsNamingTheNode) {
   for (Io& io : flat.inputs) io.dims = {1, io.dims[2], io.dims[1] * io.dims[3]};
   flat.inputs.pop_back();
   flat.node_inputs.pop_back();
+  AttentionModel ranks = masked_heads();
+  ranks.inputs[2].dims = {1, 6, 10};
+  AttentionModel ints = masked_heads();
+  ints.inputs[3].elem = onnx::TensorProto::INT64;
+  AttentionModel mode = masked_heads();
+  mode.ints = {{"qk_matmul_output_mode", 4}};
+  AttentionModel window = masked_heads();
+  window.opset = 25;
+  window.ints = {{"left_window_size", -2}};
+  AttentionModel half_cache = masked_heads();
+  half_cache.inputs.push_back({"past_key", kF32, {1, 2, 3, 8}});
+  half_cache.node_inputs = {"q", "k", "v", "mask", "past_key"};
+  AttentionModel cache = masked_heads();
+  cache.inputs.push_back({"past_key", kF32, {1, 2, 3, 8}});
+  cache.inputs.push_back({"past_value", kF32, {1, 2, 2, 5}});
+  cache.node_inputs = {"q", "k", "v", "mask", "past_key", "past_value"};
   for (const auto& [model, message] :
        {std::pair{heads, "has 2 query heads for 3 key heads, not a multiple"},
         {mask, "does not broadcast to [1,2,4,6]"},
-        {flat, "which need q_num_heads and kv_num_heads"}}) {
+        {flat, "which need q_num_heads and kv_num_heads"},
+        {ranks, "needs Q, K and V all of rank 3 or all of rank 4"},
+        {ints, "has attn_mask i64[1,1,4,6], neither bool nor the type of Q"},
+        {mode, "has qk_matmul_output_mode 4 (0 to 3)"},
+        {window, "has a window size below -1 (left -2, right -1)"},
+        {half_cache, "has one of past_key and past_value"},
+        {cache, "that do not fit its keys and values"}}) {
     testing::RunResult r = tso({"inspect", write_model(dir, "wrong", model).string()}, dir);
     EXPECT_EQ(r.exit_code, 2) << message;
     EXPECT_NE(r.err.find("node 'attention' (Attention)"), std::string::npos) << r.err;

@@ -9,12 +9,14 @@
 // optimized (checked), and run by ONNX Runtime and by tso's CPU runtime and
 // reference executor. The close but wrong variants: a GroupNormalization
 // scale per group at opset 21 or later, a floored float Mod below opset 28
-// and an opset past 28 are errors naming the node or the opset.
+// and an opset past 28 are errors naming the node or the opset, as are Gelu,
+// Swish and RMSNormalization attributes their schemas rule out.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 
 #include "frontend/onnx_test_util.h"
@@ -134,6 +136,59 @@ TEST(NewerOpsetsCli, CloseButWrongVariantsAreErrorsNamingTheNodeOrTheOpset) {
   for (const Case& c : cases) {
     testing::RunResult r = tso({"inspect", write_model(dir, c.v).string()}, dir);
     EXPECT_EQ(r.exit_code, 2) << c.message;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+  }
+  fs::remove_all(dir);
+}
+
+// One node of `type` at opset 24 reading x: f32[2,8] (and scale: f32[8]
+// when `scaled`), its attributes set by `attrs`.
+fs::path write_one_node(const fs::path& dir, const std::string& type, bool scaled,
+                        const std::function<void(onnx::NodeProto*)>& attrs) {
+  onnx::ModelProto m;
+  m.set_ir_version(12);
+  m.add_opset_import()->set_version(24);
+  auto* g = m.mutable_graph();
+  g->set_name("one_node");
+  testing::declare(g->add_input(), "x", onnx::TensorProto::FLOAT, {2, 8});
+  testing::declare(g->add_output(), "y", onnx::TensorProto::FLOAT, {2, 8});
+  onnx::NodeProto* n = add_node(g, "node", type, {"x"}, "y");
+  if (scaled) {
+    std::mt19937_64 rng(43);
+    testing::add_random_floats(g, "scale", {8}, rng);
+    n->add_input("scale");
+  }
+  attrs(n);
+  const fs::path p = dir / (type + ".onnx");
+  std::ofstream(p, std::ios::binary) << m.SerializeAsString();
+  return p;
+}
+
+// Gelu, Swish and RMSNormalization with attributes their schemas rule out
+// are errors naming the node.
+TEST(NewerOpsetsCli, MalformedGeluSwishAndRmsNormalizationAreErrorsNamingTheNode) {
+  const fs::path dir = testing::temp_dir("newer_opsets_cli_attrs");
+  struct Case {
+    std::string type;
+    bool scaled;
+    std::function<void(onnx::NodeProto*)> attrs;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"Gelu", false, [](onnx::NodeProto* n) { set_string(n, "approximate", "fast"); },
+       "has approximate 'fast' (none or tanh)"},
+      {"Swish", false, [](onnx::NodeProto* n) { set_float(n, "alpha", INFINITY); }, "not finite"},
+      {"RMSNormalization", true, [](onnx::NodeProto* n) { testing::set_int(n, "axis", 2); },
+       "has axis 2 for f32[2,8]"},
+      {"RMSNormalization", true, [](onnx::NodeProto* n) { set_float(n, "epsilon", -1.0f); },
+       "it must be finite and >= 0"},
+      {"RMSNormalization", false, [](onnx::NodeProto*) {}, "needs 2 inputs"},
+  };
+  for (const Case& c : cases) {
+    testing::RunResult r =
+        tso({"inspect", write_one_node(dir, c.type, c.scaled, c.attrs).string()}, dir);
+    EXPECT_EQ(r.exit_code, 2) << c.message;
+    EXPECT_NE(r.err.find("node 'node' (" + c.type + ")"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
   }
   fs::remove_all(dir);
