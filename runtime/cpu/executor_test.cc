@@ -195,8 +195,10 @@ TEST(CpuExecutor, AMaxOfRowsOfMinusInfinityIsMinusInfinity) {
   %r = reduce_max(x, axes=[3], keepdims=0)
   %c = conv2d(x, w)
   %p = reduce_max(%c, axes=[2,3])
+  %q = reduce_max(x, axes=[1,3], keepdims=0)
   output r = %r
   output p = %p
+  output q = %q
 })",
                                                    3, {{"w", 1.0f}});
   const float inf = std::numeric_limits<float>::infinity();
@@ -206,10 +208,12 @@ TEST(CpuExecutor, AMaxOfRowsOfMinusInfinityIsMinusInfinity) {
   ASSERT_TRUE(ex.ok()) << ex.error().message;
   ASSERT_TRUE((*ex)->set_input("x", std::span<const float>(x)).ok());
   ASSERT_TRUE((*ex)->run().ok());
-  Expected<std::vector<float>> rows = (*ex)->output(0), planes = (*ex)->output(1);
-  ASSERT_TRUE(rows.ok() && planes.ok());
+  Expected<std::vector<float>> rows = (*ex)->output(0), planes = (*ex)->output(1),
+                               apart = (*ex)->output(2);  // two runs of axes, chained
+  ASSERT_TRUE(rows.ok() && planes.ok() && apart.ok());
   EXPECT_EQ(*rows, (std::vector<float>{-inf, 2.5f, -inf, -inf, -inf, -inf}));
   EXPECT_EQ(*planes, (std::vector<float>{-inf, -inf}));
+  EXPECT_EQ(*apart, (std::vector<float>{-inf, 2.5f, -inf}));
 }
 
 TEST(CpuExecutor, FusesPostOpsAndKeepsBlockedLayoutsBetweenConvolutions) {

@@ -327,8 +327,8 @@ Status lower_pool(Builder& b, int node) {
 }
 
 // global_avgpool and reduce_mean over the two spatial axes as a pooling over
-// the whole plane (jit kernels for every layout); reduce_max of consecutive
-// axes as tso's own kernel; other reductions as oneDNN's reduction into the
+// the whole plane (jit kernels for every layout); reduce_max as tso's own
+// kernels, one per run of consecutive axes; other reductions as oneDNN's reduction into the
 // layout it picks, with the reduced dimensions kept as 1 and dropped by a
 // view when the result has fewer.
 // oneDNN's reduction of `op` (reduce_l2 as the L2 norm, p = 2).
@@ -336,8 +336,6 @@ algorithm reduction_of(Op op) {
   switch (op) {
     case Op::ReduceSum:
       return algorithm::reduction_sum;
-    case Op::ReduceMax:
-      return algorithm::reduction_max;
     case Op::ReduceL2:
       return algorithm::reduction_norm_lp_sum;
     default:
@@ -345,39 +343,50 @@ algorithm reduction_of(Op op) {
   }
 }
 
-// A reduction of consecutive axes as tso's own kernel over the plain
-// tensor, where oneDNN would run its reference kernel (Swin-V2's L2 norm over
-// the head's last axis: 2.4 ms a step; selective kernels' sum over their
-// branches) or, for a max, get -inf wrong. `dd`: x's dims with the reduced
-// ones 1. False when the reduced axes are not consecutive.
-bool own_reduce(Builder& b, int node, int x, const Dims& dd) {
+// A reduction as tso's own kernels over the plain tensor, one per run of
+// consecutive reduced axes, last run first, where oneDNN would run its
+// reference kernel (Swin-V2's L2 norm over the head's last axis: 2.4 ms a
+// step; selective kernels' sum over their branches) or, for a max, get -inf
+// wrong. `dd`: x's dims with the reduced ones 1. Runs after the first are
+// taken only when `chain` (a max of maxes is the max; a sum of sums rounds
+// otherwise); false, lowering nothing, when there is more than one run and
+// chaining is off.
+bool own_reduce(Builder& b, int node, int x, const Dims& dd, bool chain) {
   const Node& n = b.graph().node(node);
-  const Dims xd = b.tensor(x).md.get_dims();
-  int first = -1, last = -1;
-  for (int i = 0; i < static_cast<int>(xd.size()); ++i)
-    if (dd[i] != xd[i]) {
-      if (first < 0) first = i;
-      last = i;
-    }
-  RowReduction r{n.op == Op::ReduceSum   ? RowReduction::kSum
-                 : n.op == Op::ReduceMax ? RowReduction::kMax
-                 : n.op == Op::ReduceL2  ? RowReduction::kL2
-                                         : RowReduction::kMean,
-                 1, 1, 1};
-  for (int i = 0; i < static_cast<int>(xd.size()); ++i) {
-    if (i >= first && i <= last && dd[i] != 1) return false;  // a kept axis inside the span
-    (i < first ? r.outer : i <= last ? r.reduced : r.inner) *= xd[i];
+  Dims cur = b.tensor(x).md.get_dims();
+  const int rank = static_cast<int>(cur.size());
+  std::vector<std::pair<int, int>> runs;  // [first, last] of each run, in order
+  for (int i = 0; i < rank; ++i) {
+    if (dd[i] == cur[i]) continue;
+    if (!runs.empty() && std::all_of(cur.begin() + runs.back().second + 1, cur.begin() + i,
+                                     [](int64_t d) { return d == 1; }))
+      runs.back().second = i;
+    else
+      runs.push_back({i, i});
   }
+  if (runs.size() > 1 && !chain) return false;
+  const RowReduction::Kind kind = n.op == Op::ReduceSum   ? RowReduction::kSum
+                                  : n.op == Op::ReduceMax ? RowReduction::kMax
+                                  : n.op == Op::ReduceL2  ? RowReduction::kL2
+                                                          : RowReduction::kMean;
   x = b.as_plain(x);
-  const TensorType& type = n.outs[0];
-  const int y = b.output_tensor(type, plain_desc(type), {x});
-  b.add_kernel(std::string(op_name(n.op)) + " (own)", b.describe(node), {x}, {y},
-               [=](const Bindings& m) -> Run {
-                 const float* px = reinterpret_cast<const float*>(m.data(x));
-                 float* py = reinterpret_cast<float*>(m.data(y));
-                 return [=] { reduce_rows(r, px, py); };
-               });
-  b.set_value({node, 0}, y);
+  for (auto run = runs.rbegin(); run != runs.rend(); ++run) {
+    RowReduction r{kind, 1, 1, 1};
+    for (int i = 0; i < rank; ++i)
+      (i < run->first ? r.outer : i <= run->second ? r.reduced : r.inner) *= cur[i];
+    for (int i = run->first; i <= run->second; ++i) cur[i] = 1;
+    const TensorType type =
+        run + 1 == runs.rend() ? n.outs[0] : TensorType{DType::kF32, Shape(std::span(cur))};
+    const int y = b.output_tensor(type, plain_desc(type), {x});
+    b.add_kernel(std::string(op_name(n.op)) + " (own)", b.describe(node), {x}, {y},
+                 [=](const Bindings& m) -> Run {
+                   const float* px = reinterpret_cast<const float*>(m.data(x));
+                   float* py = reinterpret_cast<float*>(m.data(y));
+                   return [=] { reduce_rows(r, px, py); };
+                 });
+    x = y;
+  }
+  b.set_value({node, 0}, x);
   return true;
 }
 
@@ -411,10 +420,13 @@ Status lower_reduce(Builder& b, int node) {
     b.set_value({node, 0}, b.view(y, type));
     return {};
   }
-  // A max is tso's own: oneDNN's max reduction and max pooling start from
-  // -FLT_MAX, so a row wholly -inf (every key of an attention row masked)
-  // comes out -FLT_MAX, not -inf.
-  if (n.op == Op::ReduceMax && own_reduce(b, node, x, dd)) return {};
+  // A max is tso's own over any axes: oneDNN's max reduction and max pooling
+  // start from -FLT_MAX, so a row wholly -inf (every key of an attention row
+  // masked) comes out -FLT_MAX, not -inf.
+  if (n.op == Op::ReduceMax) {
+    own_reduce(b, node, x, dd, /*chain=*/true);
+    return {};
+  }
   // A mean over the plane is a pooling over the whole plane: oneDNN's
   // reductions over the spatial axes of a channels-last or blocked tensor fall
   // back to its reference kernel (a squeeze-excitation's x.mean((2, 3)), GC
@@ -437,7 +449,9 @@ Status lower_reduce(Builder& b, int node) {
   const float p = n.op == Op::ReduceL2 ? 2.f : 0.f;
   dnnl::reduction::primitive_desc pd(b.engine(), reduction_of(n.op), b.tensor(x).md,
                                      memory::desc(dd, dt::f32, tag::any), p, 0.f, b.attr());
-  if (std::string(pd.impl_info_str()).starts_with("ref") && own_reduce(b, node, x, dd)) return {};
+  if (std::string(pd.impl_info_str()).starts_with("ref") &&
+      own_reduce(b, node, x, dd, /*chain=*/false))
+    return {};
   b.note_scratchpad(pd);
   const int y =
       b.output_tensor({DType::kF32, Shape(std::span<const int64_t>(dd))}, pd.dst_desc(), {x});
