@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "frontend/onnx_util.h"
+#include "frontend/resize_gather.h"
 #include "frontend/resize_plan.h"
 
 namespace tso::onnx_frontend {
@@ -94,18 +95,17 @@ Expected<Mapped> map_resize(NodeContext& ctx) {
     if (!x) return x.error();
     return Mapped{{*x}, {}};
   }
-  if (p->mode != "nearest") return opaque("a resize in " + p->mode + " mode");
+  // Nearest by whole factors that repeats each element: a reshape, an expand
+  // and a reshape; any other resize: gathers of its taps.
+  if (p->mode != "nearest") return map_resize_by_gathers(ctx, *p);
   Ints r(s.rank(), 1);
   for (int d = 0; d < s.rank(); ++d) {
     if (p->out[d] == s[d] && p->scale[d] == 1.0) continue;
-    if (p->out[d] < s[d] || p->out[d] % s[d] != 0)
-      return opaque("a resize by a factor that is not a whole number");
+    if (p->out[d] < s[d] || p->out[d] % s[d] != 0) return map_resize_by_gathers(ctx, *p);
     r[d] = p->out[d] / s[d];
     for (int64_t o = 0; o < p->out[d]; ++o) {
       const double x = source_coordinate(p->transform, o, s[d], p->out[d], p->scale[d]);
-      if (nearest_index(p->rounding, x, s[d]) != o / r[d])
-        return opaque("a nearest resize (" + p->transform + ", " + p->rounding +
-                      ") that does not repeat each element");
+      if (nearest_index(p->rounding, x, s[d]) != o / r[d]) return map_resize_by_gathers(ctx, *p);
     }
   }
   return repeat(ctx, s, r, true);

@@ -15,11 +15,12 @@ namespace tso::onnx_frontend {
 // Tile with constant repeats.
 Expected<Mapped> map_tile(NodeContext& ctx);
 
-// Resize in nearest mode with constant scales or sizes that multiply each
-// axis by an integer, when the node's coordinate transformation and rounding
-// pick input element o / r for output element o on every axis (as
-// nn.Upsample's and F.interpolate's nearest modes do); other resizes stay
-// opaque.
+// Resize with constant scales or sizes: in nearest mode by factors that
+// multiply each axis by an integer, when the node's coordinate
+// transformation and rounding pick input element o / r for output element o
+// on every axis (as nn.Upsample's and F.interpolate's nearest modes do), a
+// repeat; any other as gathers of its taps (resize_gather.h). Antialias,
+// tf_crop_and_resize and keep_aspect_ratio_policy stay opaque.
 Expected<Mapped> map_resize(NodeContext& ctx);
 
 }  // namespace tso::onnx_frontend

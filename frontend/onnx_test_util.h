@@ -73,4 +73,19 @@ inline void set_int(onnx::NodeProto* n, const char* name, int64_t v) {
   a->set_i(v);
 }
 
+// Attribute `name` of `n`: a string, or a float.
+inline void set_string(onnx::NodeProto* n, const char* name, const std::string& value) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(value);
+}
+
+inline void set_float(onnx::NodeProto* n, const char* name, float value) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(value);
+}
+
 }  // namespace tso::testing

@@ -15,6 +15,12 @@ bool one_of(const std::string& s, std::initializer_list<const char*> options) {
   return false;
 }
 
+std::vector<double> cubic_weights(double r, double a) {
+  auto far = [a](double t) { return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a; };  // 1 < t < 2
+  auto near = [a](double t) { return ((a + 2) * t - (a + 3)) * t * t + 1; };       // t <= 1
+  return {far(r + 1), near(r), near(1 - r), far(2 - r)};
+}
+
 }  // namespace
 
 Expected<ResizePlan> plan_resize(const onnx::NodeProto& n, const Shape& x, const HostTensor* scales,
@@ -100,6 +106,35 @@ int64_t nearest_index(const std::string& rounding, double x, int64_t in) {
   else
     i = std::round(x);
   return std::clamp<int64_t>(static_cast<int64_t>(i), 0, in - 1);
+}
+
+ResizeTaps resize_taps(const ResizePlan& p, const onnx::NodeProto& n, int d, int64_t o,
+                       int64_t in) {
+  const double x = source_coordinate(p.transform, o, in, p.out[d], p.scale[d]);
+  if (p.mode == "nearest") return {{nearest_index(p.rounding, x, in), 1.0}};
+  const int64_t base = static_cast<int64_t>(std::floor(x));
+  const double r = x - double(base);
+  std::vector<double> w;
+  int64_t first;
+  if (p.mode == "linear") {
+    w = {1 - r, r};
+    first = base;
+  } else {
+    w = cubic_weights(r, attr_float(n, "cubic_coeff_a", -0.75f));
+    first = base - 1;
+  }
+  const bool exclude = attr_int(n, "exclude_outside", 0) != 0;
+  ResizeTaps taps;
+  double kept = 0;
+  for (size_t k = 0; k < w.size(); ++k) {
+    const int64_t at = first + static_cast<int64_t>(k);
+    if (exclude && (at < 0 || at >= in)) continue;
+    taps.push_back({std::clamp<int64_t>(at, 0, in - 1), w[k]});
+    kept += w[k];
+  }
+  if (exclude && kept != 0)
+    for (auto& t : taps) t.second /= kept;
+  return taps;
 }
 
 }  // namespace tso::onnx_frontend

@@ -1,10 +1,12 @@
-// ONNX Resize's geometry, shared by its mapping (import_repeat.cc: nearest by
-// whole factors) and its fold (fold_resize.cc: any mode, of constants):
-// the output extent and scale of each axis, and where an output element
-// reads the input (internal to frontend/).
+// ONNX Resize's geometry, shared by its mappings (import_repeat.cc: nearest
+// by whole factors; resize_gather.cc: any other) and its fold
+// (fold_resize.cc: any mode, of constants): the output extent and scale of
+// each axis, and which input elements an output element reads, with what
+// weights (internal to frontend/).
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -38,5 +40,16 @@ double source_coordinate(const std::string& transform, int64_t o, int64_t in, in
 // The input element nearest mode reads at coordinate `x` of an axis of `in`
 // elements: rounded as `rounding` says, clamped to the axis.
 int64_t nearest_index(const std::string& rounding, double x, int64_t in);
+
+// (input element, weight) pairs of one output element along an axis.
+using ResizeTaps = std::vector<std::pair<int64_t, double>>;
+
+// The taps of output element `o` of axis `d`, of `in` input elements, as
+// ONNX's reference weighs them: nearest's one element, linear's two and
+// cubic's four neighbours (cubic_coeff_a of node `n`), the axis's edge
+// repeated past its ends, or those outside left out and the rest
+// renormalized with exclude_outside.
+ResizeTaps resize_taps(const ResizePlan& p, const onnx::NodeProto& n, int d, int64_t o,
+                       int64_t in);
 
 }  // namespace tso::onnx_frontend

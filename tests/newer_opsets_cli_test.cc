@@ -31,26 +31,14 @@ namespace {
 namespace fs = std::filesystem;
 
 using testing::add_node;
+using testing::set_float;
+using testing::set_string;
 
 struct Variant {
   int64_t opset = 28;
   int64_t group_norm_entries = 8;  // per channel from opset 21
   bool floored_mod = true;         // fmod = 0 of floats, from opset 28
 };
-
-void set_string(onnx::NodeProto* n, const std::string& name, const std::string& value) {
-  onnx::AttributeProto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::STRING);
-  a->set_s(value);
-}
-
-void set_float(onnx::NodeProto* n, const std::string& name, float value) {
-  onnx::AttributeProto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::FLOAT);
-  a->set_f(value);
-}
 
 void add_floats(onnx::GraphProto* g, const std::string& name, const std::vector<float>& v) {
   onnx::TensorProto* t = g->add_initializer();

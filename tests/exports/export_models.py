@@ -74,23 +74,46 @@ def timm_model(name, size, **kwargs):
 
 
 class ByName(torch.nn.Module):
-    """A transformers model called with its inputs by name, returning its first output."""
+    """A model called with its inputs by name, returning one of its outputs (by
+    index or key; the first by default)."""
 
-    def __init__(self, model, names):
+    def __init__(self, model, names, output=0):
         super().__init__()
-        self.model, self.names = model, names
+        self.model, self.names, self.output = model, names, output
 
     def forward(self, *inputs):
-        return self.model(**dict(zip(self.names, inputs)))[0]
+        return self.model(**dict(zip(self.names, inputs)))[self.output]
 
 
-def hf_text(config_cls, model_cls, seq=16, type_ids=False, **config):
+def tv_segmentation(name, size, arg="x"):
+    def build():
+        import torchvision
+
+        m = torchvision.models.get_model(name, weights=None, weights_backbone=None)
+        return ByName(m, [arg], output="out"), {arg: image(size)[0]}
+
+    return build
+
+
+def hf_text(config_cls, model_cls, seq=16, type_ids=False, output_index=0, **config):
     def build():
         import transformers
 
         cfg = getattr(transformers, config_cls)(**config)
         args = tokens(seq, cfg.vocab_size, type_ids=type_ids)
-        return ByName(getattr(transformers, model_cls)(cfg), list(args)), args
+        return ByName(getattr(transformers, model_cls)(cfg), list(args), output_index), args
+
+    return build
+
+
+def hf_audio(config_cls, model_cls, input_name, shape, encoder=False, **config):
+    def build():
+        import transformers
+
+        m = getattr(transformers, model_cls)(getattr(transformers, config_cls)(**config))
+        if encoder:
+            m = m.get_encoder()
+        return ByName(m, [input_name]), {input_name: torch.randn(*shape)}
 
     return build
 
@@ -109,6 +132,9 @@ def hf_vision(config_cls, model_cls, size, **config):
 SMALL_TEXT = dict(vocab_size=1000, hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
                   intermediate_size=128, max_position_embeddings=64)
 
+SMALL_DECODER = dict(vocab_size=1000, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                     intermediate_size=128, max_position_embeddings=64, use_cache=False)
+
 MODELS = {
     # torchvision classification models
     "tv_mobilenet_v2": tv("mobilenet_v2", 64),
@@ -125,6 +151,11 @@ MODELS = {
     "tv_swin_v2_t": tv("swin_v2_t", 128),
     "tv_maxvit_t": tv("maxvit_t", 224),
     "tv_vit_small_config": tv_vit,
+    # torchvision segmentation models (their "out")
+    "tv_deeplabv3_mobilenet_v3_large": tv_segmentation("deeplabv3_mobilenet_v3_large", 64),
+    "tv_lraspp_mobilenet_v3_large": tv_segmentation("lraspp_mobilenet_v3_large", 64,
+                                                           arg="input"),
+    "tv_fcn_resnet50": tv_segmentation("fcn_resnet50", 64),
     # timm
     "timm_vit_tiny": timm_model("vit_tiny_patch16_224", 64, img_size=64, depth=2),
     "timm_deit_tiny_distilled": timm_model("deit_tiny_distilled_patch16_224", 64, img_size=64,
@@ -165,6 +196,15 @@ MODELS = {
     "timm_swin_tiny": timm_model("swin_tiny_patch4_window7_224", 224),
     "timm_volo_d1": timm_model("volo_d1_224", 224),
     "timm_tnt_s": timm_model("tnt_s_patch16_224", 224),
+    "timm_convnextv2_atto": timm_model("convnextv2_atto", 64),
+    "timm_mobilevitv2_050": timm_model("mobilevitv2_050", 64),
+    "timm_efficientnetv2_b0": timm_model("tf_efficientnetv2_b0", 64),
+    "timm_repvit_m0_9": timm_model("repvit_m0_9", 64),
+    "timm_inception_v4": timm_model("inception_v4", 299),
+    "timm_mambaout_femto": timm_model("mambaout_femto", 64),
+    "timm_hiera_tiny": timm_model("hiera_tiny_224", 224),
+    "timm_tiny_vit_5m": timm_model("tiny_vit_5m_224", 224),
+    "timm_efficientvit_m0": timm_model("efficientvit_m0", 224),
     "timm_efficientvit_b0": timm_model("efficientvit_b0", 64),
     # transformers encoders
     "hf_bert": hf_text("BertConfig", "BertModel", type_ids=True, **SMALL_TEXT),
@@ -203,6 +243,48 @@ MODELS = {
     "hf_clip_vision": hf_vision("CLIPVisionConfig", "CLIPVisionModel", 64, image_size=64,
                                 patch_size=16, hidden_size=64, num_hidden_layers=2,
                                 num_attention_heads=2, intermediate_size=128),
+    "hf_clip_text_pooled": hf_text("CLIPTextConfig", "CLIPTextModel", output_index=1,
+                                   vocab_size=1000, hidden_size=64, num_hidden_layers=2,
+                                   num_attention_heads=2, intermediate_size=128,
+                                   max_position_embeddings=64, eos_token_id=999),
+    "hf_segformer": hf_vision("SegformerConfig", "SegformerForSemanticSegmentation", 64,
+                              depths=[1, 1, 1, 1], hidden_sizes=[16, 32, 64, 128],
+                              num_attention_heads=[1, 2, 2, 4], decoder_hidden_size=64),
+    # Speech encoders
+    "hf_wav2vec2": hf_audio("Wav2Vec2Config", "Wav2Vec2Model", "input_values", (1, 4000),
+                            hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
+                            intermediate_size=128, conv_dim=(32, 32, 32), conv_stride=(5, 2, 2),
+                            conv_kernel=(10, 3, 3), num_conv_pos_embeddings=16,
+                            num_conv_pos_embedding_groups=4),
+    "hf_whisper_encoder": hf_audio("WhisperConfig", "WhisperModel", "input_features", (1, 16, 64),
+                                   encoder=True, d_model=64, encoder_layers=2,
+                                   encoder_attention_heads=2, encoder_ffn_dim=128,
+                                   decoder_layers=1, decoder_attention_heads=2,
+                                   decoder_ffn_dim=128, num_mel_bins=16, max_source_positions=32,
+                                   vocab_size=1000, pad_token_id=0, bos_token_id=1,
+                                   eos_token_id=2, decoder_start_token_id=1),
+    # Decoders (the prompt pass, no cache): learned, rotary and ALiBi
+    # positions, grouped-query heads, sliding windows, RMS norms, gated MLPs.
+    "hf_gpt2": hf_text("GPT2Config", "GPT2Model", vocab_size=1000, n_embd=64, n_layer=2,
+                       n_head=2, n_positions=64, use_cache=False),
+    "hf_llama": hf_text("LlamaConfig", "LlamaModel", num_key_value_heads=2, **SMALL_DECODER),
+    "hf_qwen2": hf_text("Qwen2Config", "Qwen2Model", num_key_value_heads=2, **SMALL_DECODER),
+    "hf_mistral": hf_text("MistralConfig", "MistralModel", num_key_value_heads=2,
+                          sliding_window=8, **SMALL_DECODER),
+    "hf_phi3": hf_text("Phi3Config", "Phi3Model", num_key_value_heads=2, pad_token_id=0,
+                       **SMALL_DECODER),
+    "hf_gemma": hf_text("GemmaConfig", "GemmaModel", num_key_value_heads=1, head_dim=16,
+                        **SMALL_DECODER),
+    "hf_gpt_neox": hf_text("GPTNeoXConfig", "GPTNeoXModel", rotary_pct=0.25, **SMALL_DECODER),
+    "hf_opt": hf_text("OPTConfig", "OPTModel", vocab_size=1000, hidden_size=64,
+                      num_hidden_layers=2, num_attention_heads=2, ffn_dim=128,
+                      word_embed_proj_dim=64, max_position_embeddings=64, use_cache=False),
+    "hf_bloom": hf_text("BloomConfig", "BloomModel", vocab_size=1000, hidden_size=64, n_layer=2,
+                        n_head=4, use_cache=False),
+    "hf_falcon": hf_text("FalconConfig", "FalconModel", vocab_size=1000, hidden_size=64,
+                         num_hidden_layers=2, num_attention_heads=4, use_cache=False),
+    "hf_t5_encoder": hf_text("T5Config", "T5EncoderModel", vocab_size=1000, d_model=64, d_ff=128,
+                             num_layers=2, num_heads=2, d_kv=32),
 }
 
 

@@ -1,0 +1,61 @@
+#include "frontend/resize_gather.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "frontend/node_chain.h"
+
+namespace tso::onnx_frontend {
+
+Expected<Mapped> map_resize_by_gathers(NodeContext& ctx, const ResizePlan& p) {
+  const TensorType& type = ctx.type(0);
+  const bool floats =
+      type.dtype == DType::kF32 || type.dtype == DType::kF16 || type.dtype == DType::kF64;
+  if (p.mode != "nearest" && !floats)
+    return opaque("a " + p.mode + " resize of " + std::string(dtype_name(type.dtype)));
+  NodeChain chain(ctx);
+  TensorRef x = chain.input(0);
+  const int rank = type.shape.rank();
+  for (int d = 0; d < rank; ++d) {
+    const int64_t in = type.shape[d], out = p.out[d];
+    if (out == in && p.scale[d] == 1.0) continue;
+    std::vector<ResizeTaps> taps(out);
+    size_t width = 0;
+    for (int64_t o = 0; o < out; ++o) {
+      taps[o] = resize_taps(p, ctx.node(), d, o, in);
+      width = std::max(width, taps[o].size());
+    }
+    // The weights of one tap, broadcast along the axes after d.
+    Shape weight_shape{out};
+    for (int k = d + 1; k < rank; ++k) weight_shape.push_back(1);
+    std::optional<TensorRef> sum;
+    for (size_t k = 0; k < width; ++k) {
+      HostTensor index = HostTensor::zeros(DType::kI64, Shape{out});
+      HostTensor weight = HostTensor::zeros(type.dtype, weight_shape);
+      bool any = false, ones = true;
+      for (int64_t o = 0; o < out; ++o) {
+        if (k >= taps[o].size()) {  // fewer taps here (exclude_outside): weight 0
+          ones = false;
+          continue;
+        }
+        index.i[o] = taps[o][k].first;
+        weight.f[o] = taps[o][k].second;
+        any |= weight.f[o] != 0;
+        ones &= weight.f[o] == 1;
+      }
+      if (!any) continue;
+      Attrs a;
+      a.set(AttrKey::axis, int64_t{d});
+      const std::string tap = "axis" + std::to_string(d) + "_tap" + std::to_string(k);
+      TensorRef term = chain.op(Op::Gather, {x, ctx.new_weight(tap + "_index", index)}, a);
+      if (!ones) term = chain.op(Op::Mul, {term, ctx.new_weight(tap + "_weight", weight)});
+      sum = sum ? chain.op(Op::Add, {*sum, term}) : term;
+    }
+    x = *sum;  // some tap of each output element weighs more than 0
+  }
+  return chain.result(x);
+}
+
+}  // namespace tso::onnx_frontend
