@@ -89,6 +89,12 @@
 // the sum of x[.., j, ..] along `axis` over j <= i (j < i when exclusive = 1;
 // j >= i, or j > i, when reverse = 1), in x's element type and shape; the axis
 // is normalized like concat's.
+// `arg_max(x; axis, keepdims, select_last_index)` is ONNX ArgMax: the i64
+// index along `axis` of the largest element of x (numeric, not bool), the
+// first of equal ones, or the last when select_last_index = 1; NaN counts as
+// larger than any number (numpy's argmax, ONNX's reference). The axis stays
+// as 1 when keepdims = 1, is dropped otherwise, and is normalized like
+// concat's; an axis of no elements is an error.
 //
 // Reductions. `reduce_mean`, `reduce_sum`, `reduce_max` and `reduce_l2`
 // (x; axes, keepdims) are ONNX ReduceMean, ReduceSum, ReduceMax and ReduceL2

@@ -243,6 +243,22 @@ Result infer_cumsum(Attrs* a, Inputs in) {
   return Types{x};
 }
 
+Result infer_arg_max(Attrs* a, Inputs in) {
+  const Op op = Op::ArgMax;
+  const TensorType& x = in[0];
+  if (x.dtype == DType::kBool) return err(op, "compares numbers, not bool: ", x);
+  if (x.shape.rank() == 0) return err(op, "needs an axis; ", x, " is a scalar");
+  TSO_RETURN_IF_ERROR(normalize_axis_attr(op, a, x));
+  TSO_RETURN_IF_ERROR(need_flag(op, *a, AttrKey::keepdims));
+  TSO_RETURN_IF_ERROR(need_flag(op, *a, AttrKey::select_last_index));
+  const int axis = static_cast<int>(a->i(AttrKey::axis));
+  if (x.shape[axis] == 0) return err(op, "has no element to pick along axis ", axis, " of ", x);
+  Shape out;
+  for (int d = 0; d < x.shape.rank(); ++d)
+    if (d != axis || a->i(AttrKey::keepdims)) out.push_back(d == axis ? 1 : x.shape[d]);
+  return Types{TensorType{DType::kI64, out}};
+}
+
 Result infer_clip(const Attrs& a, Inputs in) {
   // Written as a negation so that NaN bounds are rejected too.
   if (!(a.f(AttrKey::min) <= a.f(AttrKey::max)))
@@ -866,6 +882,7 @@ Result infer_unchecked(Op op, Attrs* attrs, Inputs in) {
     case Op::And:
     case Op::Or: return infer_logical(op, in);
     case Op::CumSum: return infer_cumsum(&a, in);
+    case Op::ArgMax: return infer_arg_max(&a, in);
     case Op::Opaque: return err(op, "output types are recorded at import, not inferred");
   }
   TSO_CHECK(false, "operator out of range");
@@ -947,7 +964,8 @@ Count flop_count(Op op, const Attrs& a, Inputs in, Inputs out) {
     case Op::GlobalAvgPool:
     case Op::ReduceMean:
     case Op::ReduceSum:
-    case Op::ReduceMax: return numel(in);
+    case Op::ReduceMax:
+    case Op::ArgMax: return numel(in);
     case Op::ReduceL2: return 2 * numel(in);  // square, sum
     case Op::BatchNorm: return kBatchNormFlops * n_out;
     case Op::LayerNorm: return kLayerNormFlops * n_out;

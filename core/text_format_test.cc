@@ -171,7 +171,9 @@ const char* const kCanonical[] = {
   %5: bool[2,8] = greater(%3, mask)
   %6: bool[2,8] = and(%4, %1)
   %7: bool[2,8] = or(%6, %5)
+  %8: i64[2] = arg_max(ids, axis=1, keepdims=0, select_last_index=1)
   output keep = %7
+  output last = %8
 }
 )",
 };

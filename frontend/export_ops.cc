@@ -253,6 +253,14 @@ Status export_data(ExportContext& ctx, int i) {
       if (a.i(AttrKey::reverse)) set_attr(p, "reverse", a.i(AttrKey::reverse));
       break;
     }
+    case Op::ArgMax: {
+      onnx::NodeProto* p = add("ArgMax");
+      set_attr(p, "axis", a.i(AttrKey::axis));
+      set_attr(p, "keepdims", a.i(AttrKey::keepdims));
+      if (a.i(AttrKey::select_last_index))
+        set_attr(p, "select_last_index", a.i(AttrKey::select_last_index));
+      break;
+    }
     case Op::Split: {
       onnx::NodeProto* p = add("Split");
       set_attr(p, "axis", a.i(AttrKey::axis));

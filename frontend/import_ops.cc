@@ -5,6 +5,7 @@
 #include "frontend/col2im.h"
 #include "frontend/import_composite.h"
 #include "frontend/import_repeat.h"
+#include "frontend/node_chain.h"
 
 #include <cmath>
 #include <limits>
@@ -335,10 +336,52 @@ Expected<Mapped> map_gather(NodeContext& ctx) {
 // attention masks under torch.export, LeViT's attention biases): the first
 // k axes of data, which each index tuple names, become one axis, each tuple
 // its linear index there, and the lookup a gather along that axis.
+// Computed indices (CLIP's pooling at the end-of-text token under
+// torch.export, `x[arange(B), ids.argmax(-1)]`) are looked up one column at
+// a time, so that the runtime checks each index against its own axis: the
+// first column gathers along axis 0, each later one picks, per index tuple,
+// one element of the next axis by gather_elements and drops it.
+Expected<Mapped> map_gather_nd_computed(NodeContext& ctx) {
+  const Shape data = ctx.type(0).shape, idx = ctx.type(1).shape;
+  if (ctx.type(1).dtype != DType::kI64 && ctx.type(1).dtype != DType::kI32)
+    return Error{"has indices of " + to_string(ctx.type(1)) + " (i64 or i32)"};
+  if (idx.rank() < 1) return Error{"needs indices of rank 1 or more"};
+  const int64_t k = idx.back();
+  if (k < 1 || k > data.rank())
+    return Error{"has index tuples of " + std::to_string(k) + " for data " + to_string(data)};
+  const int64_t tuples = idx.numel() / k;
+  Ints out(idx.begin(), idx.end() - 1), rest(data.begin() + k, data.end());
+  out.insert(out.end(), rest.begin(), rest.end());
+  NodeChain chain(ctx);
+  const TensorRef ids = chain.reshape(chain.input(1), {tuples, k});
+  auto column = [&](int64_t j, Ints shape) {
+    Attrs a;
+    a.set(AttrKey::starts, Ints{j}).set(AttrKey::ends, Ints{j + 1}).set(AttrKey::axes, Ints{1});
+    a.set(AttrKey::steps, Ints{1});
+    return chain.reshape(chain.op(Op::Slice, {ids}, std::move(a)), std::move(shape));
+  };
+  Attrs first;
+  first.set(AttrKey::axis, int64_t{0});
+  TensorRef x = chain.op(Op::Gather, {chain.input(0), column(0, {tuples})}, std::move(first));
+  for (int64_t j = 1; j < k; ++j) {  // x: [tuples, data[j], rest of data...]
+    Ints one = {tuples, 1}, spread = {tuples, 1};
+    for (int64_t d = j + 1; d < data.rank(); ++d) one.push_back(1), spread.push_back(data[d]);
+    Attrs e, pick;
+    e.set(AttrKey::shape, spread);
+    pick.set(AttrKey::axis, int64_t{1});
+    const TensorRef at = chain.op(Op::Expand, {column(j, one)}, std::move(e));
+    Ints picked = {tuples};
+    for (int64_t d = j + 1; d < data.rank(); ++d) picked.push_back(data[d]);
+    x = chain.reshape(chain.op(Op::GatherElements, {x, at}, std::move(pick)), std::move(picked));
+  }
+  return chain.result(chain.reshape(x, std::move(out)));
+}
+
 Expected<Mapped> map_gather_nd(NodeContext& ctx) {
   if (attr_int(ctx.node(), "batch_dims", 0) != 0) return opaque("batch dimensions");
   const HostTensor* c = ctx.constant(1);
-  if (!c || c->is_float()) return opaque("indices that are not constant");
+  if (!c) return map_gather_nd_computed(ctx);
+  if (c->is_float()) return Error{"has floating-point indices"};
   const Shape data = ctx.type(0).shape, idx = c->shape;
   if (idx.rank() < 1) return Error{"needs indices of rank 1 or more"};
   const int64_t k = idx.back();
@@ -414,6 +457,26 @@ Expected<Mapped> map_cumsum(NodeContext& ctx) {
   return add_one(ctx, Op::CumSum, {*x}, std::move(a));
 }
 
+// ArgMax, and ArgMin of floats as the ArgMax of their negation (which keeps
+// ties and NaN where they were).
+Expected<Mapped> map_arg_max(NodeContext& ctx) {
+  const onnx::NodeProto& n = ctx.node();
+  const bool min = n.op_type() == "ArgMin";
+  if (min && !HostTensor::zeros(ctx.type(0).dtype, Shape{}).is_float())
+    return opaque("an ArgMin of integers");
+  Expected<TensorRef> x = ctx.tensor(0);
+  if (!x) return x.error();
+  if (min) {
+    x = ctx.builder().add1(Op::Neg, {*x}, {}, n.name());
+    if (!x) return x.error();
+  }
+  Attrs a;
+  a.set(AttrKey::axis, attr_int(n, "axis", 0))
+      .set(AttrKey::keepdims, attr_int(n, "keepdims", 1))
+      .set(AttrKey::select_last_index, attr_int(n, "select_last_index", 0));
+  return add_one(ctx, Op::ArgMax, {*x}, std::move(a));
+}
+
 // HardSigmoid(x) = clip(alpha x + beta, 0, 1), and HardSwish(x) =
 // x HardSigmoid(x) with alpha = 1/6 and beta = 1/2 (MobileNetV3's
 // activations): mul, add and clip by scalar weights, which every runtime runs.
@@ -480,6 +543,7 @@ MapFn find_data_mapping(std::string_view t) {
       {"HardSigmoid", map_hard_sigmoid}, {"HardSwish", map_hard_sigmoid},
       {"Mish", map_mish},
       {"Expand", map_expand},     {"CumSum", map_cumsum},
+      {"ArgMax", map_arg_max},    {"ArgMin", map_arg_max},
       {"LessOrEqual", map_or_equal}, {"GreaterOrEqual", map_or_equal},
       {"LeakyRelu", map_leaky_relu},
       {"Tile", map_tile},         {"Resize", map_resize},

@@ -1,6 +1,6 @@
 // Every operator of core/ops.def has a text spelling, shape inference, a
 // printer round trip and an implementation in the reference executor for
-// each scalar type (isnan and the comparisons on Mod are the deliberate
+// each scalar type (isnan, the comparisons and arg_max on Mod are the deliberate
 // errors: Mod has no NaN and no order). A new operator
 // without one of them fails here.
 #include <gtest/gtest.h>
@@ -82,6 +82,7 @@ const std::map<std::string, std::string> kExamples = {
     {"and", "input c: bool[4,1,5]\ninput d: bool[5]\n%0 = and(c, d)\noutput y = %0"},
     {"or", "input c: bool[4,1,5]\ninput d: bool[2,1,1,1]\n%0 = or(c, d)\noutput y = %0"},
     {"cumsum", "input i: i64[3,2]\n%0 = cumsum(i, axis=-2, exclusive=1, reverse=1)\noutput y = %0"},
+    {"arg_max", "%0 = arg_max(x, axis=-2, keepdims=0, select_last_index=1)\noutput y = %0"},
     {"opaque", "%0: f32[2,4,5,5] = opaque(x, op_type=\"Foo\", domain=\"ai.example\", payload=\"\\x01\")\noutput y = %0"},
 };
 
@@ -160,7 +161,7 @@ void run_every_example() {
     }
     const bool no_mod_image =
         name == "isnan" || name == "equal" || name == "less" || name == "greater" ||
-        name == "leaky_relu" || name == "softplus";
+        name == "leaky_relu" || name == "softplus" || name == "arg_max";
     if (no_mod_image && std::is_same_v<S, ref::Mod>) {  // Mod has no NaN and no order (executor.h)
       ASSERT_FALSE(out.ok());
       EXPECT_NE(out.error().message.find("no Mod image"), std::string::npos) << out.error().message;

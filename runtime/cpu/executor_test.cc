@@ -97,7 +97,7 @@ TEST(CpuExecutor, MatchesTheReferenceWithEveryAlternativeForced) {
     expect_matches_reference(c, true, {}, ExecutorOptions::Choice::kAlways);
 }
 
-// gather, expand, cast, and the comparisons, logic and cumsum of token ids
+// gather, expand, cast, and the comparisons, logic, cumsum and arg_max of token ids
 // and masks, whose integer and bool tensors the float cases cannot feed (and
 // the CUDA runtime, which shares the cases, does not run), have their own
 // tests (gather_test.cc); so have the reductions the CUDA runtime lacks
@@ -111,7 +111,7 @@ TEST(CpuExecutor, CasesCoverEveryOperatorButOpaqueAndThoseOfTokenIdsAndMasks) {
   const std::set<Op> own_tests = {
       Op::Opaque, Op::Gather, Op::GatherElements, Op::Expand,    Op::Cast,
       Op::Equal,  Op::Less,   Op::Greater,        Op::Not,       Op::And,
-      Op::Or,     Op::CumSum, Op::ReduceSum,      Op::ReduceMax, Op::ReduceL2};
+      Op::Or,     Op::CumSum, Op::ReduceSum,      Op::ReduceMax, Op::ReduceL2, Op::ArgMax};
   for (const OpInfo& info : all_ops()) {
     if (own_tests.count(info.op)) continue;
     EXPECT_TRUE(seen.count(info.op)) << info.name << " has no case";

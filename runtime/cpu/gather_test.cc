@@ -357,6 +357,39 @@ TEST(CpuLogic, FloatComparisonsLogicAndCumSum) {
   expect_matches_reference(g, {});
 }
 
+// arg_max of token ids with ties (the first, or with select_last_index the
+// last), of floats along a middle axis, and of rows with NaN, which is the
+// largest: 0 / 0 where z is 0. The i64 results are read as f32.
+TEST(CpuLogic, ArgMaxOfIdsAndFloatsWithTiesAndNaN) {
+  const Graph g = with_values(R"(graph picks {
+  input ids: i64[2,8]
+  input x: f32[2,3,8]
+  weight z: i64[2,8]
+  %a = arg_max(ids, axis=1, keepdims=0)
+  %b = arg_max(ids, axis=-1, select_last_index=1)
+  %c = arg_max(x, axis=1)
+  %f = cast(z, to="f32")
+  %q = div(%f, %f)
+  %n = arg_max(%q, axis=1, keepdims=0)
+  %l = arg_max(%q, axis=1, keepdims=0, select_last_index=1)
+  %af = cast(%a, to="f32")
+  %bf = cast(%b, to="f32")
+  %cf = cast(%c, to="f32")
+  %nf = cast(%n, to="f32")
+  %lf = cast(%l, to="f32")
+  output a = %af
+  output b = %bf
+  output c = %cf
+  output n = %nf
+  output l = %lf
+})",
+                              {{"z", {1, 0, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}}});
+  const std::vector<std::vector<float>> outs = expect_matches_reference(g, ids_in(16, 3, 9));
+  ASSERT_EQ(outs.size(), 5u);
+  EXPECT_EQ(outs[3], (std::vector<float>{1, 0}));  // the first NaN; the first of equals
+  EXPECT_EQ(outs[4], (std::vector<float>{3, 7}));  // the last NaN; the last of equals
+}
+
 // f16 has no CPU kernel among the comparisons or where's branches: errors
 // naming the node and what the runtime computes on.
 TEST(CpuLogic, HalfPrecisionComparisonsAndSelectionsAreErrorsNamingTheNode) {

@@ -165,6 +165,25 @@ void cumsum(const CumSumGeometry& g, DType t, const std::byte* x, std::byte* y) 
   });
 }
 
+void arg_max(const ArgMaxGeometry& g, DType t, const std::byte* x, int64_t* y) {
+  with_type(t, [&](auto* type) {
+    using T = std::remove_pointer_t<decltype(type)>;
+    auto nan = [](T v) { return v != v; };
+    const T* px = reinterpret_cast<const T*>(x);
+    const int64_t lines = g.outer * g.inner;
+#pragma omp parallel for schedule(static) if (lines * g.extent > kParallelFrom)
+    for (int64_t line = 0; line < lines; ++line) {
+      const T* p = px + line / g.inner * g.extent * g.inner + line % g.inner;
+      int64_t best = 0;
+      for (int64_t k = 1; k < g.extent; ++k) {
+        const T v = p[k * g.inner], b = p[best * g.inner];
+        if (nan(b) ? g.last && nan(v) : nan(v) || v > b || (g.last && v == b)) best = k;
+      }
+      y[line] = best;
+    }
+  });
+}
+
 bool integer_binary_supported(BinaryFn f, DType t) {
   return (t == DType::kI64 || t == DType::kI32) &&
          (f == BinaryFn::kAdd || f == BinaryFn::kSub || f == BinaryFn::kMul);

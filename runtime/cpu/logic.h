@@ -1,7 +1,8 @@
 // tso's own CPU kernels for what encoders compute on token ids and attention
 // masks before the first layer: comparisons (DistilBERT's `mask == 0`),
 // logic of bool masks, cumulative sums (RoBERTa's position ids count the
-// tokens that are not padding) and integer arithmetic. oneDNN has none of
+// tokens that are not padding), the position of a maximum (CLIP's
+// end-of-text token) and integer arithmetic. oneDNN has none of
 // them on i64 or bool. Plain row-major buffers, numpy broadcasting, parallel
 // over the calling OpenMP team once a tensor is large. Internal to
 // runtime/cpu.
@@ -37,6 +38,16 @@ struct CumSumGeometry {
   bool exclusive = false, reverse = false;
 };
 void cumsum(const CumSumGeometry& g, DType t, const std::byte* x, std::byte* y);
+
+// The index of the largest element of each line along the middle axis of
+// [outer, extent, inner] of `x` (ONNX ArgMax), in x's type (`numeric`): the
+// first of equal ones, or with `last` the last; NaN is larger than any
+// number. extent >= 1.
+struct ArgMaxGeometry {
+  int64_t outer = 1, extent = 1, inner = 1;
+  bool last = false;
+};
+void arg_max(const ArgMaxGeometry& g, DType t, const std::byte* x, int64_t* y);
 
 // y = f(a, b) on i64 or i32 with numpy broadcasting; add, sub and mul only,
 // wrapping around on overflow as two's complement does.

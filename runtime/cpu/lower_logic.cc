@@ -1,4 +1,4 @@
-// Comparisons, logic, cumsum, integer add/sub/mul and where on non-f32
+// Comparisons, logic, cumsum, arg_max, integer add/sub/mul and where on non-f32
 // branches: what encoders compute on token ids and attention masks, as own
 // steps on row-major tensors (logic.h).
 #include <functional>
@@ -91,6 +91,25 @@ Status lower_cumsum(Builder& b, int node) {
   return {};
 }
 
+Status lower_arg_max(Builder& b, int node) {
+  const Node& n = b.graph().node(node);
+  const int x = b.as_plain(b.value(n.args[0]));
+  const TensorType type = b.tensor(x).type;
+  if (!numeric(type.dtype)) return unsupported(b, node, "compares " + to_string(type));
+  const int axis = static_cast<int>(n.attrs.i(AttrKey::axis));
+  ArgMaxGeometry g;
+  for (int d = 0; d < type.shape.rank(); ++d) {
+    if (d < axis) g.outer *= type.shape[d];
+    if (d > axis) g.inner *= type.shape[d];
+  }
+  g.extent = type.shape[axis];
+  g.last = n.attrs.i(AttrKey::select_last_index) != 0;
+  add_own_step(b, node, {x}, [=](const std::vector<const std::byte*>& in, std::byte* y) {
+    arg_max(g, type.dtype, in[0], reinterpret_cast<int64_t*>(y));
+  });
+  return {};
+}
+
 Status lower_integer_binary(Builder& b, int node) {
   const Node& n = b.graph().node(node);
   const int x = b.as_plain(b.value(n.args[0])), z = b.as_plain(b.value(n.args[1]));
@@ -136,6 +155,7 @@ bool is_logic(const Graph& g, int node) {
     case Op::And:
     case Op::Or:
     case Op::CumSum:
+    case Op::ArgMax:
       return true;
     case Op::Add:
     case Op::Sub:
@@ -164,6 +184,8 @@ Status lower_logic_node(Builder& b, int node) {
       return lower_logic(b, node);
     case Op::CumSum:
       return lower_cumsum(b, node);
+    case Op::ArgMax:
+      return lower_arg_max(b, node);
     case Op::Where:
       return lower_where_bytes(b, node);
     default:

@@ -68,6 +68,7 @@ constexpr Kernel family(Op op) {
     case Op::And:
     case Op::Or:
     case Op::CumSum:
+    case Op::ArgMax:
     case Op::ReduceSum:
     case Op::ReduceMax:
     case Op::ReduceL2:

@@ -21,6 +21,7 @@ bool refused_on_gpu(Op op) {
     case Op::And:
     case Op::Or:
     case Op::CumSum:
+    case Op::ArgMax:
     case Op::ReduceSum:
     case Op::ReduceMax:
     case Op::ReduceL2:

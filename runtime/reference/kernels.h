@@ -125,6 +125,9 @@ struct Norm {
   static Expected<Tensor<S>> reduce(Op op, const Tensor<S>& x, const Attrs& a);
   // Running sums along `axis` (ONNX CumSum, with exclusive and reverse).
   static Expected<Tensor<S>> cumsum(const Tensor<S>& x, const Attrs& a);
+  // The index of the largest element along `axis` (ONNX ArgMax; NaN the
+  // largest); an error on Mod, whose values have no order.
+  static Expected<Tensor<S>> arg_max(const Tensor<S>& x, const Attrs& a);
 };
 
 // Normalizes a possibly negative axis against `rank`; false when out of range.

@@ -5,6 +5,7 @@
 // spells layernorm out with reduce_mean, sub, pow, sqrt and div fingerprints
 // the same as the fused operator.
 #include <algorithm>
+#include <cmath>
 
 #include "runtime/reference/kernels.h"
 #include "runtime/reference/scalar.h"
@@ -170,6 +171,41 @@ Expected<Tensor<S>> Norm<S>::cumsum(const Tensor<S>& x, const Attrs& attrs) {
       }
     }
   return y;
+}
+
+template <class S>
+Expected<Tensor<S>> Norm<S>::arg_max(const Tensor<S>& x, const Attrs& attrs) {
+  if constexpr (!fn::Real<S>) {
+    return shape_error("arg_max", "has no Mod image (Mod values have no order; the generator "
+                                  "does not enumerate arg_max)");
+  } else {
+    int64_t axis = attrs.i(AttrKey::axis);
+    if (!normalize_axis(&axis, x.shape.rank())) return shape_error("arg_max", "axis out of range");
+    const int64_t extent = x.shape[axis];
+    if (extent == 0) return shape_error("arg_max", "no element to pick along the axis");
+    const bool last = attrs.i(AttrKey::select_last_index) != 0;
+    Shape out;
+    int64_t inner = 1;
+    for (int d = 0; d < x.shape.rank(); ++d) {
+      if (d != axis || attrs.i(AttrKey::keepdims)) out.push_back(d == axis ? 1 : x.shape[d]);
+      if (d > axis) inner *= x.shape[d];
+    }
+    Tensor<S> y(out);
+    const int64_t outer = x.numel() / (extent * inner);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        const S* line = x.data.data() + o * extent * inner + i;
+        int64_t best = 0;
+        for (int64_t k = 1; k < extent; ++k) {
+          const S v = line[k * inner], b = line[best * inner];
+          const bool ahead = std::isnan(b) ? last && std::isnan(v)
+                                           : std::isnan(v) || v > b || (last && v == b);
+          if (ahead) best = k;
+        }
+        y.data[o * inner + i] = static_cast<S>(best);
+      }
+    return y;
+  }
 }
 
 template struct Norm<float>;
