@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "onnx/onnx_pb.h"
 
@@ -48,6 +49,27 @@ inline void add_random_floats(onnx::GraphProto* g, const std::string& name,
   for (int64_t d : dims) t->add_dims(d), n *= d;
   std::uniform_real_distribution<float> u(-0.5f, 0.5f);
   for (int64_t k = 0; k < n; ++k) t->add_float_data(u(rng));
+}
+
+// An i64 initializer holding `values`, of shape `dims` (1-D when empty).
+inline void add_i64s(onnx::GraphProto* g, const std::string& name,
+                     const std::vector<int64_t>& values, const std::vector<int64_t>& dims = {}) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  if (dims.empty()) t->add_dims(static_cast<int64_t>(values.size()));
+  for (int64_t d : dims) t->add_dims(d);
+  for (int64_t x : values) t->add_int64_data(x);
+}
+
+// A 1-D f32 initializer holding `values`.
+inline void add_f32s(onnx::GraphProto* g, const std::string& name,
+                     const std::vector<float>& values) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->add_dims(static_cast<int64_t>(values.size()));
+  for (float x : values) t->add_float_data(x);
 }
 
 // An f32 initializer of rank 0 holding `v`.

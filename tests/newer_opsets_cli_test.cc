@@ -40,14 +40,6 @@ struct Variant {
   bool floored_mod = true;         // fmod = 0 of floats, from opset 28
 };
 
-void add_floats(onnx::GraphProto* g, const std::string& name, const std::vector<float>& v) {
-  onnx::TensorProto* t = g->add_initializer();
-  t->set_name(name);
-  t->set_data_type(onnx::TensorProto::FLOAT);
-  t->add_dims(static_cast<int64_t>(v.size()));
-  for (float x : v) t->add_float_data(x);
-}
-
 // x: f32[1,4,6,6] -> Conv 3x3 (8 channels) -> GroupNormalization (2 groups)
 // -> Gelu tanh -> Conv 1x1 -> Gelu -> Swish (alpha 1.5; up to opset 24) ->
 // Transpose to channels last -> RMSNormalization over the channels ->
@@ -67,8 +59,8 @@ fs::path write_model(const fs::path& dir, const Variant& v) {
   testing::add_random_floats(g, "gn_bias", {v.group_norm_entries}, rng);
   testing::add_random_floats(g, "rms_scale", {8}, rng);
   // Every sign of dividend and divisor, a zero dividend, an infinite divisor.
-  add_floats(g, "a", {-3.5f, -1.0f, 2.5f, 7.0f, -0.0f, 0.0f, 5.5f, -2.0f});
-  add_floats(g, "b", {2.0f, -3.0f, -2.0f, 2.5f, 3.0f, -3.0f, 1.5f, -INFINITY});
+  testing::add_f32s(g, "a", {-3.5f, -1.0f, 2.5f, 7.0f, -0.0f, 0.0f, 5.5f, -2.0f});
+  testing::add_f32s(g, "b", {2.0f, -3.0f, -2.0f, 2.5f, 3.0f, -3.0f, 1.5f, -INFINITY});
   testing::set_ints(add_node(g, "Conv", {"x", "w1"}, "c1"), "pads", {1, 1, 1, 1});
   testing::set_int(add_node(g, "gn", "GroupNormalization", {"c1", "gn_scale", "gn_bias"}, "n1"),
                    "num_groups", 2);

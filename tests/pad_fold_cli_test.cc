@@ -33,14 +33,6 @@ using testing::declare;
 using testing::set_int;
 using testing::set_ints;
 
-void pads(onnx::GraphProto* g, const std::string& name, std::initializer_list<int64_t> v) {
-  auto* t = g->add_initializer();
-  t->set_name(name);
-  t->set_data_type(onnx::TensorProto::INT64);
-  t->add_dims(static_cast<int64_t>(v.size()));
-  for (int64_t x : v) t->add_int64_data(x);
-}
-
 // x: f32[1,4,9,9], relu'd like NASNet's branches (and so that the -inf
 // padding matters, negative too: the relu is on one branch only).
 //   y0 = Conv(Pad(relu(x), [0,0,2,2,0,0,2,2]), w, stride 2, group 4): depthwise 5x5
@@ -61,9 +53,9 @@ fs::path write_model(const fs::path& dir) {
   std::mt19937_64 rng(5);
   testing::add_random_floats(g, "w", {kC, 1, 5, 5}, rng);
   testing::add_random_floats(g, "w3", {2, kC, 3, 3}, rng);
-  pads(g, "pads2", {0, 0, 2, 2, 0, 0, 2, 2});
-  pads(g, "pads1", {0, 0, 1, 1, 0, 0, 1, 1});
-  pads(g, "pads_tb", {0, 0, 1, 0, 0, 0, 1, 1});
+  testing::add_i64s(g, "pads2", {0, 0, 2, 2, 0, 0, 2, 2});
+  testing::add_i64s(g, "pads1", {0, 0, 1, 1, 0, 0, 1, 1});
+  testing::add_i64s(g, "pads_tb", {0, 0, 1, 0, 0, 0, 1, 1});
   testing::add_scalar(g, "minus_inf", -std::numeric_limits<float>::infinity());
   testing::add_scalar(g, "one", 1.0f);
   add_node(g, "Relu", {"x"}, "r");

@@ -34,15 +34,6 @@ using testing::declare;
 using testing::set_int;
 using testing::set_ints;
 
-void add_ints(onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims,
-              std::vector<int64_t> v) {
-  onnx::TensorProto* t = g->add_initializer();
-  t->set_name(name);
-  t->set_data_type(onnx::TensorProto::INT64);
-  for (int64_t d : dims) t->add_dims(d);
-  for (int64_t x : v) t->add_int64_data(x);
-}
-
 // ids: i64[2,8] -> Gather(table) -> MatMul(w1) -> Relu = h: f32[2,8,16];
 // y = MatMul(GatherND(h, Concat([0, 1], ArgMax(ids, -1))), w2): f32[2,4];
 // p = GatherND(h, pos): f32[2,16] for pos: i64[2,2];
@@ -62,8 +53,8 @@ fs::path write_model(const fs::path& dir) {
   testing::add_random_floats(g, "table", {kVocab, kHidden}, rng);
   testing::add_random_floats(g, "w1", {kHidden, kHidden}, rng);
   testing::add_random_floats(g, "w2", {kHidden, kOut}, rng);
-  add_ints(g, "rows", {kBatch, 1}, {0, 1});
-  add_ints(g, "last_axis", {1}, {1});
+  testing::add_i64s(g, "rows", {0, 1}, {kBatch, 1});
+  testing::add_i64s(g, "last_axis", {1});
   add_node(g, "Gather", {"table", "ids"}, "embed");
   add_node(g, "MatMul", {"embed", "w1"}, "proj");
   add_node(g, "Relu", {"proj"}, "h");

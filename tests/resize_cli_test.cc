@@ -31,22 +31,6 @@ using testing::set_int;
 using testing::set_ints;
 using testing::set_string;
 
-void add_ints(onnx::GraphProto* g, const std::string& name, std::initializer_list<int64_t> v) {
-  onnx::TensorProto* t = g->add_initializer();
-  t->set_name(name);
-  t->set_data_type(onnx::TensorProto::INT64);
-  t->add_dims(static_cast<int64_t>(v.size()));
-  for (int64_t x : v) t->add_int64_data(x);
-}
-
-void add_floats(onnx::GraphProto* g, const std::string& name, std::initializer_list<float> v) {
-  onnx::TensorProto* t = g->add_initializer();
-  t->set_name(name);
-  t->set_data_type(onnx::TensorProto::FLOAT);
-  t->add_dims(static_cast<int64_t>(v.size()));
-  for (float x : v) t->add_float_data(x);
-}
-
 // x: f32[1,3,5,7] -> Conv 3x3 (4 channels) -> Relu -> Resize linear to
 // [12, 10] -> Resize cubic, align_corners, by [0.5, 1.5] to [6, 15] ->
 // Resize cubic, exclude_outside, a = -0.5, to [8, 15] -> Resize nearest,
@@ -65,10 +49,10 @@ fs::path write_model(const fs::path& dir, bool antialias) {
   testing::declare(g->add_output(), "y", onnx::TensorProto::FLOAT, {1, 4, 5, 20});
   std::mt19937_64 rng(53);
   testing::add_random_floats(g, "w", {4, 3, 3, 3}, rng);
-  add_ints(g, "to_12x10", {1, 4, 12, 10});
-  add_floats(g, "by_half_and_a_half", {1.0f, 1.0f, 0.5f, 1.5f});
-  add_ints(g, "to_8x15", {1, 4, 8, 15});
-  add_ints(g, "to_5x20", {1, 4, 5, 20});
+  testing::add_i64s(g, "to_12x10", {1, 4, 12, 10});
+  testing::add_f32s(g, "by_half_and_a_half", {1.0f, 1.0f, 0.5f, 1.5f});
+  testing::add_i64s(g, "to_8x15", {1, 4, 8, 15});
+  testing::add_i64s(g, "to_5x20", {1, 4, 5, 20});
   set_ints(add_node(g, "Conv", {"x", "w"}, "c"), "pads", {1, 1, 1, 1});
   add_node(g, "Relu", {"c"}, "a");
   onnx::NodeProto* up = add_node(g, "up", "Resize", {"a", "", "", "to_12x10"}, "r1");
