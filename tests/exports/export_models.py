@@ -106,6 +106,43 @@ def hf_text(config_cls, model_cls, seq=16, type_ids=False, output_index=0, **con
     return build
 
 
+class DecodeStep(torch.nn.Module):
+    """One generation step of a causal LM: a token, the mask over the cache and
+    it, and each layer's cached keys and values in; logits and the updated
+    keys and values out."""
+
+    def __init__(self, model, config):
+        super().__init__()
+        self.model, self.config = model, config
+
+    def forward(self, ids, mask, *cache):
+        from transformers import DynamicCache
+
+        past = DynamicCache(config=self.config)
+        for layer in range(len(cache) // 2):
+            past.update(cache[2 * layer], cache[2 * layer + 1], layer)
+        out = self.model(input_ids=ids, attention_mask=mask, past_key_values=past, use_cache=True)
+        return (out.logits, *[t for layer in out.past_key_values.layers
+                              for t in (layer.keys, layer.values)])
+
+
+def hf_decode_step(config_cls, model_cls, past=7, **config):
+    def build():
+        import transformers
+
+        cfg = getattr(transformers, config_cls)(**config)
+        kv_heads = getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads
+        head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+        args = {"ids": torch.randint(5, cfg.vocab_size, (1, 1)),
+                "mask": torch.ones(1, past + 1, dtype=torch.int64)}
+        for layer in range(cfg.num_hidden_layers):
+            for kind in ("key", "value"):
+                args[f"past_{kind}_{layer}"] = torch.randn(1, kv_heads, past, head_dim)
+        return DecodeStep(getattr(transformers, model_cls)(cfg), cfg), args
+
+    return build
+
+
 def hf_audio(config_cls, model_cls, input_name, shape, encoder=False, **config):
     def build():
         import transformers
@@ -276,6 +313,11 @@ MODELS = {
     "hf_gemma": hf_text("GemmaConfig", "GemmaModel", num_key_value_heads=1, head_dim=16,
                         **SMALL_DECODER),
     "hf_gpt_neox": hf_text("GPTNeoXConfig", "GPTNeoXModel", rotary_pct=0.25, **SMALL_DECODER),
+    # One generation step with a cache of 7 tokens (optimum's decoder with past)
+    "hf_llama_decode": hf_decode_step("LlamaConfig", "LlamaForCausalLM", num_key_value_heads=2,
+                                      **{**SMALL_DECODER, "use_cache": True}),
+    "hf_qwen2_decode": hf_decode_step("Qwen2Config", "Qwen2ForCausalLM", num_key_value_heads=2,
+                                      **{**SMALL_DECODER, "use_cache": True}),
     "hf_opt": hf_text("OPTConfig", "OPTModel", vocab_size=1000, hidden_size=64,
                       num_hidden_layers=2, num_attention_heads=2, ffn_dim=128,
                       word_embed_proj_dim=64, max_position_embeddings=64, use_cache=False),
