@@ -14,6 +14,7 @@ median of the rounds' medians; ratio = tso / ORT, speedup = input / optimized
 """
 import argparse
 import datetime
+import filecmp
 import glob
 import importlib.metadata
 import json
@@ -250,12 +251,13 @@ def optimize_command(path, out, report, a, device="cpu"):
 
 
 def optimized(stem, path, a, device="cpu"):
-    """{"path", "report", "seconds", "reused"} or {"error"}: `tso optimize
+    """{"path", "report", "seconds", "reused", "same_bytes"} or {"error"}: `tso optimize
     --device DEVICE` of path into the cache, reused while newer than path and
     the tso binary and made by the same command (its record,
     <model>[.<device>].opt.run.json, is written last, so an interrupted
     optimization is never reused). Each device has its own cost cache,
-    cost_cache_name(device)."""
+    cost_cache_name(device). same_bytes: the file written is the input's,
+    byte for byte (tso keeps the user's file when its graph is not faster)."""
     if not os.path.isfile(a.tso):
         return {"error": f"tso optimize: no tso binary at {a.tso} (build the tso target)"}
     base = os.path.join(a.cache, os.path.basename(path)[: -len(".onnx")])
@@ -271,7 +273,7 @@ def optimized(stem, path, a, device="cpu"):
         if not a.reoptimize and rec.get("command") == cmd and fresh:
             with open(report) as f:
                 res = {"path": out, "report": checked_report(json.load(f)), "seconds": rec["seconds"],
-                       "reused": True}
+                       "reused": True, "same_bytes": filecmp.cmp(path, out, shallow=False)}
             say_optimized(stem, res)
             return res
     except (OSError, ValueError, KeyError, TypeError):
@@ -294,7 +296,7 @@ def optimized(stem, path, a, device="cpu"):
     try:
         with open(report) as f:
             res = {"path": out, "report": checked_report(json.load(f)), "seconds": seconds,
-                   "reused": False}
+                   "reused": False, "same_bytes": filecmp.cmp(path, out, shallow=False)}
     except (OSError, ValueError, KeyError, TypeError) as e:
         return {"error": f"tso optimize wrote no readable report {report}: {e!r}"}
     with open(record, "w") as f:

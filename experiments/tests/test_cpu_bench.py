@@ -90,3 +90,18 @@ def test_the_bound_is_the_run_over_its_products():
     assert bounds == [1.25]
     assert cpu_bench_optimized.time_summary(bounds)[0].startswith(
         "bound: geomean 1.250 over 1 models, against the speedup target's 1.05")
+
+
+def test_a_file_written_as_the_input_is_not_called_slower_for_noise():
+    report = {"speed_check": {"written": "input", "ran": True}}
+    timings = {"ort": (37.64, 38.25), "ort_opt": (37.85, 38.30),
+               "tso": (31.34, 32.33), "tso_opt": (31.44, 32.41)}
+    same = [("resnet50", timings, {"report": report, "same_bytes": True})]
+    lines = cpu_bench_optimized.gain_summary(same)
+    ort = next(l for l in lines if l.startswith("ORT"))
+    assert "every model <= 1.00: pass (slower on tso's output: none)" in ort
+    assert "the same bytes as the input, so noise, not slower: resnet50" in ort
+    assert cpu_bench_optimized.written_cell(same[0][2]) == "input (the same file)"
+    other = [("resnet50", timings, {"report": report, "same_bytes": False})]
+    ort = next(l for l in cpu_bench_optimized.gain_summary(other) if l.startswith("ORT"))
+    assert "FAIL (slower on tso's output: resnet50)" in ort
