@@ -283,6 +283,19 @@ TEST(ImportOps, MalformedGatherElementsInstanceNormAndCumSum) {
   EXPECT_EQ(r->opaque_nodes[0].reason, "an axis that is not one constant");
 }
 
+// A Resize of a computed tensor to an axis longer than 2^24 elements (a
+// fuzzed sizes input of 2.8e15) stays opaque, saying why, instead of
+// allocating index constants of that length.
+TEST(ImportOps, AResizeToAnAxisPast2To24ElementsStaysOpaque) {
+  const int64_t past = (int64_t{1} << 24) + 1;
+  Expected<ImportedModel> r =
+      import_proto(one_node("Resize", {{"x", {1, 1, 8, 13}}, {"", {}}, {"", {}}, {"z", {}}},
+                            [&](onnx::GraphProto* g) { add_i64(g, "z", {4}, {1, 1, 5, past}); }));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->opaque_nodes.size(), 1u);
+  EXPECT_EQ(r->opaque_nodes[0].reason, "an axis resized to more than 2^24 elements");
+}
+
 // torchvision's Swin computes its shifted-window mask in forward: zeros,
 // slice assignments (ScatterND, torch's index_put), `mask != 0` and a
 // masked fill (Where); at static shapes all of it is constant and folds, so

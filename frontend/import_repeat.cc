@@ -17,6 +17,8 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
+constexpr int64_t kMaxResizedExtent = int64_t{1} << 24;
+
 Ints dims_of(const Shape& s) { return Ints(s.begin(), s.end()); }
 
 // x of shape `s` with axis d repeated r[d] times, the copies outside the
@@ -95,6 +97,13 @@ Expected<Mapped> map_resize(NodeContext& ctx) {
     if (!x) return x.error();
     return Mapped{{*x}, {}};
   }
+  // Each resized axis is walked element by element and, for gathers, needs
+  // index and weight constants of its output extent: an extent past 2^24 (no
+  // image axis is so long; a hostile node's sizes can ask for 2^50) leaves
+  // the node opaque rather than allocate them.
+  for (int d = 0; d < s.rank(); ++d)
+    if (p->out[d] > kMaxResizedExtent && !(p->out[d] == s[d] && p->scale[d] == 1.0))
+      return opaque("an axis resized to more than 2^24 elements");
   // Nearest by whole factors that repeats each element: a reshape, an expand
   // and a reshape; any other resize: gathers of its taps.
   if (p->mode != "nearest") return map_resize_by_gathers(ctx, *p);
