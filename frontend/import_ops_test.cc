@@ -296,6 +296,28 @@ TEST(ImportOps, AResizeToAnAxisPast2To24ElementsStaysOpaque) {
   EXPECT_EQ(r->opaque_nodes[0].reason, "an axis resized to more than 2^24 elements");
 }
 
+// A nearest Resize of bools by a factor that is not whole (a fuzzed model)
+// is gathers alone: nearest's taps weigh 1, so no weight of the input's
+// element type is made.
+TEST(ImportOps, ANearestResizeOfBoolsIsGathersWithoutWeights) {
+  onnx::ModelProto m =
+      one_node("Resize", {{"x", {1, 1, 8, 13}}, {"", {}}, {"", {}}, {"z", {}}},
+               [](onnx::GraphProto* g) { add_i64(g, "z", {4}, {1, 1, 5, 20}); });
+  m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::BOOL);
+  Expected<ImportedModel> r = import_proto(m);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->opaque_nodes.empty());
+  int gathers = 0;
+  for (const Node& n : r->graph.nodes()) {
+    gathers += n.op == Op::Gather;
+    EXPECT_NE(n.op, Op::Mul);
+  }
+  EXPECT_EQ(gathers, 2);
+  EXPECT_EQ(r->graph.type(r->graph.outputs()[0].ref),
+            (TensorType{DType::kBool, Shape{1, 1, 5, 20}}));
+}
+
 // torchvision's Swin computes its shifted-window mask in forward: zeros,
 // slice assignments (ScatterND, torch's index_put), `mask != 0` and a
 // masked fill (Where); at static shapes all of it is constant and folds, so

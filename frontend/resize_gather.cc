@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "frontend/node_chain.h"
@@ -33,27 +34,24 @@ Expected<Mapped> map_resize_by_gathers(NodeContext& ctx, const ResizePlan& p) {
     std::optional<TensorRef> sum;
     for (size_t k = 0; k < width; ++k) {
       HostTensor index = HostTensor::zeros(DType::kI64, Shape{out});
-      HostTensor weight = HostTensor::zeros(type.dtype, weight_shape);
-      bool any = false, ones = true;
-      for (int64_t o = 0; o < out; ++o) {
-        if (k >= taps[o].size()) {  // fewer taps here (exclude_outside): weight 0
-          ones = false;
-          continue;
-        }
-        index.i[o] = taps[o][k].first;
-        weight.f[o] = taps[o][k].second;
-        any |= weight.f[o] != 0;
-        ones &= weight.f[o] == 1;
-      }
-      if (!any) continue;
+      std::vector<double> w(out, 0.0);  // fewer taps here (exclude_outside): weight 0
+      for (int64_t o = 0; o < out; ++o)
+        if (k < taps[o].size()) std::tie(index.i[o], w[o]) = taps[o][k];
+      if (std::all_of(w.begin(), w.end(), [](double v) { return v == 0; })) continue;
       Attrs a;
       a.set(AttrKey::axis, int64_t{d});
       const std::string tap = "axis" + std::to_string(d) + "_tap" + std::to_string(k);
       TensorRef term = chain.op(Op::Gather, {x, ctx.new_weight(tap + "_index", index)}, a);
-      if (!ones) term = chain.op(Op::Mul, {term, ctx.new_weight(tap + "_weight", weight)});
+      // Nearest's taps weigh 1 (the only mode of integers and bools): no mul.
+      if (!std::all_of(w.begin(), w.end(), [](double v) { return v == 1; })) {
+        HostTensor weight = HostTensor::zeros(type.dtype, weight_shape);
+        weight.f = std::move(w);
+        term = chain.op(Op::Mul, {term, ctx.new_weight(tap + "_weight", weight)});
+      }
       sum = sum ? chain.op(Op::Add, {*sum, term}) : term;
     }
-    x = *sum;  // some tap of each output element weighs more than 0
+    if (!sum) return opaque("a resize whose taps all weigh 0 along axis " + std::to_string(d));
+    x = *sum;
   }
   return chain.result(x);
 }
