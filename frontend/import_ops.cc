@@ -462,7 +462,7 @@ Expected<Mapped> map_cumsum(NodeContext& ctx) {
 Expected<Mapped> map_arg_max(NodeContext& ctx) {
   const onnx::NodeProto& n = ctx.node();
   const bool min = n.op_type() == "ArgMin";
-  if (min && !HostTensor::zeros(ctx.type(0).dtype, Shape{}).is_float())
+  if (min && !HostTensor::is_float(ctx.type(0).dtype))
     return opaque("an ArgMin of integers");
   Expected<TensorRef> x = ctx.tensor(0);
   if (!x) return x.error();

@@ -12,9 +12,7 @@ namespace tso::onnx_frontend {
 
 Expected<Mapped> map_resize_by_gathers(NodeContext& ctx, const ResizePlan& p) {
   const TensorType& type = ctx.type(0);
-  const bool floats =
-      type.dtype == DType::kF32 || type.dtype == DType::kF16 || type.dtype == DType::kF64;
-  if (p.mode != "nearest" && !floats)
+  if (p.mode != "nearest" && !HostTensor::is_float(type.dtype))
     return opaque("a " + p.mode + " resize of " + std::string(dtype_name(type.dtype)));
   NodeChain chain(ctx);
   TensorRef x = chain.input(0);

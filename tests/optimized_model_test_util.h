@@ -33,21 +33,35 @@ inline void write_random_input(const std::filesystem::path& dir, const std::stri
   ASSERT_TRUE(write_tensor_file((dir / "input_0.pb").string(), {name, w}).ok());
 }
 
-// dir/input_K.pb for each (name, values) of `inputs`, in order: i64 tensors
-// of shape `dims` (token ids, attention masks).
-inline void write_i64_inputs(
-    const std::filesystem::path& dir, const Shape& dims,
-    const std::vector<std::pair<std::string, std::vector<int64_t>>>& inputs) {
+// One i64 input of a run: its name, shape and values.
+struct I64Input {
+  std::string name;
+  Shape dims;
+  std::vector<int64_t> values;
+};
+
+// dir/input_K.pb for each of `inputs`, in order (token ids, index pairs).
+inline void write_i64_inputs(const std::filesystem::path& dir,
+                             const std::vector<I64Input>& inputs) {
   std::filesystem::create_directories(dir);
   for (size_t k = 0; k < inputs.size(); ++k) {
-    const std::vector<int64_t>& v = inputs[k].second;
+    const std::vector<int64_t>& v = inputs[k].values;
     WeightData w;
-    w.type = {DType::kI64, dims};
+    w.type = {DType::kI64, inputs[k].dims};
     w.bytes.resize(v.size() * sizeof(int64_t));
     std::memcpy(w.bytes.data(), v.data(), w.bytes.size());
     const std::string file = "input_" + std::to_string(k) + ".pb";
-    ASSERT_TRUE(write_tensor_file((dir / file).string(), {inputs[k].first, w}).ok());
+    ASSERT_TRUE(write_tensor_file((dir / file).string(), {inputs[k].name, w}).ok());
   }
+}
+
+// The same, every input of shape `dims` (token ids, attention masks).
+inline void write_i64_inputs(
+    const std::filesystem::path& dir, const Shape& dims,
+    const std::vector<std::pair<std::string, std::vector<int64_t>>>& inputs) {
+  std::vector<I64Input> all;
+  for (const auto& [name, values] : inputs) all.push_back({name, dims, values});
+  write_i64_inputs(dir, all);
 }
 
 // Output `k` of a run that wrote its outputs to `dir`, as floats.

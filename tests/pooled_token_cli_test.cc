@@ -10,13 +10,11 @@
 // inside the tensor, is an error naming the node, not some other row.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
 
 #include "frontend/onnx_test_util.h"
-#include "frontend/tensor_file.h"
 #include "onnx/onnx_pb.h"
 #include "tests/binary_run.h"
 #include "tests/frontend_test_util.h"
@@ -78,17 +76,8 @@ fs::path write_model(const fs::path& dir) {
 // the hidden states' ArgMin from repeated ids; input_1.pb: index pairs.
 void write_inputs(const fs::path& dir, const std::vector<int64_t>& pos) {
   const std::vector<int64_t> ids = {3, 3, 7, 1, 12, 29, 0, 0, 4, 4, 9, 2, 11, 5, 6, 29};
-  fs::create_directories(dir);
-  int k = 0;
-  for (const auto& [name, values, dims] :
-       {std::tuple{"ids", ids, Shape{kBatch, kSeq}}, std::tuple{"pos", pos, Shape{kBatch, 2}}}) {
-    WeightData w;
-    w.type = {DType::kI64, dims};
-    w.bytes.resize(values.size() * sizeof(int64_t));
-    std::memcpy(w.bytes.data(), values.data(), w.bytes.size());
-    const std::string file = "input_" + std::to_string(k++) + ".pb";
-    ASSERT_TRUE(write_tensor_file((dir / file).string(), {name, w}).ok());
-  }
+  testing::write_i64_inputs(dir,
+                            {{"ids", Shape{kBatch, kSeq}, ids}, {"pos", Shape{kBatch, 2}, pos}});
 }
 
 TEST(PooledTokenCli, GatherNDAtComputedPositionsAndArgMinMatchOnnxRuntime) {

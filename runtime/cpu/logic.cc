@@ -144,6 +144,16 @@ void logical_not(const uint8_t* x, uint8_t* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] == 0 ? 1 : 0;
 }
 
+AxisLines lines_along(const Shape& shape, int axis) {
+  AxisLines l;
+  for (int d = 0; d < shape.rank(); ++d) {
+    if (d < axis) l.outer *= shape[d];
+    if (d > axis) l.inner *= shape[d];
+  }
+  l.extent = shape[axis];
+  return l;
+}
+
 void cumsum(const CumSumGeometry& g, DType t, const std::byte* x, std::byte* y) {
   with_type(t, [&](auto* type) {
     using T = std::remove_pointer_t<decltype(type)>;

@@ -31,10 +31,16 @@ void logical(LogicFn f, const uint8_t* a, const Shape& as, const uint8_t* b, con
              uint8_t* y, const Shape& out);
 void logical_not(const uint8_t* x, uint8_t* y, int64_t n);
 
+// A tensor seen as lines along one axis: [outer, extent, inner].
+struct AxisLines {
+  int64_t outer = 1, extent = 1, inner = 1;
+};
+// The lines of `shape` along `axis`.
+AxisLines lines_along(const Shape& shape, int axis);
+
 // Running sums of `x` along the middle axis of [outer, extent, inner] (ONNX
 // CumSum), in x's type (`numeric`); integers wrap around on overflow.
-struct CumSumGeometry {
-  int64_t outer = 1, extent = 1, inner = 1;
+struct CumSumGeometry : AxisLines {
   bool exclusive = false, reverse = false;
 };
 void cumsum(const CumSumGeometry& g, DType t, const std::byte* x, std::byte* y);
@@ -43,8 +49,7 @@ void cumsum(const CumSumGeometry& g, DType t, const std::byte* x, std::byte* y);
 // [outer, extent, inner] of `x` (ONNX ArgMax), in x's type (`numeric`): the
 // first of equal ones, or with `last` the last; NaN is larger than any
 // number. extent >= 1.
-struct ArgMaxGeometry {
-  int64_t outer = 1, extent = 1, inner = 1;
+struct ArgMaxGeometry : AxisLines {
   bool last = false;
 };
 void arg_max(const ArgMaxGeometry& g, DType t, const std::byte* x, int64_t* y);

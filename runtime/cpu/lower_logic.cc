@@ -77,14 +77,8 @@ Status lower_cumsum(Builder& b, int node) {
   const TensorType type = b.tensor(x).type;
   if (!numeric(type.dtype)) return unsupported(b, node, "sums " + to_string(type));
   const int axis = static_cast<int>(n.attrs.i(AttrKey::axis));
-  CumSumGeometry g;
-  for (int d = 0; d < type.shape.rank(); ++d) {
-    if (d < axis) g.outer *= type.shape[d];
-    if (d > axis) g.inner *= type.shape[d];
-  }
-  g.extent = type.shape[axis];
-  g.exclusive = n.attrs.i(AttrKey::exclusive) != 0;
-  g.reverse = n.attrs.i(AttrKey::reverse) != 0;
+  const CumSumGeometry g{lines_along(type.shape, axis), n.attrs.i(AttrKey::exclusive) != 0,
+                         n.attrs.i(AttrKey::reverse) != 0};
   add_own_step(b, node, {x}, [=](const std::vector<const std::byte*>& in, std::byte* y) {
     cumsum(g, type.dtype, in[0], y);
   });
@@ -97,13 +91,8 @@ Status lower_arg_max(Builder& b, int node) {
   const TensorType type = b.tensor(x).type;
   if (!numeric(type.dtype)) return unsupported(b, node, "compares " + to_string(type));
   const int axis = static_cast<int>(n.attrs.i(AttrKey::axis));
-  ArgMaxGeometry g;
-  for (int d = 0; d < type.shape.rank(); ++d) {
-    if (d < axis) g.outer *= type.shape[d];
-    if (d > axis) g.inner *= type.shape[d];
-  }
-  g.extent = type.shape[axis];
-  g.last = n.attrs.i(AttrKey::select_last_index) != 0;
+  const ArgMaxGeometry g{lines_along(type.shape, axis),
+                         n.attrs.i(AttrKey::select_last_index) != 0};
   add_own_step(b, node, {x}, [=](const std::vector<const std::byte*>& in, std::byte* y) {
     arg_max(g, type.dtype, in[0], reinterpret_cast<int64_t*>(y));
   });
