@@ -205,6 +205,21 @@ TEST(CumSum, KeepsTheTypeAndNormalizesTheAxis) {
       {"exclusive must be 0 or 1, got 2"});
 }
 
+TEST(ArgMax, GivesI64WithTheAxisKeptOrDropped) {
+  Attrs a = attrs({{AttrKey::axis, I(-1)}});
+  EXPECT_EQ(infer(Op::ArgMax, {{DType::kI32, Shape{2, 8}}}, a), "i64[2,1]");
+  const Attrs dropped = attrs({{AttrKey::axis, I(0)}, {AttrKey::keepdims, I(0)}});
+  EXPECT_EQ(infer(Op::ArgMax, {f32({2, 8})}, dropped), "i64[8]");
+  expect_error(infer(Op::ArgMax, {{DType::kBool, Shape{2}}}, attrs({{AttrKey::axis, I(0)}})),
+               {"compares numbers, not bool"});
+  expect_error(infer(Op::ArgMax, {f32({})}, attrs({{AttrKey::axis, I(0)}})), {"is a scalar"});
+  expect_error(infer(Op::ArgMax, {f32({2, 0})}, attrs({{AttrKey::axis, I(1)}})),
+               {"has no element to pick along axis 1 of f32[2,0]"});
+  expect_error(infer(Op::ArgMax, {f32({2})},
+                     attrs({{AttrKey::axis, I(0)}, {AttrKey::select_last_index, I(2)}})),
+               {"select_last_index must be 0 or 1, got 2"});
+}
+
 TEST(Where, BroadcastsAllThree) {
   const TensorType mask{DType::kBool, Shape{1, 12, 4, 4}};
   EXPECT_EQ(infer(Op::Where, {mask, f32({1}), f32({1, 12, 4, 4})}), "f32[1,12,4,4]");

@@ -296,6 +296,24 @@ TEST(ImportOps, AResizeToAnAxisPast2To24ElementsStaysOpaque) {
   EXPECT_EQ(r->opaque_nodes[0].reason, "an axis resized to more than 2^24 elements");
 }
 
+// ArgMin of integers stays opaque, saying why; GatherND with float indices,
+// constant or computed, is an error naming the node.
+TEST(ImportOps, ArgMinOfIntegersAndGatherNDOfFloatIndices) {
+  onnx::ModelProto m = one_node("ArgMin", {{"x", {2, 3}}}, [](onnx::GraphProto*) {});
+  m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::INT64);
+  Expected<ImportedModel> r = import_proto(m);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->opaque_nodes.size(), 1u);
+  EXPECT_EQ(r->opaque_nodes[0].reason, "an ArgMin of integers");
+
+  r = import_proto(one_node("GatherND", {{"x", {2, 3}}, {"i", {1, 2}}}, [](onnx::GraphProto*) {}));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("node 'op' (GatherND): has indices of f32[1,2] (i64 or i32)"),
+            std::string::npos)
+      << r.error().message;
+}
+
 // A nearest Resize of bools by a factor that is not whole (a fuzzed model)
 // is gathers alone: nearest's taps weigh 1, so no weight of the input's
 // element type is made.
