@@ -69,6 +69,9 @@ Expected<onnx::ModelProto> build_model(const Graph& g, const OnnxModelInfo& info
     auto* o = m.add_opset_import();
     o->set_version(info.opset);
   }
+  for (const std::string& f : info.functions)
+    if (!m.add_functions()->ParseFromString(f))
+      return Error{"a model-local function kept at import does not parse"};
   onnx::GraphProto* out = m.mutable_graph();
   out->set_name(g.name());
   ExportContext ctx(g, info.opset, out);

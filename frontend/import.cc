@@ -16,6 +16,7 @@
 #include "frontend/erf_gelu.h"
 #include "frontend/host_tensor_util.h"
 #include "frontend/import_ops.h"
+#include "frontend/inline_functions.h"
 #include "frontend/onnx.h"
 #include "frontend/onnx_util.h"
 #include "frontend/opaque.h"
@@ -741,7 +742,11 @@ Status Importer::add_outputs(const onnx::GraphProto& g) {
 
 Expected<ImportedModel> Importer::run(onnx::ModelProto& model) {
   model_ = &model;
+  Expected<InlinedFunctions> inlined = inline_local_functions(model);
+  if (!inlined) return error(inlined.error().message);
   TSO_RETURN_IF_ERROR(read_envelope(model));
+  result_.stats.inlined_calls = inlined->calls;
+  result_.info.functions = std::move(inlined->kept);
   const onnx::GraphProto& g = model.graph();
   builder_ = GraphBuilder(g.name().empty() ? "main" : g.name());
   // value_info and the graph outputs' declared types.

@@ -63,6 +63,9 @@ struct OnnxModelInfo {
   std::vector<std::pair<std::string, int64_t>> opset_imports = {{"", 17}};
   std::string producer_name;
   std::string producer_version;
+  // Model-local functions that an opaque node still calls, serialized
+  // FunctionProtos (inline_functions.h); export writes them back.
+  std::vector<std::string> functions;
 };
 
 struct OpaqueNodeInfo {
@@ -80,6 +83,7 @@ struct ImportStats {
   int rewritten_reshapes = 0;      // Reshape shapes given the new batch (ImportOptions::batch)
   int erf_gelus = 0;               // five-node GELUs read as one gelu (erf_gelu.h)
   int layernorms = 0;              // nine-node LayerNorms read as one (decomposed_layernorm.h)
+  int inlined_calls = 0;           // calls of model-local functions replaced by their bodies
 };
 
 struct ImportedModel {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Export the real-model test corpus: torchvision, timm and transformers models, graph-only.
 
-    python export_models.py OUT_DIR [--only NAME ...] [--exporter ts17|dyn18|dyn23|both]
+    python export_models.py OUT_DIR [--only NAME ...] [--exporter ts17|ts17fn|dyn18|dyn23|both]
         [--keep-weights]
 
 Needs torch, torchvision, timm, transformers and onnxscript (not tso's dependencies: the
@@ -11,7 +11,9 @@ exported twice where both exporters take it (--exporter both, the default):
   NAME.ts17.graph.onnx   torch.onnx.export(..., opset_version=17, dynamo=False)
   NAME.dyn18.graph.onnx  torch.onnx.export(..., opset_version=18, dynamo=True)
 or once by the one named, dyn23 being torch.export at opset 23 (its Attention,
-RMSNormalization and RotaryEmbedding operators),
+RMSNormalization and RotaryEmbedding operators) and ts17fn the TorchScript exporter writing
+each block class that occurs more than once as a model-local function (FunctionProto) that
+each block's node calls,
 then made graph-only as ../shared/models are: every float initializer of 4096 or more
 elements keeps its name, type and dims, its data marked EXTERNAL in `NAME.weights`, a file
 that is not written. Small initializers stay; the nodes' metadata and doc strings (the
@@ -22,6 +24,7 @@ width 64); the image size is the smallest the architecture keeps its structure a
 A failed export is reported and skipped; the exit status is non-zero if any failed.
 """
 import argparse
+import collections
 import os
 import sys
 import traceback
@@ -359,18 +362,31 @@ def graph_only(model, weights_file):
     return model
 
 
-# Exporter tags: the exporter (ts: TorchScript, dyn: torch.export) and the opset.
-EXPORTERS = {"ts17": (False, 17), "dyn18": (True, 18), "dyn23": (True, 23)}
+# Exporter tags: the exporter (ts: TorchScript, dyn: torch.export), the opset, and
+# whether the model's blocks are written as model-local functions that each use calls
+# (export_modules_as_functions, TorchScript only).
+EXPORTERS = {"ts17": (False, 17, False), "ts17fn": (False, 17, True), "dyn18": (True, 18, False),
+             "dyn23": (True, 23, False)}
+
+
+def repeated_blocks(model):
+    """The classes of the modules that hold others and occur more than once: the
+    blocks and stages a user writes as functions (torch's exporter fails on
+    export_modules_as_functions=True, every module, for most models)."""
+    counts = collections.Counter(type(m) for m in model.modules() if next(m.children(), None))
+    return {t for t, n in counts.items() if n > 1}
 
 
 def export(name, build, out_dir, tag, keep_weights):
     torch.manual_seed(0)
     model, args = build()
     model.eval()
-    dynamo, opset = EXPORTERS[tag]
+    dynamo, opset, functions = EXPORTERS[tag]
     path = os.path.join(out_dir, f"{name}.{tag}.graph.onnx")
     tmp = os.path.join(out_dir, f"{name}.{tag}.tmp.onnx")
     kwargs = dict(opset_version=opset, dynamo=dynamo)
+    if functions:
+        kwargs["export_modules_as_functions"] = repeated_blocks(model)
     # Named inputs are passed in the order of the model's forward, which
     # starts with them (input_ids, attention_mask, token_type_ids).
     if isinstance(args, dict):

@@ -27,6 +27,7 @@ case $name in
   onnx_import_fuzz)
     for m in "$src"/../shared/models/squeezenet1_1.graph.onnx \
              "$src"/tests/exports/hf_bert.dyn23.graph.onnx \
+             "$src"/tests/exports/timm_vit_tiny.ts17fn.graph.onnx \
              /usr/share/libonnx-testdata/data/node/test_conv_with_strides_padding/model.onnx \
              /usr/share/libonnx-testdata/data/node/test_slice/model.onnx \
              /usr/share/libonnx-testdata/data/node/test_reshape_reduced_dims/model.onnx \
