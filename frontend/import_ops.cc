@@ -457,19 +457,25 @@ Expected<Mapped> map_cumsum(NodeContext& ctx) {
   return add_one(ctx, Op::CumSum, {*x}, std::move(a));
 }
 
-// ArgMax, and ArgMin of floats as the ArgMax of their negation (which keeps
-// ties and NaN where they were).
+// ArgMax, and ArgMin as the ArgMax of an order-reversing map that keeps ties
+// and NaN where they were: the negation of floats, -1 - x of integers (which,
+// unlike -x, overflows nowhere: it maps [min, max] onto [min, max]).
 Expected<Mapped> map_arg_max(NodeContext& ctx) {
   const onnx::NodeProto& n = ctx.node();
   const bool min = n.op_type() == "ArgMin";
-  if (min && !HostTensor::is_float(ctx.type(0).dtype))
-    return opaque("an ArgMin of integers");
+  const DType dtype = ctx.type(0).dtype;
+  if (min && !HostTensor::is_float(dtype) && dtype != DType::kI64 && dtype != DType::kI32)
+    return opaque("an ArgMin of " + std::string(dtype_name(dtype)));
   Expected<TensorRef> x = ctx.tensor(0);
   if (!x) return x.error();
-  if (min) {
+  if (min && HostTensor::is_float(dtype)) {
     x = ctx.builder().add1(Op::Neg, {*x}, {}, n.name());
-    if (!x) return x.error();
+  } else if (min) {
+    HostTensor minus_one = HostTensor::zeros(dtype, Shape{});
+    minus_one.i[0] = -1;
+    x = ctx.builder().add1(Op::Sub, {ctx.new_weight("minus_one", minus_one), *x}, {}, n.name());
   }
+  if (!x) return x.error();
   Attrs a;
   a.set(AttrKey::axis, attr_int(n, "axis", 0))
       .set(AttrKey::keepdims, attr_int(n, "keepdims", 1))

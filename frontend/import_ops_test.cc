@@ -296,16 +296,30 @@ TEST(ImportOps, AResizeToAnAxisPast2To24ElementsStaysOpaque) {
   EXPECT_EQ(r->opaque_nodes[0].reason, "an axis resized to more than 2^24 elements");
 }
 
-// ArgMin of integers stays opaque, saying why; GatherND with float indices,
-// constant or computed, is an error naming the node.
+// ArgMin of integers is the ArgMax of -1 - x (ties keep their first index);
+// ArgMin of bools, which ONNX does not define, stays opaque, saying why;
+// GatherND with float indices, constant or computed, is an error naming the
+// node.
 TEST(ImportOps, ArgMinOfIntegersAndGatherNDOfFloatIndices) {
   onnx::ModelProto m = one_node("ArgMin", {{"x", {2, 3}}}, [](onnx::GraphProto*) {});
   m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
       onnx::TensorProto::INT64);
+  testing::set_int(m.mutable_graph()->mutable_node(0), "axis", 1);
   Expected<ImportedModel> r = import_proto(m);
   ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->opaque_nodes.empty());
+  std::map<std::string, ref::Tensor<double>> feeds;
+  feeds["x"] = ref::Tensor<double>(Shape{2, 3}, {-7, 5, -7, 4, -1, -1});
+  auto y = ref::evaluate<double>(r->graph, feeds);
+  ASSERT_TRUE(y.ok()) << y.error().message;
+  EXPECT_EQ((*y)[0].data, (std::vector<double>{0, 1}));
+
+  m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::BOOL);
+  r = import_proto(m);
+  ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->opaque_nodes.size(), 1u);
-  EXPECT_EQ(r->opaque_nodes[0].reason, "an ArgMin of integers");
+  EXPECT_EQ(r->opaque_nodes[0].reason, "an ArgMin of bool");
 
   r = import_proto(one_node("GatherND", {{"x", {2, 3}}, {"i", {1, 2}}}, [](onnx::GraphProto*) {}));
   ASSERT_FALSE(r.ok());
