@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/graph.h"
+#include "core/half.h"
 #include "runtime/reference/executor.h"
 
 namespace tso::testing {
@@ -67,7 +68,17 @@ inline double relative_error(const std::vector<float>& a, const std::vector<floa
   return diff / scale;
 }
 
+// The values of an f32 or f16 tensor.
 inline std::vector<float> floats_of(const WeightData& w) {
+  if (w.type.dtype == DType::kF16) {
+    std::vector<float> v(w.bytes.size() / 2);
+    for (size_t k = 0; k < v.size(); ++k) {
+      uint16_t h;
+      std::memcpy(&h, w.bytes.data() + 2 * k, 2);
+      v[k] = half_to_float(h);
+    }
+    return v;
+  }
   std::vector<float> v(w.bytes.size() / sizeof(float));
   std::memcpy(v.data(), w.bytes.data(), v.size() * sizeof(float));
   return v;

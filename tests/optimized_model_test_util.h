@@ -12,23 +12,32 @@
 #include <string>
 #include <vector>
 
+#include "core/half.h"
 #include "frontend/tensor_file.h"
 #include "tests/binary_run.h"
 #include "tests/frontend_test_util.h"
 
 namespace tso::testing {
 
-// dir/input_0.pb: input `name` of shape `dims`, uniform in [-1, 1).
+// dir/input_0.pb: input `name` of shape `dims`, uniform in [-1, 1), as f32
+// or (rounded) f16.
 inline void write_random_input(const std::filesystem::path& dir, const std::string& name,
-                               const Shape& dims, uint64_t seed) {
+                               const Shape& dims, uint64_t seed, DType dtype = DType::kF32) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   std::vector<float> x(static_cast<size_t>(dims.numel()));
   for (float& v : x) v = u(rng);
   WeightData w;
-  w.type = {DType::kF32, dims};
-  w.bytes.resize(x.size() * sizeof(float));
-  std::memcpy(w.bytes.data(), x.data(), w.bytes.size());
+  w.type = {dtype, dims};
+  w.bytes.resize(x.size() * dtype_bytes(dtype));
+  for (size_t k = 0; k < x.size(); ++k) {
+    if (dtype == DType::kF16) {
+      const uint16_t h = float_to_half(x[k]);
+      std::memcpy(w.bytes.data() + 2 * k, &h, 2);
+    } else {
+      std::memcpy(w.bytes.data() + 4 * k, &x[k], 4);
+    }
+  }
   std::filesystem::create_directories(dir);
   ASSERT_TRUE(write_tensor_file((dir / "input_0.pb").string(), {name, w}).ok());
 }
@@ -160,11 +169,12 @@ inline RunResult optimize_with_handwritten_rules(const std::filesystem::path& mo
 // Runs `original` and `optimized` (`outputs` outputs each) on `inputs` in ONNX
 // Runtime, and `optimized` on tso's CPU runtime and reference executor, in
 // folders under `dir`; every output of each matches ONNX Runtime's on the
-// original to a relative error of 1e-5.
+// original to a relative error of `tolerance`.
 inline void expect_outputs_match_onnx_runtime(const std::filesystem::path& original,
                                               const std::filesystem::path& optimized,
                                               const std::filesystem::path& inputs, int outputs,
-                                              const std::filesystem::path& dir) {
+                                              const std::filesystem::path& dir,
+                                              double tolerance = 1e-5) {
   std::string err;
   for (const auto& [model, to] :
        {std::pair{original, dir / "ort_input"}, std::pair{optimized, dir / "ort_optimized"}})
@@ -180,7 +190,8 @@ inline void expect_outputs_match_onnx_runtime(const std::filesystem::path& origi
   for (int k = 0; k < outputs; ++k) {
     const std::vector<float> want = output_of(dir / "ort_input", k);
     for (const char* got : {"ort_optimized", "tso_cpu", "tso_reference"})
-      EXPECT_LE(relative_error(output_of(dir / got, k), want), 1e-5) << got << ", output " << k;
+      EXPECT_LE(relative_error(output_of(dir / got, k), want), tolerance)
+          << got << ", output " << k;
   }
 }
 

@@ -14,6 +14,7 @@
 #include "runtime/cpu/cache_residency.h"
 #include "runtime/cpu/constant_store.h"
 #include "runtime/cpu/plan.h"
+#include "runtime/cpu/widen_f16.h"
 
 namespace tso::cpu {
 
@@ -272,7 +273,9 @@ Expected<std::unique_ptr<Executor>> Executor::create(const Graph& g, const Execu
   impl->threads = options.threads > 0 ? options.threads : omp_get_num_procs();
   impl->store = options.constants;
   omp_set_num_threads(impl->threads);
-  Expected<Plan> plan = build_plan(g, options, impl->engine);
+  Expected<std::optional<Graph>> wide = widen_f16(g);
+  if (!wide) return wide.error();
+  Expected<Plan> plan = build_plan(*wide ? **wide : g, options, impl->engine);
   if (!plan) return plan.error();
   impl->plan = std::move(*plan);
   if (release) release->release_weight_data();

@@ -15,6 +15,7 @@
 #include <random>
 #include <set>
 
+#include "core/half.h"
 #include "core/testing/peak_memory.h"
 #include "core/testing/sanitizers.h"
 #include "core/text_format.h"
@@ -717,6 +718,82 @@ TEST(CpuExecutor, ChannelsLastBatchNormOfAnyChannelCountMatchesTheReference) {
       own = own || s.what.find("batchnorm (own)") != std::string::npos;
     EXPECT_EQ(own, channels % 8 != 0);
   }
+}
+
+std::vector<std::byte> halves_of(const std::vector<float>& v) {
+  std::vector<std::byte> b(v.size() * 2);
+  for (size_t k = 0; k < v.size(); ++k) {
+    const uint16_t h = float_to_half(v[k]);
+    std::memcpy(b.data() + 2 * k, &h, 2);
+  }
+  return b;
+}
+
+// An f16 graph runs with every f16 tensor widened to f32 (widen_f16.h): its
+// f16 input is read as f16, its f16 weights converted, comparisons,
+// selections and a product computed in f32, and its f16 outputs are the
+// reference executor's values rounded to f16; a Cast of an f16 result to
+// f32 is that result at f32's precision.
+TEST(CpuExecutor, AnF16GraphRunsWidenedToF32) {
+  Expected<Graph> p = parse_graph(R"(graph half {
+  input x: f16[2,4]
+  input c: bool[2,4]
+  weight w: f16[4,3]
+  %m = matmul(x, w, act=relu)
+  %n = neg(x)
+  %s = where(c, x, %n)
+  %g = greater(x, %n)
+  %f = cast(%m, to="f32")
+  output m = %m
+  output s = %s
+  output g = %g
+  output f = %f
+})");
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  const std::vector<float> w = {0.5f, -1, 0.25f, 2, 0.125f, -0.5f, -1.5f, 1, 3, 0.75f, -2, 1.25f};
+  GraphBuilder b(p->name());
+  for (const Node& n : p->nodes()) {
+    Node copy = n;
+    if (n.op == Op::Weight)
+      copy.data = std::make_shared<WeightData>(WeightData{n.outs[0], halves_of(w)});
+    b.add_node(std::move(copy));
+  }
+  for (const GraphOutput& o : p->outputs()) b.output(o.name, o.ref);
+  Expected<Graph> g = b.finish();
+  ASSERT_TRUE(g.ok()) << g.error().message;
+
+  const std::vector<float> x = {1.5f, -0.25f, 3, 0.1f, -2, 0.75f, 1, -1};
+  const std::vector<uint8_t> c = {1, 0, 1, 0, 0, 1, 1, 0};
+  std::map<std::string, ref::Tensor<float>> feeds;
+  std::vector<float> x_half(x.size());
+  for (size_t k = 0; k < x.size(); ++k) x_half[k] = half_to_float(float_to_half(x[k]));
+  feeds["x"] = ref::Tensor<float>(Shape{2, 4}, x_half);
+  feeds["c"] = ref::Tensor<float>(Shape{2, 4}, std::vector<float>(c.begin(), c.end()));
+  Expected<std::vector<ref::Tensor<float>>> want = ref::evaluate<float>(*g, feeds);
+  ASSERT_TRUE(want.ok()) << want.error().message;
+
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(*g, {});
+  ASSERT_TRUE(ex.ok()) << ex.error().message;
+  ASSERT_TRUE((*ex)->set_input("x", halves_of(x)).ok());
+  ASSERT_TRUE((*ex)->set_input("c", std::as_bytes(std::span(c))).ok());
+  ASSERT_TRUE((*ex)->run().ok());
+  for (int k : {0, 1}) {
+    Expected<std::vector<std::byte>> got = (*ex)->output_bytes(k);
+    ASSERT_TRUE(got.ok()) << got.error().message;
+    ASSERT_EQ(got->size(), (*want)[k].data.size() * 2) << "output " << k << " is not f16";
+    for (size_t i = 0; i < (*want)[k].data.size(); ++i) {
+      uint16_t h;
+      std::memcpy(&h, got->data() + 2 * i, 2);
+      EXPECT_EQ(h, float_to_half((*want)[k].data[i])) << "output " << k << ", element " << i;
+    }
+  }
+  Expected<std::vector<std::byte>> greater = (*ex)->output_bytes(2);
+  ASSERT_TRUE(greater.ok()) << greater.error().message;
+  for (size_t i = 0; i < x.size(); ++i)
+    EXPECT_EQ(static_cast<uint8_t>((*greater)[i]), (*want)[2].data[i]) << i;
+  Expected<std::vector<float>> wide = (*ex)->output(3);
+  ASSERT_TRUE(wide.ok()) << wide.error().message;
+  EXPECT_LE(relative_error(*wide, (*want)[3].data), 1e-6);
 }
 
 TEST(CpuExecutor, OpaqueNodesAreAnErrorNamingTheOperator) {

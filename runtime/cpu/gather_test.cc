@@ -390,25 +390,6 @@ TEST(CpuLogic, ArgMaxOfIdsAndFloatsWithTiesAndNaN) {
   EXPECT_EQ(outs[4], (std::vector<float>{3, 7}));  // the last NaN; the last of equals
 }
 
-// f16 has no CPU kernel among the comparisons or where's branches: errors
-// naming the node and what the runtime computes on.
-TEST(CpuLogic, HalfPrecisionComparisonsAndSelectionsAreErrorsNamingTheNode) {
-  for (const auto& [body, message] :
-       {std::pair<std::string, std::string>{
-            "%e = equal(x, x)\n  output y = %e",
-            "node '%e' (equal) compares f16[4]; the CPU runtime computes it on f32, f64, i64 and "
-            "i32"},
-        {"%w = where(c, x, x)\n  output y = %w",
-         "node '%w' (where) selects f16[4]; the CPU runtime selects elements of 1, 4 or 8 "
-         "bytes"}}) {
-    const Graph g =
-        with_values("graph half {\n  input x: f16[4]\n  input c: bool[4]\n  " + body + "\n}", {});
-    Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
-    ASSERT_FALSE(ex.ok()) << body;
-    EXPECT_EQ(ex.error().message, message);
-  }
-}
-
 // Integer division has no CPU kernel: an error naming the node, not a wrong
 // answer.
 TEST(CpuLogic, IntegerDivisionIsAnErrorNamingTheNode) {

@@ -3,9 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
+#include "core/half.h"
 #include "runtime/common/geometry.h"
+
+#ifdef __F16C__
+#include <immintrin.h>
+#endif
 
 namespace tso::cpu {
 
@@ -141,19 +147,37 @@ int64_t gather_elements(const GatherElements& g, const std::byte* data, const vo
   return -1;
 }
 
-bool convertible(DType t) { return t != DType::kF16; }
-
 namespace {
+
+// f16 elements, read and written through float.
+struct Half {
+  uint16_t bits;
+};
+
+template <class T>
+T widen(T v) {
+  return v;
+}
+float widen(Half h) { return half_to_float(h.bits); }
+
+template <class To, class V>
+To element_as(V v) {
+  if constexpr (std::is_same_v<To, Half>)
+    return Half{float_to_half(static_cast<float>(v))};
+  else
+    return static_cast<To>(v);  // floats to integers: toward zero
+}
 
 // Bool tensors are bytes (0 or 1), read and written as uint8_t.
 template <class To, bool kToBool = false, class From>
 void convert_as(const From* x, To* y, int64_t n) {
 #pragma omp parallel for schedule(static) if (n > 65536)
   for (int64_t i = 0; i < n; ++i) {
+    const auto v = widen(x[i]);
     if constexpr (kToBool)
-      y[i] = x[i] != From(0);
+      y[i] = v != decltype(v)(0);
     else
-      y[i] = static_cast<To>(x[i]);  // floats to integers: toward zero
+      y[i] = element_as<To>(v);
   }
 }
 
@@ -171,13 +195,39 @@ void convert_from(const From* x, std::byte* y, DType to, int64_t n) {
     case DType::kBool:
       return convert_as<uint8_t, true>(x, reinterpret_cast<uint8_t*>(y), n);
     case DType::kF16:
-      break;
+      return convert_as(x, reinterpret_cast<Half*>(y), n);
   }
+}
+
+// f16 <-> f32, the conversions of an f16 model's inputs and outputs: eight
+// elements an instruction with F16C (x86-64-v3 has it), the rest one by one.
+void halves_to_floats(const uint16_t* x, float* y, int64_t n) {
+  int64_t i = 0;
+#ifdef __F16C__
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(y + i,
+                     _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))));
+#endif
+  for (; i < n; ++i) y[i] = half_to_float(x[i]);
+}
+
+void floats_to_halves(const float* x, uint16_t* y, int64_t n) {
+  int64_t i = 0;
+#ifdef __F16C__
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+#endif
+  for (; i < n; ++i) y[i] = float_to_half(x[i]);
 }
 
 }  // namespace
 
 void convert(const std::byte* x, DType from, std::byte* y, DType to, int64_t n) {
+  if (from == DType::kF16 && to == DType::kF32)
+    return halves_to_floats(reinterpret_cast<const uint16_t*>(x), reinterpret_cast<float*>(y), n);
+  if (from == DType::kF32 && to == DType::kF16)
+    return floats_to_halves(reinterpret_cast<const float*>(x), reinterpret_cast<uint16_t*>(y), n);
   switch (from) {
     case DType::kF32:
       return convert_from(reinterpret_cast<const float*>(x), y, to, n);
@@ -190,7 +240,7 @@ void convert(const std::byte* x, DType from, std::byte* y, DType to, int64_t n) 
     case DType::kBool:
       return convert_from(reinterpret_cast<const uint8_t*>(x), y, to, n);
     case DType::kF16:
-      break;
+      return convert_from(reinterpret_cast<const Half*>(x), y, to, n);
   }
 }
 

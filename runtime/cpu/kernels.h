@@ -57,9 +57,9 @@ struct GatherElements {
 int64_t gather_elements(const GatherElements& g, const std::byte* data, const void* indices,
                         std::byte* y);
 
-// Element type conversion as ONNX Cast: floats to integers truncate toward
-// zero, anything to bool is x != 0. `convertible` types only.
-bool convertible(DType t);  // f32, f64, i64, i32, bool
+// Element type conversion as ONNX Cast between any two of f32, f16, f64,
+// i64, i32 and bool: floats to integers truncate toward zero, anything to
+// bool is x != 0, to f16 rounds to nearest even.
 void convert(const std::byte* x, DType from, std::byte* y, DType to, int64_t n);
 
 // Inference batch normalization of a channels-last tensor, `rows` rows of

@@ -1,6 +1,6 @@
 // Own kernels against direct loops: strided copies (transposes, negative
 // strides, dtypes), fills, broadcasting binaries, erf, the include-pad
-// average pool.
+// average pool, conversions to and from f16.
 #include "runtime/cpu/kernels.h"
 
 #include <gtest/gtest.h>
@@ -92,6 +92,39 @@ TEST(AvgPoolIncludePad, DividesByTheWindowClippedToThePaddedInput) {
   EXPECT_FLOAT_EQ(y[1], (2 + 3) / 4.f);  // pad row + x01, x02
   EXPECT_FLOAT_EQ(y[2], (4 + 7) / 4.f);
   EXPECT_FLOAT_EQ(y[3], (5 + 6 + 8 + 9) / 4.f);
+}
+
+// f32 to f16 rounds to nearest, ties to even, overflows to infinity and
+// keeps NaN, zeros' signs and subnormals; f16 to f32, i64 and bool is exact,
+// truncating and x != 0 as for any other type.
+TEST(Convert, HalvesBothWays) {
+  const float inf = INFINITY;
+  // 1 + 2^-11 lies halfway between 1 and 1 + 2^-10: even is 1. 1 + 3 * 2^-11
+  // is halfway to 1 + 2^-9: even is that. 65520 is halfway to infinity.
+  const std::vector<float> x = {1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f, -2.5f, 65504.0f, 65520.0f,
+                                -1e6f, 0x1p-24f, -0.0f, NAN, 1e-9f};
+  std::vector<uint16_t> h(x.size());
+  convert(reinterpret_cast<const std::byte*>(x.data()), DType::kF32,
+          reinterpret_cast<std::byte*>(h.data()), DType::kF16, static_cast<int64_t>(x.size()));
+  EXPECT_EQ(h, (std::vector<uint16_t>{0x3c00, 0x3c02, 0xc100, 0x7bff, 0x7c00, 0xfc00, 0x0001,
+                                      0x8000, 0x7e00, 0x0000}));
+  std::vector<float> back(h.size());
+  convert(reinterpret_cast<const std::byte*>(h.data()), DType::kF16,
+          reinterpret_cast<std::byte*>(back.data()), DType::kF32, static_cast<int64_t>(h.size()));
+  EXPECT_EQ(back[1], 1.0f + 0x1p-9f);
+  EXPECT_EQ(back[2], -2.5f);
+  EXPECT_EQ(back[4], inf);
+  EXPECT_EQ(back[6], 0x1p-24f);
+  EXPECT_TRUE(std::signbit(back[7]));
+  EXPECT_TRUE(std::isnan(back[8]));
+  std::vector<int64_t> ints(3);
+  std::vector<uint8_t> bools(3);
+  convert(reinterpret_cast<const std::byte*>(h.data() + 1), DType::kF16,
+          reinterpret_cast<std::byte*>(ints.data()), DType::kI64, 3);
+  convert(reinterpret_cast<const std::byte*>(h.data() + 7), DType::kF16,
+          reinterpret_cast<std::byte*>(bools.data()), DType::kBool, 3);
+  EXPECT_EQ(ints, (std::vector<int64_t>{1, -2, 65504}));
+  EXPECT_EQ(bools, (std::vector<uint8_t>{0, 1, 0}));
 }
 
 }  // namespace

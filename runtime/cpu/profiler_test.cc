@@ -64,6 +64,35 @@ TEST(CpuProfiler, TimesAConvolution) {
   EXPECT_EQ(e->samples, 5);
 }
 
+// An operator of an f16 model is timed as the widened plan runs it (on f32,
+// widen_f16.h), keyed by its f16 signature: no conversion of its operands
+// or result, which a model does only at its boundary.
+TEST(CpuProfiler, AnF16OperatorIsTimedWithoutConversions) {
+  const Graph g = parse(R"(graph h {
+  input x: f16[1,8,10,10]
+  weight w: f16[8,8,3,3]
+  %c = conv2d(x, w, pad=same)
+  %r = relu(%c)
+  output y = %r
+})");
+  ProfileOptions o;
+  o.iters = 3;
+  o.threads = 1;
+  for (Op op : {Op::Conv2d, Op::Relu}) {
+    const int i = find_op(g, op);
+    Expected<rt::CostEntry> e = profile_node(g.node(i), arg_types(g, i), o);
+    ASSERT_TRUE(e.ok()) << e.error().message;
+    EXPECT_EQ(e->signature, op_signature(g, i));
+    EXPECT_NE(e->signature.find("f16"), std::string::npos) << e->signature;
+    EXPECT_EQ(e->kernel.find("cast"), std::string::npos) << e->kernel;
+  }
+  const int relu = find_op(g, Op::Relu);
+  Expected<rt::CostEntry> post =
+      profile_post_op(Op::Conv2d, g.node(relu), arg_types(g, relu), 0, o);
+  ASSERT_TRUE(post.ok()) << post.error().message;
+  EXPECT_EQ(post->kernel.find("not fused"), std::string::npos) << post->kernel;
+}
+
 // Data movement on a rank-4 tensor is timed in the layout convolutions write:
 // a channel split, a view of a row-major tensor, copies its halves out of an
 // NHWC one, and costs that copy. A reshape stays a view.

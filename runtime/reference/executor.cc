@@ -10,6 +10,7 @@
 #include <cstring>
 #include <optional>
 
+#include "core/half.h"
 #include "runtime/common/memory.h"
 #include "runtime/reference/kernels.h"
 #include "runtime/reference/scalar.h"
@@ -147,15 +148,6 @@ Outputs<S> run(const Node& n, Args<S> in) {
 
 Error at(const std::string& where, const Error& e) {
   return Error{where + ": " + e.message};
-}
-
-// IEEE half to float, for f16 weights (no hardware dependence).
-float half_to_float(uint16_t h) {
-  const int sign = h >> 15, exp = h >> 10 & 0x1f, mant = h & 0x3ff;
-  float v = exp == 0    ? std::ldexp(float(mant), -24)
-            : exp == 31 ? (mant ? NAN : INFINITY)
-                        : std::ldexp(float(mant | 0x400), exp - 25);
-  return sign ? -v : v;
 }
 
 template <class S>
