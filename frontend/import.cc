@@ -21,6 +21,7 @@
 #include "frontend/onnx_util.h"
 #include "frontend/opaque.h"
 #include "frontend/random_weights.h"
+#include "frontend/upgrade_opset.h"
 #include "onnx/common/version.h"
 #include "runtime/common/memory.h"
 
@@ -75,6 +76,7 @@ class Importer {
   Error node_error(const onnx::NodeProto& n, const std::string& message) const {
     return error(describe(n) + ": " + message);
   }
+  Status upgrade_old_opset(onnx::ModelProto& model);
   Status read_envelope(const onnx::ModelProto& model);
   Status add_inputs(const onnx::GraphProto& g);
   Expected<Shape> input_shape(const onnx::ValueInfoProto& in, size_t input_count);
@@ -148,6 +150,21 @@ class ImporterContext : public NodeContext {
   std::map<int, HostTensor> replaced_;
 };
 
+// A model older than kMinOnnxOpset is rewritten at it by ONNX's version
+// converter (upgrade_opset.h); a warning says so.
+Status Importer::upgrade_old_opset(onnx::ModelProto& model) {
+  int64_t opset = -1;
+  for (const auto& o : model.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
+  if (opset < kOldestOnnxOpset || opset >= kMinOnnxOpset) return Status::Ok();
+  if (Status s = upgrade_opset(model, opset, kMinOnnxOpset); !s.ok())
+    return error(s.error().message);
+  result_.info.upgraded_from = opset;
+  result_.warnings.push_back("opset " + std::to_string(opset) + " upgraded to " +
+                             std::to_string(kMinOnnxOpset) + " by ONNX's version converter");
+  return Status::Ok();
+}
+
 Status Importer::read_envelope(const onnx::ModelProto& model) {
   if (!model.has_graph() || model.ir_version() <= 0)
     return error("not an ONNX model (no IR version or no graph)");
@@ -165,7 +182,9 @@ Status Importer::read_envelope(const onnx::ModelProto& model) {
   if (info.opset < 0) return error("imports no default (ai.onnx) operator set");
   if (info.opset < kMinOnnxOpset || info.opset > kMaxOnnxOpset)
     return error("opset " + std::to_string(info.opset) + " is not supported (supported: " +
-                 std::to_string(kMinOnnxOpset) + " to " + std::to_string(kMaxOnnxOpset) + ")");
+                 std::to_string(kOldestOnnxOpset) + " to " +
+                 std::to_string(kMaxOnnxOpset) + ", below " + std::to_string(kMinOnnxOpset) +
+                 " upgraded by ONNX's version converter)");
   return Status::Ok();
 }
 
@@ -744,6 +763,7 @@ Expected<ImportedModel> Importer::run(onnx::ModelProto& model) {
   model_ = &model;
   Expected<InlinedFunctions> inlined = inline_local_functions(model);
   if (!inlined) return error(inlined.error().message);
+  TSO_RETURN_IF_ERROR(upgrade_old_opset(model));
   TSO_RETURN_IF_ERROR(read_envelope(model));
   result_.stats.inlined_calls = inlined->calls;
   result_.info.functions = std::move(inlined->kept);

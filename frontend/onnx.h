@@ -21,7 +21,11 @@
 
 namespace tso {
 
-// The supported range of the default ("ai.onnx") operator set.
+// The supported range of the default ("ai.onnx") operator set: the operator
+// mappings read kMinOnnxOpset on; a model from kOldestOnnxOpset up to it is
+// upgraded to it at import by ONNX's version converter (whose adapters for
+// opsets 1 to 6 need shapes the files of that time seldom carry).
+constexpr int64_t kOldestOnnxOpset = 1;
 constexpr int64_t kMinOnnxOpset = 11;
 constexpr int64_t kMaxOnnxOpset = 28;
 
@@ -63,6 +67,9 @@ struct OnnxModelInfo {
   std::vector<std::pair<std::string, int64_t>> opset_imports = {{"", 17}};
   std::string producer_name;
   std::string producer_version;
+  // The model's own default opset when import upgraded it (1 to 10, to 11);
+  // 0 when it was read as written.
+  int64_t upgraded_from = 0;
   // Model-local functions that an opaque node still calls, serialized
   // FunctionProtos (inline_functions.h); export writes them back.
   std::vector<std::string> functions;

@@ -4,12 +4,15 @@
 // Runtime, and every kind of bad file gives a clear error.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 
 #include "core/checker.h"
 #include "frontend/onnx.h"
+#include "frontend/onnx_test_util.h"
 #include "frontend/tensor_file.h"
 #include "onnx/onnx_pb.h"
 #include "tests/frontend_test_util.h"
@@ -342,8 +345,61 @@ TEST(FrontendErrors, DanglingInput) {
 
 TEST(FrontendErrors, UnsupportedOpset) {
   onnx::ModelProto m = tiny_model();
-  m.mutable_opset_import(0)->set_version(9);
-  expect_error(import_proto(m), {"bad.onnx", "opset 9 is not supported"});
+  m.mutable_opset_import(0)->set_version(0);
+  expect_error(import_proto(m), {"bad.onnx", "opset 0 is not supported (supported: 1 to 28"});
+}
+
+// A model below opset 11 is upgraded by ONNX's version converter, which says
+// so: opset 9's Upsample becomes a Resize, and computes what it did. A
+// broadcast of opset 6 (Add with broadcast=1) whose operands' extents the
+// file does not give cannot be upgraded (the adapter to opset 7 needs them):
+// an error naming the opset and the converter's reason. So is a graph output
+// that nothing computes, which would crash the converter.
+TEST(FrontendOldOpsets, Opset9IsUpgradedAndComputesTheSame) {
+  onnx::ModelProto m;
+  m.set_ir_version(4);
+  m.add_opset_import()->set_version(9);
+  auto* g = m.mutable_graph();
+  g->set_name("old");
+  testing::declare(g->add_input(), "x", onnx::TensorProto::FLOAT, {1, 1, 2, 2});
+  testing::declare(g->add_output(), "y", onnx::TensorProto::FLOAT, {1, 1, 4, 4});
+  testing::add_f32s(g, "scales", {1, 1, 2, 2});
+  testing::set_string(testing::add_node(g, "up", "Upsample", {"x", "scales"}, "y"), "mode",
+                      "nearest");
+  Expected<ImportedModel> r = import_proto(m);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->info.upgraded_from, 9);
+  EXPECT_EQ(r->info.opset, 11);
+  EXPECT_TRUE(r->opaque_nodes.empty());
+  EXPECT_NE(std::find(r->warnings.begin(), r->warnings.end(),
+                      "opset 9 upgraded to 11 by ONNX's version converter"),
+            r->warnings.end());
+  std::map<std::string, ref::Tensor<float>> feeds;
+  feeds["x"] = ref::Tensor<float>(Shape{1, 1, 2, 2}, {1, 2, 3, 4});
+  auto y = ref::evaluate<float>(r->graph, feeds);
+  ASSERT_TRUE(y.ok()) << y.error().message;
+  EXPECT_EQ((*y)[0].data, (std::vector<float>{1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4}));
+
+  onnx::ModelProto old = tiny_model();
+  old.set_ir_version(3);
+  old.mutable_opset_import(0)->set_version(6);
+  // Shapes whose extents the file does not give.
+  old.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()
+      ->mutable_dim(0)->set_dim_param("n");
+  onnx::NodeProto* add = old.mutable_graph()->mutable_node(0);
+  add->set_op_type("Add");
+  add->add_input("b");
+  testing::set_int(add, "broadcast", 1);
+  onnx::ValueInfoProto* b = old.mutable_graph()->add_input();
+  b->set_name("b");
+  b->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  b->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_param("n");
+  expect_error(import_proto(old),
+               {"bad.onnx", "opset 6 cannot be upgraded to 11 by ONNX's version converter",
+                "Dimension is a param instead of an int"});
+  old.mutable_graph()->mutable_output(0)->set_name("nowhere");
+  expect_error(import_proto(old),
+               {"bad.onnx", "opset 6 cannot be upgraded: graph output 'nowhere' is not produced"});
 }
 
 TEST(FrontendErrors, UnresolvableDynamicDimension) {

@@ -39,7 +39,10 @@ case $name in
              /usr/share/libonnx-testdata/data/node/test_resize_upsample_scales_nearest/model.onnx \
              /usr/share/libonnx-testdata/data/node/test_tile/model.onnx \
              /usr/share/libonnx-testdata/data/node/test_gathernd_example_float32/model.onnx \
-             /usr/share/libonnx-testdata/data/node/test_averagepool_1d_default/model.onnx; do
+             /usr/share/libonnx-testdata/data/node/test_averagepool_1d_default/model.onnx \
+             /usr/share/libonnx-testdata/data/pytorch-converted/test_Conv2d_groups/model.onnx \
+             /usr/share/libonnx-testdata/data/pytorch-operator/test_operator_chunk/model.onnx \
+             /usr/share/libonnx-testdata/data/node/test_hardsigmoid/model.onnx; do
       [ -f "$m" ] && cp "$m" "$seeds/$(echo "$m" | md5sum | cut -c1-12).onnx"
     done ;;
   graph_text_fuzz)
