@@ -427,6 +427,36 @@ Expected<Mapped> map_leaky_relu(NodeContext& ctx) {
   return add_one(ctx, Op::LeakyRelu, {*x}, std::move(a));
 }
 
+// PRelu (the ResNets of face recognition, ENet): leaky_relu where the slope
+// is one constant, else relu(x) - slope * relu(-x), which is x from 0 up and
+// slope * x below it, infinities included (x - relu(x) would make inf - inf).
+Expected<Mapped> map_prelu(NodeContext& ctx) {
+  const onnx::NodeProto& n = ctx.node();
+  if (n.input_size() != 2) return Error{"needs 2 inputs"};
+  const TensorType xt = ctx.type(0), st = ctx.type(1);
+  if (!HostTensor::is_float(xt.dtype)) return opaque("a PRelu of integers");
+  Expected<TensorRef> x = ctx.tensor(0);
+  if (!x) return x.error();
+  const HostTensor* slope = ctx.constant(1);
+  if (slope && slope->numel() == 1 && st.shape.rank() <= xt.shape.rank()) {
+    Attrs a;
+    a.set(AttrKey::alpha, slope->get_f(0));
+    return add_one(ctx, Op::LeakyRelu, {*x}, std::move(a));
+  }
+  Expected<TensorRef> s = ctx.tensor(1);
+  if (!s) return s.error();
+  GraphBuilder& b = ctx.builder();
+  Expected<TensorRef> pos = b.add1(Op::Relu, {*x}, {}, n.name());
+  if (!pos) return pos.error();
+  Expected<TensorRef> flipped = b.add1(Op::Neg, {*x}, {}, n.name());
+  if (!flipped) return flipped.error();
+  Expected<TensorRef> neg = b.add1(Op::Relu, {*flipped}, {}, n.name());
+  if (!neg) return neg.error();
+  Expected<TensorRef> scaled = b.add1(Op::Mul, {*s, *neg}, {}, n.name());
+  if (!scaled) return scaled.error();
+  return add_one(ctx, Op::Sub, {*pos, *scaled});
+}
+
 // LessOrEqual and GreaterOrEqual as or(less, equal) and or(greater, equal),
 // which keep IEEE's answer for NaN (false), unlike not(greater).
 Expected<Mapped> map_or_equal(NodeContext& ctx) {
@@ -552,6 +582,7 @@ MapFn find_data_mapping(std::string_view t) {
       {"ArgMax", map_arg_max},    {"ArgMin", map_arg_max},
       {"LessOrEqual", map_or_equal}, {"GreaterOrEqual", map_or_equal},
       {"LeakyRelu", map_leaky_relu},
+      {"PRelu", map_prelu},
       {"Tile", map_tile},         {"Resize", map_resize},
       {"Col2Im", map_col2im},     {"Gelu", map_gelu},
       {"Swish", map_swish},       {"RMSNormalization", map_rms_norm},

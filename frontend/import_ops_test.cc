@@ -328,6 +328,34 @@ TEST(ImportOps, ArgMinOfIntegersAndGatherNDOfFloatIndices) {
       << r.error().message;
 }
 
+// PRelu with a slope per channel is relu(x) - slope * relu(-x): x from 0 up,
+// slope * x below, infinities included (x - relu(x) would give NaN at +inf);
+// one constant slope is leaky_relu.
+TEST(ImportOps, PReluIsExactAtInfinitiesAndLeakyWithOneSlope) {
+  onnx::ModelProto m = one_node("PRelu", {{"x", {1, 2, 3}}, {"s", {}}}, [](onnx::GraphProto* g) {
+    testing::add_f32s(g, "s", {0.5f, -2.0f});
+    g->mutable_initializer(0)->clear_dims();
+    g->mutable_initializer(0)->add_dims(2);
+    g->mutable_initializer(0)->add_dims(1);
+  });
+  Expected<ImportedModel> r = import_proto(m);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->opaque_nodes.empty());
+  const float inf = std::numeric_limits<float>::infinity();
+  std::map<std::string, ref::Tensor<float>> feeds;
+  feeds["x"] = ref::Tensor<float>(Shape{1, 2, 3}, {inf, -inf, -4.0f, 3.0f, -1.5f, -inf});
+  auto y = ref::evaluate<float>(r->graph, feeds);
+  ASSERT_TRUE(y.ok()) << y.error().message;
+  EXPECT_EQ((*y)[0].data, (std::vector<float>{inf, -inf, -2.0f, 3.0f, 3.0f, inf}));
+
+  m = one_node("PRelu", {{"x", {1, 2, 3}}, {"s", {}}},
+               [](onnx::GraphProto* g) { testing::add_f32s(g, "s", {0.25f}); });
+  r = import_proto(m);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_NE(print(r->graph).find("leaky_relu(x, alpha=0.25)"), std::string::npos)
+      << print(r->graph);
+}
+
 // A nearest Resize of bools by a factor that is not whole (a fuzzed model)
 // is gathers alone: nearest's taps weigh 1, so no weight of the input's
 // element type is made.

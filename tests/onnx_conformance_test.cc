@@ -44,7 +44,7 @@ const char* kPrefixes[] = {
     "test_not_",         "test_and",           "test_or",           "test_cumsum_",
     "test_leakyrelu",    "test_softplus",      "test_reduce_sum_",  "test_reduce_max_",
     "test_reduce_l2_",   "test_tile",          "test_resize_",      "test_gathernd_",
-    "test_reduce_sum_square_", "test_argmax_", "test_argmin_",
+    "test_reduce_sum_square_", "test_argmax_", "test_argmin_", "test_prelu_",
 };
 
 // Operators the importer folds when their inputs are constants, as in the
