@@ -3,6 +3,7 @@
 #include "frontend/import_ops.h"
 #include "frontend/attention.h"
 #include "frontend/col2im.h"
+#include "frontend/conv_transpose.h"
 #include "frontend/import_composite.h"
 #include "frontend/import_repeat.h"
 #include "frontend/node_chain.h"
@@ -585,6 +586,7 @@ MapFn find_data_mapping(std::string_view t) {
       {"PRelu", map_prelu},
       {"Tile", map_tile},         {"Resize", map_resize},
       {"Col2Im", map_col2im},     {"Gelu", map_gelu},
+      {"ConvTranspose", map_conv_transpose},
       {"Swish", map_swish},       {"RMSNormalization", map_rms_norm},
       {"Attention", map_attention},
   };

@@ -356,6 +356,25 @@ TEST(ImportOps, PReluIsExactAtInfinitiesAndLeakyWithOneSlope) {
       << print(r->graph);
 }
 
+// ConvTranspose whose weights' first extent is not the input's channels is
+// an error naming the node; a 3-D one stays opaque, saying why.
+TEST(ImportOps, ConvTransposeOfMismatchedWeightsAndOf3dInputs) {
+  Expected<ImportedModel> r = import_proto(
+      one_node("ConvTranspose", {{"x", {1, 4, 5, 5}}, {"w", {}}},
+               [](onnx::GraphProto* g) { counting_floats(g, "w", {3, 2, 3, 3}, 0.0f); }));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("node 'op' (ConvTranspose): has weights f32[3,2,3,3] and "
+                                   "group 1 for input f32[1,4,5,5]"),
+            std::string::npos)
+      << r.error().message;
+  r = import_proto(
+      one_node("ConvTranspose", {{"x", {1, 4, 3, 3, 3}}, {"w", {}}},
+               [](onnx::GraphProto* g) { counting_floats(g, "w", {4, 2, 2, 2, 2}, 0.0f); }));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->opaque_nodes.size(), 1u);
+  EXPECT_EQ(r->opaque_nodes[0].reason, "only 1-D and 2-D transposed convolutions map to conv2d");
+}
+
 // A nearest Resize of bools by a factor that is not whole (a fuzzed model)
 // is gathers alone: nearest's taps weigh 1, so no weight of the input's
 // element type is made.

@@ -24,8 +24,8 @@ const std::filesystem::path kTestData = "/usr/share/libonnx-testdata/data";
 const std::filesystem::path kNodeTests = kTestData / "node";
 constexpr double kTolerance = 1e-5;
 
-// Directory name prefixes of the operators the IR maps (ConvTranspose,
-// ConvInteger and MatMulInteger excluded by the exact-prefix check below).
+// Directory name prefixes of the operators the IR maps (ConvInteger and
+// MatMulInteger excluded by the exact-prefix check below).
 // The test_hardsigmoid* models are opset 6, test_not_* opset 1, test_and*
 // and test_or* opset 7: they run upgraded to opset 11 by ONNX's version
 // converter, as every model below 11 is imported.
@@ -45,6 +45,7 @@ const char* kPrefixes[] = {
     "test_leakyrelu",    "test_softplus",      "test_reduce_sum_",  "test_reduce_max_",
     "test_reduce_l2_",   "test_tile",          "test_resize_",      "test_gathernd_",
     "test_reduce_sum_square_", "test_argmax_", "test_argmin_", "test_prelu_",
+    "test_convtranspose",
 };
 
 // Operators the importer folds when their inputs are constants, as in the
@@ -98,7 +99,8 @@ bool read_as_data(const onnx::ModelProto& m, const std::string& name) {
 // real model holds as constants. Integer and bool inputs (Where's condition,
 // CumSum's axis), and Clip's and Pad's parameters, become initializers holding
 // the test's values, except the data of comparisons, logic and CumSum, which
-// stays an input of its own element type so that the operator runs.
+// stays an input of its own element type so that the operator runs; so do
+// ConvTranspose's weights, which a model holds as constants.
 bool is_parameter(const onnx::ModelProto& m, int k, const WeightData& value) {
   const std::string& name = m.graph().input(k).name();
   if (read_as_data(m, name)) return false;
@@ -107,7 +109,9 @@ bool is_parameter(const onnx::ModelProto& m, int k, const WeightData& value) {
     return true;
   for (const auto& n : m.graph().node())
     for (int i = 1; i < n.input_size(); ++i)
-      if (n.input(i) == name && (n.op_type() == "Clip" || n.op_type() == "Pad" || n.op_type() == "Resize"))
+      if (n.input(i) == name && (n.op_type() == "Clip" || n.op_type() == "Pad" ||
+                                 n.op_type() == "Resize" ||
+                                 (n.op_type() == "ConvTranspose" && i == 1)))
         return true;
   return false;
 }
