@@ -2,6 +2,7 @@
 // the flipped, channel-exchanged kernel of the equivalent convolution.
 #include "frontend/conv_transpose.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,76 @@ HostTensor flipped_kernel(const HostTensor& w, int64_t groups) {
             out.f[(((j * co + o) * ci + i) * kh + y) * kw + x] =
                 w.f[(((j * ci + i) * co + o) * kh + (kh - 1 - y)) * kw + (kw - 1 - x)];
   return out;
+}
+
+// The kernel of the sub-pixel form: W [C_in, C_out, kh, kw] to
+// Wc [sh sw C_out, C_in, mh, mw], the block of phase (rh, rw) holding, flipped,
+// the taps rh + sh m, rw + sw m (zero past the kernel).
+HostTensor phase_kernel(const HostTensor& w, int64_t sh, int64_t sw, int64_t mh, int64_t mw) {
+  const Shape& s = w.shape;
+  const int64_t ci = s[0], co = s[1], kh = s[2], kw = s[3];
+  HostTensor out = HostTensor::zeros(w.dtype, Shape{sh * sw * co, ci, mh, mw});
+  for (int64_t rh = 0; rh < sh; ++rh)
+    for (int64_t rw = 0; rw < sw; ++rw)
+      for (int64_t o = 0; o < co; ++o)
+        for (int64_t i = 0; i < ci; ++i)
+          for (int64_t jh = 0; jh < mh; ++jh)
+            for (int64_t jw = 0; jw < mw; ++jw) {
+              const int64_t y = rh + sh * (mh - 1 - jh), x = rw + sw * (mw - 1 - jw);
+              if (y >= kh || x >= kw) continue;
+              out.f[((((rh * sw + rw) * co + o) * ci + i) * mh + jh) * mw + jw] =
+                  w.f[((i * co + o) * kh + y) * kw + x];
+            }
+  return out;
+}
+
+// The sub-pixel form of a transposed convolution without groups or
+// dilation: along an axis, output element t - pb for t = s q + r sums
+// x[q - m] w[r + s m] over m, so phase r is a convolution of the input with
+// the taps r, r + s, ... One conv2d computes every phase as sh sw blocks of
+// output channels (m taps per axis, zero-padded by m - 1, m enough for the
+// output's reach), a depth-to-space interleaves them and a slice cuts
+// [pb, pb + out). No product multiplies an inserted zero: at stride 2 a
+// quarter of the spread form's.
+Expected<Mapped> sub_pixel(NodeContext& ctx, const Shape& x, const HostTensor& kernel,
+                           const HostTensor* bias, const Ints& stride, const Ints& pb,
+                           const Ints& out, bool one_d) {
+  const int64_t co = kernel.shape[1];
+  Ints m(2);
+  for (int d = 0; d < 2; ++d) {
+    const int64_t s = stride[d], k = kernel.shape[2 + d];
+    m[d] = std::max((k + s - 1) / s, (pb[d] + out[d] + s - 1) / s - x[2 + d] + 1);
+  }
+  const int64_t sh = stride[0], sw = stride[1], phases = sh * sw;
+  NodeChain c(ctx);
+  TensorRef t = c.input(0);
+  if (one_d) t = c.reshape(t, {x[0], x[1], 1, x[3]});
+  std::vector<TensorRef> args = {
+      t, ctx.new_weight("phases", phase_kernel(kernel, sh, sw, m[0], m[1]))};
+  if (bias) {
+    HostTensor tiled = HostTensor::zeros(bias->dtype, Shape{phases * co});
+    for (int64_t p = 0; p < phases; ++p)
+      for (int64_t o = 0; o < co; ++o) tiled.f[p * co + o] = bias->f[o];
+    args.push_back(ctx.new_weight("phase_bias", tiled));
+  }
+  Padding pad;
+  pad.mode = Padding::kExplicit;
+  pad.pads = {m[0] - 1, m[1] - 1, m[0] - 1, m[1] - 1};
+  Attrs a;
+  a.set(AttrKey::stride, Ints{1, 1}).set(AttrKey::dilation, Ints{1, 1}).set(AttrKey::pad, pad);
+  a.set(AttrKey::groups, int64_t{1});
+  t = c.op(Op::Conv2d, std::move(args), std::move(a));
+  const int64_t qh = x[2] + m[0] - 1, qw = x[3] + m[1] - 1;
+  t = c.reshape(t, {x[0], sh, sw, co, qh, qw});
+  t = c.op(Op::Transpose, t, AttrKey::perm, {0, 3, 4, 1, 5, 2});
+  t = c.reshape(t, {x[0], co, qh * sh, qw * sw});
+  Attrs cut;
+  cut.set(AttrKey::starts, Ints{pb[0], pb[1]})
+      .set(AttrKey::ends, Ints{pb[0] + out[0], pb[1] + out[1]});
+  cut.set(AttrKey::axes, Ints{2, 3}).set(AttrKey::steps, Ints{1, 1});
+  t = c.op(Op::Slice, {t}, std::move(cut));
+  if (one_d) t = c.reshape(t, {x[0], co, out[1]});
+  return c.result(t);
 }
 
 }  // namespace
@@ -115,12 +186,22 @@ Expected<Mapped> map_conv_transpose(NodeContext& ctx) {
     }
   }
 
+  const int64_t sh = (*stride)[0], sw = (*stride)[1];
+  const Ints pb = {span[0] - 1 - before[0], span[1] - 1 - before[1]};
+  const Ints out = {(x[2] - 1) * sh + before[0] + after[0] - span[0] + 2,
+                    (x[3] - 1) * sw + before[1] + after[1] - span[1] + 2};
+  const HostTensor* bias = ctx.has_input(2) ? ctx.constant(2) : nullptr;
+  if (groups == 1 && *dil == Ints{1, 1} && (sh > 1 || sw > 1) && pb[0] >= 0 && pb[1] >= 0 &&
+      (!ctx.has_input(2) || bias))
+    return sub_pixel(ctx, x, kernel, bias, *stride, pb, out, one_d);
+
+  // The spread form (groups, dilations, a bias computed in the graph, an
+  // output reaching before the first input element):
   NodeChain c(ctx);
   TensorRef t = c.input(0);
   if (one_d) t = c.reshape(t, {x[0], x[1], 1, x[3]});
   // The spread: [N, C, H, 1, W, 1] padded to [N, C, H, sh, W, sw], merged.
   // Its extent per axis is in * s, s - 1 zeros past the last input element.
-  const int64_t sh = (*stride)[0], sw = (*stride)[1];
   if (sh > 1 || sw > 1) {
     t = c.reshape(t, {x[0], x[1], x[2], 1, x[3], 1});
     Attrs a;

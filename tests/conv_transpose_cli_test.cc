@@ -30,11 +30,13 @@ using testing::set_ints;
 
 // x: f32[1,4,5,6] -> ConvTranspose (W [4,3,3,3], group 2, stride 2,
 // pads 1, output_padding 1, bias) = u: f32[1,6,10,12] -> Relu ->
+// ConvTranspose (W [6,6,4,4], stride 2, pads 1, bias) = d: f32[1,6,20,24] ->
 // ConvTranspose (W [6,2,2,3], dilation 2, pads [3,0,0,1]: a begin pad of 3
 // against the dilated kernel's height of 3, a crop of one row) =
-// v: f32[1,2,9,15] -> Reshape [1,2,135] -> ConvTranspose 1-D (W [2,2,4],
-// stride 4) = y: f32[1,2,540]. `computed`: the first weights are a graph
-// input.
+// v: f32[1,2,19,27] -> Reshape [1,2,513] -> ConvTranspose 1-D (W [2,2,4],
+// stride 4) = y: f32[1,2,2052]. The first and third run as spread inputs
+// (groups, dilation), the second and fourth in the sub-pixel form.
+// `computed`: the first weights are a graph input.
 fs::path write_model(const fs::path& dir, bool computed) {
   onnx::ModelProto m;
   m.set_ir_version(8);
@@ -49,16 +51,22 @@ fs::path write_model(const fs::path& dir, bool computed) {
   else
     testing::add_random_floats(g, "w1", {4, 3, 3, 3}, rng);
   testing::add_random_floats(g, "b1", {6}, rng);
+  testing::add_random_floats(g, "w_double", {6, 6, 4, 4}, rng);
+  testing::add_random_floats(g, "b_double", {6}, rng);
   testing::add_random_floats(g, "w2", {6, 2, 2, 3}, rng);
   testing::add_random_floats(g, "w3", {2, 2, 4}, rng);
-  testing::add_i64s(g, "flat", {1, 2, 135});
+  testing::add_i64s(g, "flat", {1, 2, 513});
   onnx::NodeProto* up = add_node(g, "up", "ConvTranspose", {"x", "w1", "b1"}, "u");
   set_int(up, "group", 2);
   set_ints(up, "strides", {2, 2});
   set_ints(up, "pads", {1, 1, 1, 1});
   set_ints(up, "output_padding", {1, 1});
   add_node(g, "Relu", {"u"}, "r");
-  onnx::NodeProto* wide = add_node(g, "wide", "ConvTranspose", {"r", "w2"}, "v");
+  onnx::NodeProto* twice =
+      add_node(g, "double", "ConvTranspose", {"r", "w_double", "b_double"}, "d");
+  set_ints(twice, "strides", {2, 2});
+  set_ints(twice, "pads", {1, 1, 1, 1});
+  onnx::NodeProto* wide = add_node(g, "wide", "ConvTranspose", {"d", "w2"}, "v");
   set_ints(wide, "dilations", {2, 2});
   set_ints(wide, "pads", {3, 0, 0, 1});
   add_node(g, "Reshape", {"v", "flat"}, "line");
@@ -77,7 +85,8 @@ TEST(ConvTransposeCli, StridesGroupsDilationsAndCropsMatchOnnxRuntime) {
   const fs::path dir = testing::temp_dir("conv_transpose_cli");
   const fs::path model = write_model(dir, false), out = dir / "optimized.onnx";
   const std::string listing = testing::inspect_without_opaque_nodes(model, dir);
-  EXPECT_NE(listing.find("conv2d"), std::string::npos) << listing;
+  for (const char* op : {"conv2d", "pad", "transpose"})
+    EXPECT_NE(listing.find(op), std::string::npos) << op << " in " << listing;
   testing::optimize_checked_for_h100(model, out, dir);
   testing::write_random_input(dir / "in", "x", Shape{1, 4, 5, 6}, 79);
   testing::expect_outputs_match_onnx_runtime(model, out, dir / "in", 1, dir);

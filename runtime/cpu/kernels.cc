@@ -39,6 +39,24 @@ Collapsed collapse(const StridedCopy& c) {
     r.dst.push_back(c.dst_st[d]);
   }
   if (r.extent.empty()) r.extent = {1}, r.src = {1}, r.dst = {1};
+  // A short innermost run (an interleave: depth-to-space, a 2x2 unfold) is
+  // a row per handful of elements, each row paying for its offsets. The
+  // dimension the source reads most contiguously, where it is longer, is
+  // made the innermost instead: any loop order copies the same elements.
+  const size_t last = r.extent.size() - 1;
+  constexpr int64_t kShortRun = 8;
+  size_t best = last;
+  for (size_t d = 0; d < last; ++d)
+    if (r.extent[d] >= kShortRun &&
+        (best == last || std::abs(r.src[d]) < std::abs(r.src[best])))
+      best = d;
+  if (r.extent[last] < kShortRun && best != last &&
+      std::abs(r.src[best]) < std::abs(r.src[last]))
+    for (auto* v : {&r.extent, &r.src, &r.dst}) {
+      const int64_t moved = (*v)[best];
+      v->erase(v->begin() + static_cast<std::ptrdiff_t>(best));
+      v->push_back(moved);
+    }
   return r;
 }
 

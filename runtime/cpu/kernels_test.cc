@@ -35,6 +35,35 @@ TEST(StridedCopy, WalksBackwardsWithNegativeStrides) {
   EXPECT_EQ(y, (std::vector<int64_t>{7, 5, 3, 1}));
 }
 
+// A depth-to-space, [2, 2, 3, 5, 9] to [3, 5, 2, 9, 2] (the sub-pixel form of
+// a transposed convolution): its innermost run is 2 long, so the copy runs
+// along the source's contiguous axis instead; every element lands where a
+// direct loop puts it.
+TEST(StridedCopy, AShortInnermostRunCopiesAlongTheSourcesContiguousAxis) {
+  const int64_t sh = 2, sw = 2, c = 3, qh = 5, qw = 9;
+  std::vector<float> src(sh * sw * c * qh * qw);
+  std::iota(src.begin(), src.end(), 0.0f);
+  const std::vector<int64_t> extent = {c, qh, sh, qw, sw};
+  const std::vector<int64_t> src_st = {qh * qw, qw, sw * c * qh * qw, 1, c * qh * qw};
+  const std::vector<int64_t> dst_st = {qh * sh * qw * sw, sh * qw * sw, qw * sw, sw, 1};
+  StridedCopy copy;
+  copy.elem_bytes = 4;
+  copy.extent = extent;
+  copy.src_st = src_st;
+  copy.dst_st = dst_st;
+  std::vector<float> dst(src.size(), -1.0f), want(src.size());
+  for (int64_t o = 0; o < c; ++o)
+    for (int64_t y = 0; y < qh; ++y)
+      for (int64_t a = 0; a < sh; ++a)
+        for (int64_t x = 0; x < qw; ++x)
+          for (int64_t b = 0; b < sw; ++b)
+            want[(((o * qh + y) * sh + a) * qw + x) * sw + b] =
+                src[(((a * sw + b) * c + o) * qh + y) * qw + x];
+  strided_copy(copy, reinterpret_cast<const std::byte*>(src.data()),
+               reinterpret_cast<std::byte*>(dst.data()));
+  EXPECT_EQ(dst, want);
+}
+
 TEST(StridedCopy, MergesContiguousDimensionsIntoRows) {
   // A [2,3,4] block copied into the middle of a [2,5,4] tensor (a concat).
   std::vector<float> x(24), y(40, 0.f);
