@@ -8,7 +8,9 @@
 // output_padding, with the kernel flipped along its spatial axes and its
 // input and output channels exchanged within each group. A pad larger than
 // the kernel's extent crops instead. Every step is exact: the zeros add
-// nothing, so the result is ONNX's sum, term for term.
+// nothing, so the result is ONNX's sum, term for term. Without groups or
+// dilation the sub-pixel form, which multiplies no inserted zero, runs
+// instead (conv_transpose.cc).
 #pragma once
 
 #include "core/error.h"

@@ -47,11 +47,9 @@ Collapsed collapse(const StridedCopy& c) {
   constexpr int64_t kShortRun = 8;
   size_t best = last;
   for (size_t d = 0; d < last; ++d)
-    if (r.extent[d] >= kShortRun &&
-        (best == last || std::abs(r.src[d]) < std::abs(r.src[best])))
+    if (r.extent[d] >= kShortRun && (best == last || std::abs(r.src[d]) < std::abs(r.src[best])))
       best = d;
-  if (r.extent[last] < kShortRun && best != last &&
-      std::abs(r.src[best]) < std::abs(r.src[last]))
+  if (r.extent[last] < kShortRun && best != last && std::abs(r.src[best]) < std::abs(r.src[last]))
     for (auto* v : {&r.extent, &r.src, &r.dst}) {
       const int64_t moved = (*v)[best];
       v->erase(v->begin() + static_cast<std::ptrdiff_t>(best));
