@@ -514,6 +514,47 @@ Expected<Mapped> map_arg_max(NodeContext& ctx) {
   return add_one(ctx, Op::ArgMax, {*x}, std::move(a));
 }
 
+// Sum and Mean of any number of inputs: adds left to right, as ONNX's
+// reference sums, and Mean that sum divided by the count.
+Expected<Mapped> map_sum(NodeContext& ctx) {
+  const onnx::NodeProto& n = ctx.node();
+  if (n.input_size() < 1) return Error{"needs at least 1 input"};
+  NodeChain c(ctx);
+  TensorRef t = c.input(0);
+  for (int k = 1; k < n.input_size(); ++k) t = c.op(Op::Add, {t, c.input(k)});
+  if (n.op_type() == "Mean" && n.input_size() > 1)
+    t = c.op(Op::Div, {t, c.scalar("count", n.input_size())});
+  return c.result(t);
+}
+
+// Elu(x) = relu(x) + alpha (exp(min(x, 0)) - 1) and Selu(x) = gamma (relu(x)
+// + alpha exp(min(x, 0)) - alpha), min(x, 0) being -relu(-x) (exact, exp of
+// -0 is 1), as ONNX's reference computes them; Softsign(x) = x / (1 + |x|),
+// |x| = relu(x) + relu(-x).
+Expected<Mapped> map_exp_units(NodeContext& ctx) {
+  const onnx::NodeProto& n = ctx.node();
+  if (!HostTensor::is_float(ctx.type(0).dtype)) return opaque("a " + n.op_type() + " of integers");
+  NodeChain c(ctx);
+  const TensorRef x = c.input(0);
+  const TensorRef pos = c.op(Op::Relu, {x});
+  const TensorRef flipped = c.op(Op::Relu, {c.op(Op::Neg, {x})});
+  if (n.op_type() == "Softsign") {
+    const TensorRef abs = c.op(Op::Add, {pos, flipped});
+    return c.result(c.op(Op::Div, {x, c.op(Op::Add, {c.scalar("one", 1.0), abs})}));
+  }
+  const bool selu = n.op_type() == "Selu";
+  const double alpha = attr_float(n, "alpha", selu ? 1.67326319217681884765625f : 1.0f);
+  const TensorRef e = c.op(Op::Exp, {c.op(Op::Neg, {flipped})});
+  if (!selu) {
+    const TensorRef below = c.op(Op::Sub, {e, c.scalar("one", 1.0)});
+    return c.result(c.op(Op::Add, {pos, c.op(Op::Mul, {below, c.scalar("alpha", alpha)})}));
+  }
+  const double gamma = attr_float(n, "gamma", 1.05070102214813232421875f);
+  const TensorRef scaled = c.op(Op::Mul, {e, c.scalar("alpha", alpha)});
+  const TensorRef below = c.op(Op::Sub, {scaled, c.scalar("alpha_", alpha)});
+  return c.result(c.op(Op::Mul, {c.op(Op::Add, {pos, below}), c.scalar("gamma", gamma)}));
+}
+
 // HardSigmoid(x) = clip(alpha x + beta, 0, 1), and HardSwish(x) =
 // x HardSigmoid(x) with alpha = 1/6 and beta = 1/2 (MobileNetV3's
 // activations): mul, add and clip by scalar weights, which every runtime runs.
@@ -584,6 +625,8 @@ MapFn find_data_mapping(std::string_view t) {
       {"LessOrEqual", map_or_equal}, {"GreaterOrEqual", map_or_equal},
       {"LeakyRelu", map_leaky_relu},
       {"PRelu", map_prelu},
+      {"Sum", map_sum},           {"Mean", map_sum},
+      {"Elu", map_exp_units},     {"Selu", map_exp_units},     {"Softsign", map_exp_units},
       {"Tile", map_tile},         {"Resize", map_resize},
       {"Col2Im", map_col2im},     {"Gelu", map_gelu},
       {"ConvTranspose", map_conv_transpose},

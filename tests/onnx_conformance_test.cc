@@ -45,7 +45,8 @@ const char* kPrefixes[] = {
     "test_leakyrelu",    "test_softplus",      "test_reduce_sum_",  "test_reduce_max_",
     "test_reduce_l2_",   "test_tile",          "test_resize_",      "test_gathernd_",
     "test_reduce_sum_square_", "test_argmax_", "test_argmin_", "test_prelu_",
-    "test_convtranspose",
+    "test_convtranspose", "test_elu",        "test_selu",        "test_softsign",
+    "test_sum_",         "test_mean_",
 };
 
 // Operators the importer folds when their inputs are constants, as in the
