@@ -121,15 +121,17 @@ class Inliner {
   // A function is inlined unless its body, or a function it calls, holds a
   // subgraph: names in a subgraph may refer to the body's values, and tso
   // runs no If or Loop anyway.
-  bool inlinable(Function& f) {
-    if (f.state == Function::State::kInlinable || f.state == Function::State::kVisiting)
-      return true;  // a cycle is reported when it is expanded
+  bool inlinable(Function& f, int depth = 0) {
+    // A cycle, or nesting past kMaxDepth, is reported when it is expanded.
+    if (f.state == Function::State::kInlinable || f.state == Function::State::kVisiting ||
+        depth > kMaxDepth)
+      return true;
     if (f.state == Function::State::kKept) return false;
     f.state = Function::State::kVisiting;
     bool ok = true;
     for (const auto& n : f.proto->node()) {
       Function* g = callee(n);
-      if (has_subgraph(n) || (g && !inlinable(*g))) ok = false;
+      if (has_subgraph(n) || (g && !inlinable(*g, depth + 1))) ok = false;
     }
     f.state = ok ? Function::State::kInlinable : Function::State::kKept;
     return ok;
@@ -142,7 +144,7 @@ class Inliner {
     size_t total = static_cast<size_t>(f.proto->output_size());  // pass-through Identities
     for (const auto& n : f.proto->node()) {
       Function* g = callee(n);
-      total += g && inlinable(*g) ? expanded_nodes(*g, depth + 1) : 1;
+      total += g && inlinable(*g, depth + 1) ? expanded_nodes(*g, depth + 1) : 1;
       total = std::min(total, kMaxNodes + 1);
     }
     f.expanded_nodes = total;

@@ -256,6 +256,20 @@ TEST(InlineFunctions, CallsThatWouldExpandPastAMillionNodesAreAnError) {
             "functions.onnx: inlining the model's functions makes more than 1000000 nodes");
 }
 
+// F0(X) = relu(X); Fk(X) = F(k-1)(X), 100,000 deep: an error at 64 nested
+// calls, not a stack overflow (the check for subgraphs once recursed through
+// every level).
+TEST(InlineFunctions, CallsNestedPast64AreAnError) {
+  onnx::ModelProto m = model_of({2});
+  add_body_node(add_function(&m, "F0", {"X"}, {"Y"}), "Relu", {"X"}, "Y");
+  for (int k = 1; k < 100000; ++k)
+    add_body_node(add_function(&m, "F" + std::to_string(k), {"X"}, {"Y"}),
+                  "F" + std::to_string(k - 1), {"X"}, "Y", "local");
+  add_call(m.mutable_graph(), "call", "F99999", {"x"}, {"y"});
+  const std::string message = import_error(m);
+  EXPECT_NE(message.find("functions nest deeper than 64 calls"), std::string::npos) << message;
+}
+
 // Branch(X, C) = If(C, then X, else -X): the then-branch reads X from the
 // function, so the call stays (opaque), and export writes the function back.
 TEST(InlineFunctions, AFunctionHoldingASubgraphStaysACallThatExportKeeps) {
