@@ -350,7 +350,8 @@ TEST(FrontendErrors, UnsupportedOpset) {
 }
 
 // A model below opset 11 is upgraded by ONNX's version converter, which says
-// so: opset 9's Upsample becomes a Resize, and computes what it did. A
+// so: opset 9's Upsample becomes a Resize, and computes what it did, nearest
+// and linear (the converter alone changes linear's coordinates). A
 // broadcast of opset 6 (Add with broadcast=1) whose operands' extents the
 // file does not give cannot be upgraded (the adapter to opset 7 needs them):
 // an error naming the opset and the converter's reason. So is a graph output
@@ -379,6 +380,17 @@ TEST(FrontendOldOpsets, Opset9IsUpgradedAndComputesTheSame) {
   auto y = ref::evaluate<float>(r->graph, feeds);
   ASSERT_TRUE(y.ok()) << y.error().message;
   EXPECT_EQ((*y)[0].data, (std::vector<float>{1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4}));
+  // Linear: output element o reads input coordinate o / 2 (Upsample's
+  // mapping; the converter's Resize-11 alone would read (o + 0.5) / 2 - 0.5
+  // and give 1.25, 1.75 where Upsample gives 1.5, 2).
+  for (auto& a : *g->mutable_node(0)->mutable_attribute())
+    if (a.name() == "mode") a.set_s("linear");
+  r = import_proto(m);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  y = ref::evaluate<float>(r->graph, feeds);
+  ASSERT_TRUE(y.ok()) << y.error().message;
+  EXPECT_EQ(std::vector<float>((*y)[0].data.begin(), (*y)[0].data.begin() + 4),
+            (std::vector<float>{1, 1.5f, 2, 2}));
 
   onnx::ModelProto old = tiny_model();
   old.set_ir_version(3);

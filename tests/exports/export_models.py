@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Export the real-model test corpus: torchvision, timm and transformers models, graph-only.
 
-    python export_models.py OUT_DIR [--only NAME ...] [--exporter ts17|ts17fn|dyn18|dyn23|both]
+    python export_models.py OUT_DIR [--only NAME ...]
+        [--exporter ts7|ts9|ts17|ts17fn|dyn18|dyn23|both]
         [--keep-weights]
 
 Needs torch, torchvision, timm, transformers and onnxscript (not tso's dependencies: the
@@ -13,7 +14,8 @@ exported twice where both exporters take it (--exporter both, the default):
 or once by the one named, dyn23 being torch.export at opset 23 (its Attention,
 RMSNormalization and RotaryEmbedding operators) and ts17fn the TorchScript exporter writing
 each block class that occurs more than once as a model-local function (FunctionProto) that
-each block's node calls,
+each block's node calls, and ts7 and ts9 the TorchScript exporter at those old opsets (which
+tso upgrades to 11 at import),
 then made graph-only as ../shared/models are: every float initializer of 4096 or more
 elements keeps its name, type and dims, its data marked EXTERNAL in `NAME.weights`, a file
 that is not written. Small initializers stay; the nodes' metadata and doc strings (the
@@ -365,8 +367,8 @@ def graph_only(model, weights_file):
 # Exporter tags: the exporter (ts: TorchScript, dyn: torch.export), the opset, and
 # whether the model's blocks are written as model-local functions that each use calls
 # (export_modules_as_functions, TorchScript only).
-EXPORTERS = {"ts17": (False, 17, False), "ts17fn": (False, 17, True), "dyn18": (True, 18, False),
-             "dyn23": (True, 23, False)}
+EXPORTERS = {"ts7": (False, 7, False), "ts9": (False, 9, False), "ts17": (False, 17, False),
+             "ts17fn": (False, 17, True), "dyn18": (True, 18, False), "dyn23": (True, 23, False)}
 
 
 def repeated_blocks(model):
