@@ -5,6 +5,7 @@
 // outputs or an Error describing what is wrong.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -21,8 +22,12 @@ using FoldResult = Expected<std::vector<HostTensor>>;
 // that would exceed it returns no outputs (the node is then not folded).
 using FoldFn = FoldResult (*)(const onnx::NodeProto&, int64_t opset, FoldInputs, int64_t limit);
 
-// Whether a tensor of `shape` is beyond `limit`; folds return Declined() then.
-inline bool too_large(const Shape& shape, int64_t limit) { return shape.numel() > limit; }
+// Whether a tensor of `shape` is beyond `limit`, or its element count beyond
+// int64 (a fuzzed Expand to [2^63 - 1, 1, 192]); folds return Declined() then.
+inline bool too_large(const Shape& shape, int64_t limit) {
+  const std::optional<int64_t> n = shape.checked_numel();
+  return !n || *n > limit;
+}
 inline std::vector<HostTensor> Declined() { return {}; }
 
 // The implementation of `op_type`, or null when the folder lacks it.

@@ -375,6 +375,21 @@ TEST(ImportOps, ConvTransposeOfMismatchedWeightsAndOf3dInputs) {
   EXPECT_EQ(r->opaque_nodes[0].reason, "only 1-D and 2-D transposed convolutions map to conv2d");
 }
 
+// An Expand of a constant to more elements than int64 counts (a fuzzed
+// model) is not folded but an error naming the node, rather than an abort
+// in the folder's size check.
+TEST(ImportOps, AnExpandPastInt64ElementsIsAnErrorNamingTheNode) {
+  const int64_t huge = std::numeric_limits<int64_t>::max();
+  Expected<ImportedModel> r =
+      import_proto(one_node("Expand", {{"x", {}}, {"s", {}}}, [&](onnx::GraphProto* g) {
+        testing::add_f32s(g, "x", {1.0f, 2.0f});
+        add_i64(g, "s", {2}, {huge, 1});  // broadcast with x: [2^63 - 1, 2]
+      }));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("node 'op' (Expand)"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("overflows int64"), std::string::npos) << r.error().message;
+}
+
 // A nearest Resize of bools by a factor that is not whole (a fuzzed model)
 // is gathers alone: nearest's taps weigh 1, so no weight of the input's
 // element type is made.
