@@ -6,7 +6,9 @@
 #include "frontend/conv_transpose.h"
 #include "frontend/import_composite.h"
 #include "frontend/import_repeat.h"
+#include "frontend/lrn.h"
 #include "frontend/node_chain.h"
+#include "frontend/pad_modes.h"
 
 #include <cmath>
 #include <limits>
@@ -173,8 +175,9 @@ Expected<Mapped> map_slice(NodeContext& ctx) {
 }
 
 Expected<Mapped> map_pad(NodeContext& ctx) {
-  if (attr_string(ctx.node(), "mode", "constant") != "constant")
-    return opaque("padding mode '" + attr_string(ctx.node(), "mode") + "'");
+  const std::string mode = attr_string(ctx.node(), "mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
+    return Error{"has padding mode '" + mode + "' (constant, reflect, edge or wrap)"};
   const int rank = ctx.type(0).shape.rank();
   Ints pads;
   double value = 0;
@@ -185,7 +188,7 @@ Expected<Mapped> map_pad(NodeContext& ctx) {
     std::optional<Ints> p = const_ints(ctx, 1);
     if (!p) return opaque("pads that are not constant");
     pads = *p;
-    if (ctx.has_input(2)) {
+    if (ctx.has_input(2) && mode == "constant") {
       const HostTensor* c = ctx.constant(2);
       if (!c || c->numel() != 1) return opaque("a pad value that is not a constant scalar");
       value = c->get_f(0);
@@ -224,6 +227,7 @@ Expected<Mapped> map_pad(NodeContext& ctx) {
     if (!cropped) return cropped.error();
     x = *cropped;
   }
+  if (mode != "constant") return pad_by_gathers(ctx, *x, mode, pads);
   Attrs a;
   a.set(AttrKey::pads, pads).set(AttrKey::value, value);
   return add_one(ctx, Op::Pad, {*x}, std::move(a));
@@ -632,6 +636,7 @@ MapFn find_data_mapping(std::string_view t) {
       {"ConvTranspose", map_conv_transpose},
       {"Swish", map_swish},       {"RMSNormalization", map_rms_norm},
       {"Attention", map_attention},
+      {"LRN", map_lrn},
   };
   for (const auto& [name, fn] : kMaps)
     if (name == t) return fn;

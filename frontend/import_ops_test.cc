@@ -17,6 +17,7 @@
 #include "core/text_format.h"
 #include "frontend/onnx.h"
 #include "frontend/onnx_test_util.h"
+#include "frontend/pad_modes.h"
 #include "onnx/onnx_pb.h"
 #include "runtime/reference/executor.h"
 
@@ -861,6 +862,88 @@ TEST(ImportOps, MalformedFoldedCumSumReductionBatchNormAndResizeAreErrors) {
         << r.error().message;
     EXPECT_NE(r.error().message.find(c.message), std::string::npos) << r.error().message;
   }
+}
+
+// The input element each padded position copies, as numpy.pad places it
+// (ONNX's reference implementation pads with numpy): np.pad(arange(3),
+// (5, 4), mode) and a single element reflected.
+TEST(ImportOps, PaddedSourcesFollowNumpy) {
+  const std::vector<std::pair<std::string, std::vector<int64_t>>> cases = {
+      {"reflect", {1, 0, 1, 2, 1, 0, 1, 2, 1, 0, 1, 2}},
+      {"edge", {0, 0, 0, 0, 0, 0, 1, 2, 2, 2, 2, 2}},
+      {"wrap", {1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0}},
+  };
+  for (const auto& [mode, want] : cases)
+    for (int64_t o = 0; o < 12; ++o)
+      EXPECT_EQ(onnx_frontend::padded_source(mode, o, 5, 3), want[o]) << mode << " at " << o;
+  for (int64_t o = 0; o < 5; ++o) EXPECT_EQ(onnx_frontend::padded_source("reflect", o, 2, 1), 0);
+}
+
+// A reflect Pad becomes gathers; an unknown mode and a malformed LRN are
+// errors naming the node; a pad past 2^24 elements stays opaque (its index
+// constant is not made).
+TEST(ImportOps, PadModesAndLrnImportOrNameTheNode) {
+  auto pad = [](const std::string& mode, int64_t amount) {
+    onnx::ModelProto m =
+        one_node("Pad", {{"x", {1, 2, 3, 4}}, {"p", {}}}, [&](onnx::GraphProto* g) {
+          add_i64(g, "p", {8}, {0, 0, amount, 1, 0, 0, 2, 0});
+        });
+    testing::set_string(m.mutable_graph()->mutable_node(0), "mode", mode);
+    return import_proto(m);
+  };
+  Expected<ImportedModel> r = pad("reflect", 2);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->opaque_nodes.empty());
+  int gathers = 0;
+  for (const Node& n : r->graph.nodes()) gathers += n.op == Op::Gather;
+  EXPECT_EQ(gathers, 2);
+  EXPECT_EQ(r->graph.type(r->graph.outputs()[0].ref).shape, (Shape{1, 2, 7, 5}));
+
+  r = pad("mirror", 1);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("node 'op' (Pad): has padding mode 'mirror'"), std::string::npos)
+      << r.error().message;
+
+  r = pad("edge", int64_t{1} << 30);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->opaque_nodes.size(), 1u);
+  EXPECT_EQ(r->opaque_nodes[0].reason, "an axis padded to more than 2^24 elements in edge mode");
+
+  onnx::ModelProto lrn = one_node("LRN", {{"x", {1, 4, 2, 2}}}, [](onnx::GraphProto*) {});
+  r = import_proto(lrn);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("node 'op' (LRN): needs a size of 1 or more, got 0"),
+            std::string::npos)
+      << r.error().message;
+}
+
+// LRN of an even size sums one channel more above than below (ONNX: c -
+// floor((size - 1) / 2) to c + ceil((size - 1) / 2)); ONNX Runtime refuses
+// even sizes and ONNX's test data has none, so the values are checked here
+// against the formula.
+TEST(ImportOps, LrnOfAnEvenSizeSumsOneChannelMoreAbove) {
+  onnx::ModelProto m = one_node("LRN", {{"x", {1, 5, 1, 2}}}, [](onnx::GraphProto*) {});
+  onnx::NodeProto* n = m.mutable_graph()->mutable_node(0);
+  testing::set_int(n, "size", 4);
+  testing::set_float(n, "alpha", 0.8f);
+  testing::set_float(n, "beta", 0.75f);
+  testing::set_float(n, "bias", 2.0f);
+  Expected<ImportedModel> r = import_proto(m);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->opaque_nodes.empty());
+  const std::vector<float> x = {1, -2, 3, 0.5f, -1, 2, 0.25f, 4, -3, 1};  // [c][w]
+  std::map<std::string, ref::Tensor<float>> feeds;
+  feeds["x"] = ref::Tensor<float>(Shape{1, 5, 1, 2}, x);
+  auto y = ref::evaluate<float>(r->graph, feeds);
+  ASSERT_TRUE(y.ok()) << y.error().message;
+  for (int c = 0; c < 5; ++c)
+    for (int w = 0; w < 2; ++w) {
+      double squares = 0;
+      for (int k = std::max(0, c - 1); k <= std::min(4, c + 2); ++k)
+        squares += x[k * 2 + w] * x[k * 2 + w];
+      const double want = x[c * 2 + w] / std::pow(2.0 + 0.8 / 4 * squares, 0.75);
+      EXPECT_NEAR((*y)[0].data[c * 2 + w], want, 1e-6 * std::abs(want)) << c << ", " << w;
+    }
 }
 
 }  // namespace

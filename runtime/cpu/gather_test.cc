@@ -182,6 +182,28 @@ TEST(CpuGather, ClassTokenAndInnerAxesByStoredIndices) {
   EXPECT_EQ(out[1].size(), 30u);
 }
 
+// A reflect pad of the innermost axis as the importer writes it: one
+// element per index, 64 x 130 rows of them (past the size that runs on the
+// OpenMP team), i32 and i64 indices counting from either end; the same
+// result on one thread and two.
+TEST(CpuGather, SingleElementRowsOfAPadGiveTheSameValuesOnAnyThreadCount) {
+  for (const char* type : {"i64", "i32"}) {
+    std::vector<int64_t> cols{1};  // reflect by 1; odd columns from the front, even from the end
+    for (int64_t k = 0; k < 128; ++k) cols.push_back(k % 2 ? k : k - 128);
+    cols.push_back(-2);
+    const Graph g = with_values(std::string(R"(graph pad {
+  input x: f32[64,130,128]
+  weight cols: )") + type + R"([130]
+  %l = gather(x, cols, axis=-1)
+  output y = %l
+})",
+                                {{"cols", cols}});
+    std::vector<std::vector<float>> one = expect_matches_reference(g, {}, 1);
+    std::vector<std::vector<float>> two = expect_matches_reference(g, {}, 2);
+    EXPECT_EQ(one, two) << type;
+  }
+}
+
 // A lookup of stored rows by stored indices runs once, in the prologue; its
 // indices are checked there.
 TEST(CpuGather, ConstantLookupsRunInThePrologue) {

@@ -124,11 +124,47 @@ int64_t index_at(const void* indices, bool wide, int64_t j) {
 
 }  // namespace
 
+namespace {
+
+// Rows of N bytes (one element, or a few): a copy the compiler makes one
+// move, data row o's indices walked in order. A reflect or edge pad of the
+// innermost axis is such a gather, one element per index.
+template <int N, typename I>
+void gather_short_rows(const GatherRows& g, const std::byte* data, const I* indices,
+                       std::byte* y) {
+#pragma omp parallel for schedule(static) if (g.outer * g.count > 16384)
+  for (int64_t o = 0; o < g.outer; ++o) {
+    const std::byte* from = data + o * g.extent * N;
+    std::byte* to = y + o * g.count * N;
+    for (int64_t j = 0; j < g.count; ++j) {
+      const int64_t k = indices[j] < 0 ? indices[j] + g.extent : indices[j];
+      std::memcpy(to + j * N, from + k * N, N);
+    }
+  }
+}
+
+template <typename I>
+bool gather_short_rows(const GatherRows& g, const std::byte* data, const I* indices,
+                       std::byte* y) {
+  switch (g.row_bytes) {
+    case 1: gather_short_rows<1>(g, data, indices, y); return true;
+    case 2: gather_short_rows<2>(g, data, indices, y); return true;
+    case 4: gather_short_rows<4>(g, data, indices, y); return true;
+    case 8: gather_short_rows<8>(g, data, indices, y); return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
 int64_t gather(const GatherRows& g, const std::byte* data, const void* indices, std::byte* y) {
   for (int64_t j = 0; j < g.count; ++j) {
     const int64_t k = index_at(indices, g.wide, j);
     if (k < -g.extent || k >= g.extent) return j;
   }
+  if (g.wide ? gather_short_rows(g, data, static_cast<const int64_t*>(indices), y)
+             : gather_short_rows(g, data, static_cast<const int32_t*>(indices), y))
+    return -1;
   const int64_t rows = g.outer * g.count;
 #pragma omp parallel for schedule(static) if (rows * g.row_bytes > 65536)
   for (int64_t r = 0; r < rows; ++r) {
