@@ -4,9 +4,9 @@
 // KW]; matmul multiplies the last two dimensions and broadcasts the leading
 // (batch) ones numpy-style.
 //
-// Broadcasting. Binary elementwise operators (add, mul, sub, div, pow) and
-// where broadcast numpy-style: shapes align at the trailing dimension and a
-// dimension of 1 stretches. `smul(x, s)` multiplies by a rank-0 tensor.
+// Broadcasting. Binary elementwise operators (add, mul, sub, div, pow, max,
+// min) and where broadcast numpy-style: shapes align at the trailing
+// dimension and a dimension of 1 stretches. `smul(x, s)` multiplies by a rank-0 tensor.
 //
 // Padding. See `Padding` in core/attrs.h: valid, same (extra element at the
 // end), or explicit [top, left, bottom, right]. Pooling never counts padded
@@ -35,6 +35,14 @@
 // alpha x elsewhere (ONNX LeakyRelu: alpha is written out, its ONNX default
 // 0.01 included, since the attribute's default here is gemm's 1);
 // `softplus(x)` is log(1 + exp(x)) (ONNX Softplus).
+//
+// Logarithms and extremes. `log(x)` is the natural logarithm (-inf at 0, NaN
+// below), `abs(x)` the magnitude (ONNX Log, Abs). `max(a, b)` and `min(a, b)`
+// are the larger and smaller of a and b after numpy-style broadcasting, NaN
+// where either is NaN (ONNX Max and Min of two inputs, as ONNX Runtime
+// computes them; the importer chains more). `log_softmax(x; axis)` is
+// x - max - log(sum(exp(x - max))) along `axis` (ONNX LogSoftmax), the axis
+// normalized like softmax's.
 //
 // Constants. const_ones(shape) is all ones; const_eye(shape=[n,n]) the
 // identity matrix; const_eye_conv(shape=[c,c,kh,kw]) the conv kernel that maps

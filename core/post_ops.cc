@@ -16,6 +16,8 @@ bool is_unary_post_op(Op op) {
     case Op::Neg:
     case Op::LeakyRelu:
     case Op::Softplus:
+    case Op::Log:
+    case Op::Abs:
       return true;
     default:
       return false;

@@ -468,8 +468,8 @@ Result infer_layernorm(Attrs* a, Inputs in) {
   return Types{x};
 }
 
-Result infer_softmax(Attrs* a, Inputs in) {
-  TSO_RETURN_IF_ERROR(normalize_axis_attr(Op::Softmax, a, in[0]));
+Result infer_softmax(Op op, Attrs* a, Inputs in) {
+  TSO_RETURN_IF_ERROR(normalize_axis_attr(op, a, in[0]));
   return Types{in[0]};
 }
 
@@ -830,7 +830,9 @@ Result infer_unchecked(Op op, Attrs* attrs, Inputs in) {
     case Op::Mul:
     case Op::Sub:
     case Op::Div:
-    case Op::Pow: return infer_binary(op, in);
+    case Op::Pow:
+    case Op::Max:
+    case Op::Min: return infer_binary(op, in);
     case Op::ScalarMul: return infer_scalar_mul(in);
     case Op::Relu:
     case Op::Sigmoid:
@@ -840,7 +842,9 @@ Result infer_unchecked(Op op, Attrs* attrs, Inputs in) {
     case Op::Sqrt:
     case Op::Neg:
     case Op::Exp:
-    case Op::Softplus: return Types{in[0]};
+    case Op::Softplus:
+    case Op::Log:
+    case Op::Abs: return Types{in[0]};
     case Op::LeakyRelu:
       if (!std::isfinite(a.f(AttrKey::alpha)))
         return err(op, "alpha ", a.f(AttrKey::alpha), " is not finite");
@@ -854,7 +858,8 @@ Result infer_unchecked(Op op, Attrs* attrs, Inputs in) {
     case Op::Enlarge: return infer_enlarge(a, in);
     case Op::BatchNorm: return infer_batchnorm(in);
     case Op::Gemm: return infer_gemm(a, in);
-    case Op::Softmax: return infer_softmax(&a, in);
+    case Op::Softmax:
+    case Op::LogSoftmax: return infer_softmax(op, &a, in);
     case Op::LayerNorm: return infer_layernorm(&a, in);
     case Op::ReduceMean:
     case Op::ReduceSum:
@@ -947,6 +952,10 @@ Count flop_count(Op op, const Attrs& a, Inputs in, Inputs out) {
     case Op::Exp:
     case Op::LeakyRelu:
     case Op::Softplus:
+    case Op::Log:
+    case Op::Abs:
+    case Op::Max:
+    case Op::Min:
     case Op::IsNaN:
     case Op::Where:
     case Op::Equal:
@@ -969,7 +978,8 @@ Count flop_count(Op op, const Attrs& a, Inputs in, Inputs out) {
     case Op::ReduceL2: return 2 * numel(in);  // square, sum
     case Op::BatchNorm: return kBatchNormFlops * n_out;
     case Op::LayerNorm: return kLayerNormFlops * n_out;
-    case Op::Softmax: return kSoftmaxFlops * n_out;
+    case Op::Softmax:
+    case Op::LogSoftmax: return kSoftmaxFlops * n_out;
   }
   TSO_CHECK(false, "operator out of range");
   return 0;

@@ -159,6 +159,17 @@ const char* const kCanonical[] = {
   output s = %2
 }
 )",
+    R"(graph nll_head {
+  input x: f32[2,10]
+  input b: f32[10]
+  %0: f32[2,10] = abs(x)
+  %1: f32[2,10] = log(%0)
+  %2: f32[2,10] = max(%1, b)
+  %3: f32[2,10] = min(%2, x)
+  %4: f32[2,10] = log_softmax(%3, axis=1)
+  output y = %4
+}
+)",
     R"(graph positions {
   input ids: i64[2,8]
   input mask: i64[2,8]

@@ -380,6 +380,10 @@ Status export_node(ExportContext& ctx, int i) {
     case Op::Neg: return simple("Neg");
     case Op::Exp: return simple("Exp");
     case Op::Softplus: return simple("Softplus");
+    case Op::Log: return simple("Log");
+    case Op::Abs: return simple("Abs");
+    case Op::Max: return simple("Max");
+    case Op::Min: return simple("Min");
     case Op::LeakyRelu: {
       onnx::NodeProto* p = ctx.add_node("LeakyRelu", input_names(ctx, n), out, name);
       set_attr(p, "alpha", static_cast<float>(n.attrs.f(AttrKey::alpha)));
@@ -407,11 +411,14 @@ Status export_node(ExportContext& ctx, int i) {
     case Op::LayerNorm:
       write_layernorm(ctx, i);
       return Status::Ok();
-    case Op::Softmax: {
+    case Op::Softmax:
+    case Op::LogSoftmax: {
       const int64_t axis = n.attrs.i(AttrKey::axis);
       if (ctx.opset() < 13 && axis != n.outs[0].shape.rank() - 1)
-        return Error{describe_node(g, i) + ": softmax over a non-last axis needs opset 13"};
-      set_attr(ctx.add_node("Softmax", input_names(ctx, n), out, name), "axis", axis);
+        return Error{describe_node(g, i) + ": " + std::string(op_name(n.op)) +
+                     " over a non-last axis needs opset 13"};
+      const char* type = n.op == Op::Softmax ? "Softmax" : "LogSoftmax";
+      set_attr(ctx.add_node(type, input_names(ctx, n), out, name), "axis", axis);
       return Status::Ok();
     }
     case Op::Opaque: {

@@ -348,9 +348,11 @@ Expected<Mapped> map_group_norm(NodeContext& ctx) {
   return add_one(ctx, Op::Add, {*scaled, affine[1]});
 }
 
-// Softmax before opset 13 normalizes the input flattened to 2-D at `axis`.
+// Softmax and LogSoftmax before opset 13 normalize the input flattened to
+// 2-D at `axis`.
 Expected<Mapped> map_softmax(NodeContext& ctx) {
   const onnx::NodeProto& n = ctx.node();
+  const Op op = n.op_type() == "LogSoftmax" ? Op::LogSoftmax : Op::Softmax;
   const Shape s = ctx.type(0).shape;
   const bool legacy = ctx.opset() < 13;
   int64_t axis = attr_int(n, "axis", legacy ? 1 : -1);
@@ -361,7 +363,7 @@ Expected<Mapped> map_softmax(NodeContext& ctx) {
   if (!legacy || axis == s.rank() - 1) {
     Attrs a;
     a.set(AttrKey::axis, axis);
-    return add_one(ctx, Op::Softmax, {*x}, std::move(a));
+    return add_one(ctx, op, {*x}, std::move(a));
   }
   GraphBuilder& b = ctx.builder();
   const std::string name = ctx.node().name();
@@ -370,7 +372,7 @@ Expected<Mapped> map_softmax(NodeContext& ctx) {
   Expected<TensorRef> flat = b.add1(Op::Flatten, {*x}, fa, name);
   if (!flat) return flat.error();
   sa.set(AttrKey::axis, int64_t{1});
-  Expected<TensorRef> sm = b.add1(Op::Softmax, {*flat}, sa, name);
+  Expected<TensorRef> sm = b.add1(op, {*flat}, sa, name);
   if (!sm) return sm.error();
   ra.set(AttrKey::shape, Ints(s.begin(), s.end()));
   Expected<TensorRef> out = b.add1(Op::Reshape, {*sm}, ra, name);
@@ -394,7 +396,7 @@ MapFn find_nn_mapping(std::string_view t) {
       {"LayerNormalization", map_layernorm},
       {"GroupNormalization", map_group_norm},
       {"InstanceNormalization", map_instance_norm},
-      {"Softmax", map_softmax},
+      {"Softmax", map_softmax}, {"LogSoftmax", map_softmax},
   };
   for (const auto& [name, fn] : kMaps)
     if (name == t) return fn;

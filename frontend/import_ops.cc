@@ -35,7 +35,7 @@ constexpr Simple kSimple[] = {
     {"IsNaN", Op::IsNaN, 1},     {"Where", Op::Where, 3},
     {"Equal", Op::Equal, 2},     {"Less", Op::Less, 2},   {"Greater", Op::Greater, 2},
     {"Not", Op::Not, 1},         {"And", Op::And, 2},     {"Or", Op::Or, 2},
-    {"Softplus", Op::Softplus, 1},
+    {"Softplus", Op::Softplus, 1}, {"Log", Op::Log, 1},   {"Abs", Op::Abs, 1},
 };
 
 bool is_comparison(Op op) { return op == Op::Equal || op == Op::Less || op == Op::Greater; }
@@ -531,6 +531,18 @@ Expected<Mapped> map_sum(NodeContext& ctx) {
   return c.result(t);
 }
 
+// Max and Min of any number of inputs: a chain of the binary operator, the
+// input itself when alone.
+Expected<Mapped> map_extremes(NodeContext& ctx) {
+  const onnx::NodeProto& n = ctx.node();
+  if (n.input_size() < 1) return Error{"needs at least 1 input"};
+  const Op op = n.op_type() == "Max" ? Op::Max : Op::Min;
+  NodeChain c(ctx);
+  TensorRef t = c.input(0);
+  for (int k = 1; k < n.input_size(); ++k) t = c.op(op, {t, c.input(k)});
+  return c.result(t);
+}
+
 // Elu(x) = relu(x) + alpha (exp(min(x, 0)) - 1) and Selu(x) = gamma (relu(x)
 // + alpha exp(min(x, 0)) - alpha), min(x, 0) being -relu(-x) (exact, exp of
 // -0 is 1), as ONNX's reference computes them; Softsign(x) = x / (1 + |x|),
@@ -630,6 +642,7 @@ MapFn find_data_mapping(std::string_view t) {
       {"LeakyRelu", map_leaky_relu},
       {"PRelu", map_prelu},
       {"Sum", map_sum},           {"Mean", map_sum},
+      {"Max", map_extremes},      {"Min", map_extremes},
       {"Elu", map_exp_units},     {"Selu", map_exp_units},     {"Softsign", map_exp_units},
       {"Tile", map_tile},         {"Resize", map_resize},
       {"Col2Im", map_col2im},     {"Gelu", map_gelu},

@@ -5,7 +5,9 @@
 // with no opaque node (the pads as gathers, LRN as an average pooling of
 // squares), optimizes (checked), and computes what ONNX Runtime computes, on
 // tso's CPU runtime and reference executor and in ONNX Runtime on the file
-// tso writes.
+// tso writes. Likewise a classifier trained with NLL loss, whose head ends in
+// LogSoftmax, after a clamp by tensors (Max and Min) and a log-magnitude
+// (Abs, Log), as audio front ends take one.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -61,6 +63,46 @@ fs::path write_model(const fs::path& dir) {
   return p;
 }
 
+// At opset 11, where LogSoftmax normalizes the input flattened to 2-D at its
+// axis: x: f32[2,3,8,8] -> Conv (W [6,3,3,3], pads 1) -> Relu (fused into
+// the conv by the optimizer) = c: f32[2,6,8,8] -> Max(c, lo, floor) ->
+// Min(., hi) (lo, hi: [1,6,1,1], floor a scalar) -> Abs -> Add 1e-3 -> Log =
+// m -> GlobalAveragePool -> Flatten -> Gemm (W [5,6], trans_b) -> LogSoftmax
+// = y: f32[2,5]; m -> LogSoftmax (axis 1: over the 384 values of each
+// sample) = z: f32[2,6,8,8].
+fs::path write_nll_model(const fs::path& dir) {
+  onnx::ModelProto m;
+  m.set_ir_version(7);
+  m.add_opset_import()->set_version(11);
+  auto* g = m.mutable_graph();
+  g->set_name("nll_head");
+  testing::declare(g->add_input(), "x", onnx::TensorProto::FLOAT, {2, 3, 8, 8});
+  testing::declare(g->add_output(), "y", onnx::TensorProto::FLOAT, {2, 5});
+  testing::declare(g->add_output(), "z", onnx::TensorProto::FLOAT, {2, 6, 8, 8});
+  std::mt19937_64 rng(7);
+  testing::add_random_floats(g, "w", {6, 3, 3, 3}, rng);
+  testing::add_random_floats(g, "lo", {1, 6, 1, 1}, rng);
+  testing::add_random_floats(g, "hi", {1, 6, 1, 1}, rng);
+  testing::add_random_floats(g, "fc", {5, 6}, rng);
+  testing::add_scalar(g, "floor", -0.5f);
+  testing::add_scalar(g, "eps", 1e-3f);
+  testing::set_ints(add_node(g, "Conv", {"x", "w"}, "conv"), "pads", {1, 1, 1, 1});
+  add_node(g, "Relu", {"conv"}, "c");
+  add_node(g, "Max", {"c", "lo", "floor"}, "above");
+  add_node(g, "Min", {"above", "hi"}, "clamped");
+  add_node(g, "Abs", {"clamped"}, "magnitude");
+  add_node(g, "Add", {"magnitude", "eps"}, "positive");
+  add_node(g, "Log", {"positive"}, "m");
+  add_node(g, "GlobalAveragePool", {"m"}, "pooled");
+  add_node(g, "Flatten", {"pooled"}, "flat");
+  testing::set_int(add_node(g, "Gemm", {"flat", "fc"}, "logits"), "transB", 1);
+  add_node(g, "LogSoftmax", {"logits"}, "y");
+  testing::set_int(add_node(g, "LogSoftmax", {"m"}, "z"), "axis", 1);
+  const fs::path p = dir / "nll_head.onnx";
+  std::ofstream(p, std::ios::binary) << m.SerializeAsString();
+  return p;
+}
+
 TEST(ImageOpsCli, PadModesAndLrnMatchOnnxRuntime) {
   if (!testing::have_python_oracle()) GTEST_SKIP() << testing::kNoVenv;
   const fs::path dir = testing::temp_dir("image_ops_cli");
@@ -71,6 +113,19 @@ TEST(ImageOpsCli, PadModesAndLrnMatchOnnxRuntime) {
   testing::optimize_checked_for_h100(model, out, dir);
   testing::write_random_input(dir / "in", "x", Shape{1, 3, 12, 12}, 11);
   testing::expect_outputs_match_onnx_runtime(model, out, dir / "in", 1, dir);
+  fs::remove_all(dir);
+}
+
+TEST(ImageOpsCli, AnNllHeadWithClampsAndLogMagnitudesMatchesOnnxRuntime) {
+  if (!testing::have_python_oracle()) GTEST_SKIP() << testing::kNoVenv;
+  const fs::path dir = testing::temp_dir("nll_head_cli");
+  const fs::path model = write_nll_model(dir), out = dir / "optimized.onnx";
+  const std::string listing = testing::inspect_without_opaque_nodes(model, dir);
+  for (const char* op : {"log_softmax", "max 2", "min 1", "abs 1", "log 1"})
+    EXPECT_NE(listing.find(op), std::string::npos) << op << " in " << listing;
+  testing::optimize_checked_for_h100(model, out, dir);
+  testing::write_random_input(dir / "in", "x", Shape{2, 3, 8, 8}, 13);
+  testing::expect_outputs_match_onnx_runtime(model, out, dir / "in", 2, dir);
   fs::remove_all(dir);
 }
 

@@ -47,7 +47,8 @@ const char* kPrefixes[] = {
     "test_reduce_sum_square_", "test_argmax_", "test_argmin_", "test_prelu_",
     "test_convtranspose", "test_elu",        "test_selu",        "test_softsign",
     "test_sum_",         "test_mean_",       "test_lrn",         "test_reflect_pad",
-    "test_edge_pad",
+    "test_edge_pad",     "test_log",           "test_abs",          "test_max_",
+    "test_min_",
 };
 
 // Operators the importer folds when their inputs are constants, as in the

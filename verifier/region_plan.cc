@@ -414,6 +414,10 @@ Plan plan_region(const Graph& g, int node, int output, const Region& want) {
     case Op::Clip:
     case Op::LeakyRelu:
     case Op::Softplus:
+    case Op::Log:
+    case Op::Abs:
+    case Op::Max:
+    case Op::Min:
     case Op::IsNaN:
     case Op::Equal:
     case Op::Less:

@@ -1,6 +1,6 @@
 // Which nodes run as post-ops of a convolution or matrix product: the
 // following activations (relu, clip, sigmoid, tanh, gelu, exp, sqrt, neg,
-// leaky_relu, softplus),
+// leaky_relu, softplus, log, abs),
 // bias and residual adds, scalings and batchnorms, fused into the anchor's
 // oneDNN primitive so that their results never touch memory on their own.
 // Plain graph analysis, no oneDNN: the lowering (lower_*.cc) turns a group

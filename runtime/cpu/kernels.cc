@@ -358,6 +358,10 @@ BinaryFn binary_fn(Op op) {
       return BinaryFn::kDiv;
     case Op::Pow:
       return BinaryFn::kPow;
+    case Op::Max:
+      return BinaryFn::kMax;
+    case Op::Min:
+      return BinaryFn::kMin;
     default:
       return BinaryFn::kAdd;
   }
@@ -425,6 +429,12 @@ void broadcast_binary(BinaryFn f, const float* a, const Shape& as, const float* 
       return broadcast_runs([](float u, float v) { return u / v; }, a, sa, b, sb, y, out);
     case BinaryFn::kPow:
       return broadcast_runs([](float u, float v) { return std::pow(u, v); }, a, sa, b, sb, y, out);
+    case BinaryFn::kMax:  // u where it wins or is NaN, else v (NaN when v is)
+      return broadcast_runs([](float u, float v) { return u > v || u != u ? u : v; }, a, sa, b, sb,
+                            y, out);
+    case BinaryFn::kMin:
+      return broadcast_runs([](float u, float v) { return u < v || u != u ? u : v; }, a, sa, b, sb,
+                            y, out);
   }
 }
 

@@ -85,8 +85,9 @@ struct RowReduction {
 };
 void reduce_rows(const RowReduction& r, const float* x, float* y);
 
-enum class BinaryFn : unsigned char { kAdd, kSub, kMul, kDiv, kPow };
-// The function of add, sub, mul (and smul), div and pow.
+enum class BinaryFn : unsigned char { kAdd, kSub, kMul, kDiv, kPow, kMax, kMin };
+// The function of add, sub, mul (and smul), div, pow, max and min (NaN where
+// either operand is, as ONNX Runtime's Max and Min).
 BinaryFn binary_fn(Op op);
 // y = f(a, b) with numpy broadcasting of `a` and `b` to `out`.
 void broadcast_binary(BinaryFn f, const float* a, const Shape& as, const float* b, const Shape& bs,

@@ -102,6 +102,10 @@ T wrapping(BinaryFn f, T a, T b) {
       return static_cast<T>(static_cast<U>(x - y));
     case BinaryFn::kMul:
       return static_cast<T>(static_cast<U>(x * y));
+    case BinaryFn::kMax:
+      return std::max(a, b);
+    case BinaryFn::kMin:
+      return std::min(a, b);
     default:
       return 0;
   }
@@ -196,7 +200,8 @@ void arg_max(const ArgMaxGeometry& g, DType t, const std::byte* x, int64_t* y) {
 
 bool integer_binary_supported(BinaryFn f, DType t) {
   return (t == DType::kI64 || t == DType::kI32) &&
-         (f == BinaryFn::kAdd || f == BinaryFn::kSub || f == BinaryFn::kMul);
+         (f == BinaryFn::kAdd || f == BinaryFn::kSub || f == BinaryFn::kMul ||
+          f == BinaryFn::kMax || f == BinaryFn::kMin);
 }
 
 void integer_binary(BinaryFn f, DType t, const std::byte* a, const Shape& as, const std::byte* b,

@@ -76,6 +76,12 @@ Status lower_binary(Builder& b, int node) {
   int x = b.value(n.args[0]), z = b.value(n.args[1]);
   const Shape& ys = n.outs[0].shape;
   const BinaryFn fn = binary_fn(n.op);
+  // oneDNN's binary_max and binary_min answer the other operand for a NaN
+  // one (vmaxps); ONNX Runtime answers NaN.
+  if (fn == BinaryFn::kMax || fn == BinaryFn::kMin) {
+    own_binary(b, node, fn, x, z);
+    return {};
+  }
   if (fn == BinaryFn::kPow) {
     float e = 0;
     if (b.tensor(x).type.shape == ys && constant_scalar(b, z, &e))
@@ -232,11 +238,14 @@ Status lower_softmax(Builder& b, int node) {
   const memory::desc md = b.tensor(x).md;
   int axis = static_cast<int>(n.attrs.i(AttrKey::axis));
   if (axis < 0) axis += md.get_ndims();
-  dnnl::softmax_forward::primitive_desc pd(b.engine(), prop_kind::forward_inference,
-                                           algorithm::softmax_accurate, md, md, axis, b.attr());
+  const algorithm alg =
+      n.op == Op::LogSoftmax ? algorithm::softmax_log : algorithm::softmax_accurate;
+  dnnl::softmax_forward::primitive_desc pd(b.engine(), prop_kind::forward_inference, alg, md, md,
+                                           axis, b.attr());
   b.note_scratchpad(pd);
   const int y = b.output_tensor(n.outs[0], md, {x});
-  b.add_primitive(impl_name("softmax", pd), b.describe(node), dnnl::softmax_forward(pd),
+  b.add_primitive(impl_name(n.op == Op::LogSoftmax ? "log_softmax" : "softmax", pd),
+                  b.describe(node), dnnl::softmax_forward(pd),
                   {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, y}});
   b.set_value({node, 0}, y);
   return {};
@@ -500,12 +509,15 @@ Status lower_compute(Builder& b, int node) {
     case Op::Div:
     case Op::ScalarMul:
     case Op::Pow:
+    case Op::Max:
+    case Op::Min:
       return lower_binary(b, node);
     case Op::Erf:
       return lower_erf(b, node);
     case Op::BatchNorm:
       return lower_batchnorm(b, node);
     case Op::Softmax:
+    case Op::LogSoftmax:
       return lower_softmax(b, node);
     case Op::LayerNorm:
       return lower_layernorm(b, node);

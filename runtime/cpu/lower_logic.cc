@@ -106,7 +106,8 @@ Status lower_integer_binary(Builder& b, int node) {
   const BinaryFn f = binary_fn(n.op);
   if (!integer_binary_supported(f, t))
     return Error{b.describe(node) + " computes on " + to_string(b.tensor(x).type) +
-                 "; the CPU runtime computes integer add, sub and mul of i64 and i32, and "
+                 "; the CPU runtime computes integer add, sub, mul, max and min of i64 and i32, "
+                 "and "
                  "everything on f32"};
   const Shape xs = b.tensor(x).type.shape, zs = b.tensor(z).type.shape, ys = n.outs[0].shape;
   add_own_step(b, node, {x, z}, [=](const std::vector<const std::byte*>& in, std::byte* y) {
@@ -150,7 +151,9 @@ bool is_logic(const Graph& g, int node) {
     case Op::Sub:
     case Op::Mul:
     case Op::Div:
-    case Op::Pow: {
+    case Op::Pow:
+    case Op::Max:
+    case Op::Min: {
       const DType t = g.type(n.args[0]).dtype;
       return t == DType::kI64 || t == DType::kI32;
     }

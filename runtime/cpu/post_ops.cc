@@ -62,6 +62,12 @@ bool eltwise_of(const Node& n, algorithm* alg, float* alpha, float* beta) {
     case Op::Softplus:  // oneDNN's soft_relu is log(1 + exp(alpha x)) / alpha
       *alg = algorithm::eltwise_soft_relu, *alpha = 1;
       return true;
+    case Op::Log:
+      *alg = algorithm::eltwise_log;
+      return true;
+    case Op::Abs:
+      *alg = algorithm::eltwise_abs;
+      return true;
     case Op::Clip:
       *alg = algorithm::eltwise_clip_v2;
       *alpha = static_cast<float>(n.attrs.f(AttrKey::min));

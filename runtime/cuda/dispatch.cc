@@ -29,17 +29,22 @@ constexpr Kernel family(Op op) {
     case Op::Neg:
     case Op::Exp:
     case Op::LeakyRelu:
-    case Op::Softplus: return Kernel::kUnary;
+    case Op::Softplus:
+    case Op::Log:
+    case Op::Abs: return Kernel::kUnary;
     case Op::Add:
     case Op::Mul:
     case Op::ScalarMul:
     case Op::Sub:
     case Op::Div:
-    case Op::Pow: return Kernel::kBinary;
+    case Op::Pow:
+    case Op::Max:
+    case Op::Min: return Kernel::kBinary;
     case Op::IsNaN: return Kernel::kIsNaN;
     case Op::Where: return Kernel::kWhere;
     case Op::BatchNorm: return Kernel::kBatchNorm;
-    case Op::Softmax: return Kernel::kSoftmax;
+    case Op::Softmax:
+    case Op::LogSoftmax: return Kernel::kSoftmax;
     case Op::LayerNorm: return Kernel::kLayerNorm;
     case Op::ReduceMean:
     case Op::GlobalAvgPool: return Kernel::kReduceMean;

@@ -17,12 +17,12 @@ enum class Kernel : unsigned char {
   kMatmul,       // cuBLASLt, batched, relu and bias epilogues
   kGemm,         // cuBLASLt with alpha, transposes, bias epilogue or broadcast C
   kUnary,        // own kernel: relu, leaky_relu, softplus, sigmoid, tanh, erf, gelu, sqrt,
-                 // neg, exp, clip
-  kBinary,       // own kernel: add, mul, smul, sub, div, pow with broadcasting
+                 // neg, exp, clip, log, abs
+  kBinary,       // own kernel: add, mul, smul, sub, div, pow, max, min with broadcasting
   kIsNaN,        // own kernel: f32 in, bool (one byte, 0 or 1) out
   kWhere,        // own kernel: select by a bool condition, three-way broadcasting, any dtype
   kBatchNorm,    // own kernel, inference form, per channel
-  kSoftmax,      // own kernel, one block per row
+  kSoftmax,      // own kernel, one block per row (log_softmax too)
   kLayerNorm,    // own kernel, one block per row
   kReduceMean,   // own kernel, one block per output element (also global_avgpool)
   kPool,         // own kernel: max and average, any padding, ceil mode

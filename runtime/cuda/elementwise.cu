@@ -28,6 +28,8 @@ __device__ __forceinline__ float apply(float x, float lo, float hi) {
   if constexpr (F == UnaryFn::kClip) return fminf(fmaxf(x, lo), hi);
   if constexpr (F == UnaryFn::kLeakyRelu) return x < 0.0f ? lo * x : x;
   if constexpr (F == UnaryFn::kSoftplus) return x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x));
+  if constexpr (F == UnaryFn::kLog) return logf(x);
+  if constexpr (F == UnaryFn::kAbs) return fabsf(x);
   return x;
 }
 
@@ -44,6 +46,8 @@ __device__ __forceinline__ float combine(float a, float b) {
   if constexpr (F == BinaryFn::kMul) return a * b;
   if constexpr (F == BinaryFn::kSub) return a - b;
   if constexpr (F == BinaryFn::kDiv) return a / b;
+  if constexpr (F == BinaryFn::kMax) return a > b || a != a ? a : b;
+  if constexpr (F == BinaryFn::kMin) return a < b || a != a ? a : b;
   return powf(a, b);
 }
 
@@ -175,6 +179,8 @@ Status unary(cudaStream_t s, UnaryFn f, const float* x, float* y, int64_t n, flo
     case UnaryFn::kClip: launch_unary<UnaryFn::kClip>(s, x, y, n, lo, hi); break;
     case UnaryFn::kLeakyRelu: launch_unary<UnaryFn::kLeakyRelu>(s, x, y, n, lo, hi); break;
     case UnaryFn::kSoftplus: launch_unary<UnaryFn::kSoftplus>(s, x, y, n, lo, hi); break;
+    case UnaryFn::kLog: launch_unary<UnaryFn::kLog>(s, x, y, n, lo, hi); break;
+    case UnaryFn::kAbs: launch_unary<UnaryFn::kAbs>(s, x, y, n, lo, hi); break;
   }
   return launch_status("unary");
 }
@@ -194,6 +200,8 @@ Status binary(cudaStream_t s, BinaryFn f, const float* a, const float* b, float*
     case BinaryFn::kSub: launch_binary<BinaryFn::kSub>(s, a, b, y, n, st, same); break;
     case BinaryFn::kDiv: launch_binary<BinaryFn::kDiv>(s, a, b, y, n, st, same); break;
     case BinaryFn::kPow: launch_binary<BinaryFn::kPow>(s, a, b, y, n, st, same); break;
+    case BinaryFn::kMax: launch_binary<BinaryFn::kMax>(s, a, b, y, n, st, same); break;
+    case BinaryFn::kMin: launch_binary<BinaryFn::kMin>(s, a, b, y, n, st, same); break;
   }
   return launch_status("binary");
 }

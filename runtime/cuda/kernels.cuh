@@ -31,9 +31,10 @@ Strided make_strided(const Shape& dims, const std::vector<int64_t>& src,
 
 // kLeakyRelu takes its alpha as `lo`; kClip its bounds as `lo` and `hi`.
 enum class UnaryFn : unsigned char {
-  kRelu, kSigmoid, kTanh, kErf, kGelu, kSqrt, kNeg, kExp, kClip, kLeakyRelu, kSoftplus
+  kRelu, kSigmoid, kTanh, kErf, kGelu, kSqrt, kNeg, kExp, kClip, kLeakyRelu, kSoftplus, kLog, kAbs
 };
-enum class BinaryFn : unsigned char { kAdd, kMul, kSub, kDiv, kPow };
+// kMax and kMin give NaN where either operand is NaN.
+enum class BinaryFn : unsigned char { kAdd, kMul, kSub, kDiv, kPow, kMax, kMin };
 
 // Names the CUDA error of the last launch, or Ok.
 Status launch_status(const char* kernel);
@@ -80,8 +81,10 @@ Status fill(cudaStream_t s, float* y, int64_t n, float v);
 Status batchnorm(cudaStream_t s, const float* x, const float* scale, const float* bias,
                  const float* mean, const float* var, float* y, int64_t n, int64_t c,
                  int64_t inner, float eps);
-// Softmax along an axis of extent `len`, elements `inner` apart, `outer` rows.
-Status softmax(cudaStream_t s, const float* x, float* y, int64_t outer, int64_t len, int64_t inner);
+// Softmax along an axis of extent `len`, elements `inner` apart, `outer` rows;
+// its logarithm (x - max - log(sum(exp(x - max)))) when `log`.
+Status softmax(cudaStream_t s, const float* x, float* y, int64_t outer, int64_t len, int64_t inner,
+               bool log);
 // Layer normalization of `rows` rows of `len` contiguous elements; scale and
 // bias have `len` elements.
 Status layernorm(cudaStream_t s, const float* x, const float* scale, const float* bias, float* y,

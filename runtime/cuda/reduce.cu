@@ -49,7 +49,9 @@ __global__ void batchnorm_kernel(const float* x, const float* scale, const float
   }
 }
 
-// One block per (outer, inner) row of `len` elements `inner` apart.
+// One block per (outer, inner) row of `len` elements `inner` apart; the
+// logarithm of the softmax when `Log`.
+template <bool Log>
 __global__ void softmax_kernel(const float* x, float* y, int64_t len, int64_t inner) {
   const int64_t row = blockIdx.x;
   const int64_t base = row / inner * len * inner + row % inner;
@@ -59,9 +61,15 @@ __global__ void softmax_kernel(const float* x, float* y, int64_t len, int64_t in
   float sum = 0;
   for (int64_t i = threadIdx.x; i < len; i += blockDim.x) sum += expf(x[base + i * inner] - m);
   sum = block_reduce<false>(sum);
-  const float r = 1.0f / sum;
-  for (int64_t i = threadIdx.x; i < len; i += blockDim.x)
-    y[base + i * inner] = expf(x[base + i * inner] - m) * r;
+  if constexpr (Log) {
+    const float log_sum = logf(sum);
+    for (int64_t i = threadIdx.x; i < len; i += blockDim.x)
+      y[base + i * inner] = (x[base + i * inner] - m) - log_sum;
+  } else {
+    const float r = 1.0f / sum;
+    for (int64_t i = threadIdx.x; i < len; i += blockDim.x)
+      y[base + i * inner] = expf(x[base + i * inner] - m) * r;
+  }
 }
 
 __global__ void layernorm_kernel(const float* x, const float* scale, const float* bias, float* y,
@@ -119,11 +127,14 @@ Status batchnorm(cudaStream_t s, const float* x, const float* scale, const float
 }
 
 Status softmax(cudaStream_t s, const float* x, float* y, int64_t outer, int64_t len,
-               int64_t inner) {
+               int64_t inner, bool log) {
   const int64_t rows = outer * inner;
   if (rows == 0 || len == 0) return Status::Ok();
   if (rows > kMaxGrid) return too_many("softmax", rows);
-  softmax_kernel<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(x, y, len, inner);
+  if (log)
+    softmax_kernel<true><<<static_cast<unsigned>(rows), kThreads, 0, s>>>(x, y, len, inner);
+  else
+    softmax_kernel<false><<<static_cast<unsigned>(rows), kThreads, 0, s>>>(x, y, len, inner);
   return launch_status("softmax");
 }
 

@@ -49,6 +49,10 @@ UnaryFn unary_fn(Op op) {
       return UnaryFn::kLeakyRelu;
     case Op::Softplus:
       return UnaryFn::kSoftplus;
+    case Op::Log:
+      return UnaryFn::kLog;
+    case Op::Abs:
+      return UnaryFn::kAbs;
     default:
       return UnaryFn::kRelu;
   }
@@ -65,6 +69,10 @@ BinaryFn binary_fn(Op op) {
       return BinaryFn::kDiv;
     case Op::Pow:
       return BinaryFn::kPow;
+    case Op::Max:
+      return BinaryFn::kMax;
+    case Op::Min:
+      return BinaryFn::kMin;
     default:
       return BinaryFn::kAdd;
   }
@@ -248,7 +256,8 @@ Status plan_compute(const StepContext& sc, LaunchList& l) {
       const int axis = static_cast<int>(n.attrs.i(AttrKey::axis));
       const int64_t outer = extent(xs, 0, axis), len = xs[axis],
                     inner = extent(xs, axis + 1, xs.rank());
-      l.add([=](cudaStream_t s) { return softmax(s, x, y, outer, len, inner); });
+      const bool log = n.op == Op::LogSoftmax;
+      l.add([=](cudaStream_t s) { return softmax(s, x, y, outer, len, inner, log); });
       return Status::Ok();
     }
     case Kernel::kLayerNorm: {

@@ -200,6 +200,40 @@ Expected<Tensor<S>> Elementwise<S>::softplus(const Tensor<S>& x) {
 }
 
 template <class S>
+Expected<Tensor<S>> Elementwise<S>::log(const Tensor<S>& x) {
+  if constexpr (fn::Real<S>) {
+    Tensor<S> y = x;
+    map(std::span<S>(y.data), [](S v) { return std::log(v); });
+    return y;
+  } else {
+    return shape_error("log", "has no Mod image (the generator does not enumerate it)");
+  }
+}
+
+template <class S>
+Expected<Tensor<S>> Elementwise<S>::abs(const Tensor<S>& x) {
+  if constexpr (fn::Real<S>) {
+    Tensor<S> y = x;
+    map(std::span<S>(y.data), [](S v) { return std::abs(v); });
+    return y;
+  } else {
+    return shape_error("abs", "has no Mod image (Mod values have no sign)");
+  }
+}
+
+template <class S>
+Expected<Tensor<S>> Elementwise<S>::extremum(Op op, const Tensor<S>& a, const Tensor<S>& b) {
+  if constexpr (fn::Real<S>) {
+    // u where it wins or is NaN, else v (NaN when v is).
+    if (op == Op::Max)
+      return broadcast(a, b, "max", [](S u, S v) { return u > v || u != u ? u : v; });
+    return broadcast(a, b, "min", [](S u, S v) { return u < v || u != u ? u : v; });
+  } else {
+    return shape_error(op_name(op), "has no Mod image (Mod values have no order)");
+  }
+}
+
+template <class S>
 Expected<Tensor<S>> Elementwise<S>::isnan(const Tensor<S>& x) {
   if constexpr (fn::Real<S>) {
     Tensor<S> y(x.shape);

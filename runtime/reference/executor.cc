@@ -104,6 +104,11 @@ Outputs<S> run(const Node& n, Args<S> in) {
     case Op::Exp: return one(E::unary(Fn::kExp, x));
     case Op::LeakyRelu: return one(E::leaky_relu(x, a));
     case Op::Softplus: return one(E::softplus(x));
+    case Op::Log: return one(E::log(x));
+    case Op::Abs: return one(E::abs(x));
+    case Op::Max:
+    case Op::Min: return one(E::extremum(n.op, x, *in[1]));
+    case Op::LogSoftmax: return one(Norm<S>::log_softmax(x, a));
     case Op::ReduceMean:
     case Op::ReduceSum:
     case Op::ReduceMax:

@@ -33,8 +33,9 @@
 //   where(c, a, b) = a where c != 0, else b                         exact
 //   isnan         = an error: Mod values are never NaN, and the generator
 //                   does not enumerate isnan
-//   leaky_relu, softplus = an error (no surrogate; the generator does not
-//                   enumerate them)
+//   leaky_relu, softplus, log, log_softmax = an error (no surrogate; the
+//                   generator does not enumerate them)
+//   abs, max, min = an error: Mod values have no sign and no order
 //   equal, less, greater = an error: Mod values have no order, and equality
 //                   mod p is not the reals'; the generator does not enumerate them
 //   not, and, or  = 1 - x, ab, a + b - ab                           exact on bool (0 and 1)

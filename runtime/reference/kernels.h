@@ -55,6 +55,12 @@ struct Elementwise {
   // does not enumerate them).
   static Expected<Tensor<S>> leaky_relu(const Tensor<S>& x, const Attrs& a);
   static Expected<Tensor<S>> softplus(const Tensor<S>& x);
+  // log and abs, and max and min of two tensors broadcast together (NaN
+  // where either is NaN); errors on Mod, which has no logarithm and whose
+  // values have no order (the generator does not enumerate them).
+  static Expected<Tensor<S>> log(const Tensor<S>& x);
+  static Expected<Tensor<S>> abs(const Tensor<S>& x);
+  static Expected<Tensor<S>> extremum(Op op, const Tensor<S>& a, const Tensor<S>& b);
   // 1 where x is NaN, else 0; an error on Mod, which has no NaN to find.
   static Expected<Tensor<S>> isnan(const Tensor<S>& x);
   // a where c is non-zero, else b, all three broadcast together.
@@ -121,6 +127,9 @@ struct Norm {
   static Expected<Tensor<S>> batchnorm(Args<S> in, const Attrs& a);
   static Expected<Tensor<S>> layernorm(Args<S> in, const Attrs& a);
   static Expected<Tensor<S>> softmax(const Tensor<S>& x, const Attrs& a);
+  // x - max - log(sum(exp(x - max))) along the axis; an error on Mod, which
+  // has no logarithm.
+  static Expected<Tensor<S>> log_softmax(const Tensor<S>& x, const Attrs& a);
   // reduce_mean, reduce_sum, reduce_max or reduce_l2 over `axes`.
   static Expected<Tensor<S>> reduce(Op op, const Tensor<S>& x, const Attrs& a);
   // Running sums along `axis` (ONNX CumSum, with exclusive and reverse).

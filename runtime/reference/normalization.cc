@@ -101,6 +101,34 @@ Expected<Tensor<S>> Norm<S>::softmax(const Tensor<S>& x, const Attrs& attrs) {
 }
 
 template <class S>
+Expected<Tensor<S>> Norm<S>::log_softmax(const Tensor<S>& x, const Attrs& attrs) {
+  if constexpr (fn::Real<S>) {
+    int64_t axis = attrs.i(AttrKey::axis);
+    if (!normalize_axis(&axis, x.shape.rank()))
+      return shape_error("log_softmax", "axis out of range");
+    const int64_t n = x.shape[axis], inner = strides_of(x.shape)[axis];
+    const int64_t outer = n * inner == 0 ? 0 : x.numel() / (n * inner);
+    Tensor<S> y(x.shape);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j = 0; j < inner; ++j) {
+        const S* px = x.data.data() + o * n * inner + j;
+        S* py = y.data.data() + o * n * inner + j;
+        S top = px[0];
+        for (int64_t i = 1; i < n; ++i) top = std::max(top, px[i * inner]);
+        S sum = 0;
+        for (int64_t i = 0; i < n; ++i) sum += std::exp(px[i * inner] - top);
+        // (x - max) first: exact where x is near max, as ONNX's reference
+        // computes it (x + log-sum rounded at x's scale loses 1e-4 at 1e4).
+        const S log_sum = std::log(sum);
+        for (int64_t i = 0; i < n; ++i) py[i * inner] = (px[i * inner] - top) - log_sum;
+      }
+    return y;
+  } else {
+    return shape_error("log_softmax", "has no Mod image (the generator does not enumerate it)");
+  }
+}
+
+template <class S>
 Expected<Tensor<S>> Norm<S>::reduce(Op op, const Tensor<S>& x, const Attrs& attrs) {
   const std::string name(op_name(op));
   const int r = x.shape.rank();

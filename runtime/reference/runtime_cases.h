@@ -492,6 +492,23 @@ inline const Case kCases[] = {
   output z = %s
   output u = %k
 })"},
+    {"log_abs_extremes_and_log_softmax", R"(graph g {
+  input x: f32[1,8,10,10]
+  weight w: f32[8,8,3,3]
+  weight lo: f32[8,1,1]
+  weight hi: f32[10]
+  %c = conv2d(x, w, pad=same)
+  %a = abs(%c)
+  %l = log(%a)
+  %m = max(%c, lo)
+  %n = min(hi, %m)
+  %s = log_softmax(%c, axis=1)
+  %t = log_softmax(%n, axis=-1)
+  output y = %l
+  output z = %n
+  output u = %s
+  output v = %t
+})"},
     {"pad_and_crop_in_the_convolution_layout", R"(graph g {
   input x: f32[1,16,12,12]
   weight w: f32[16,16,1,1]
