@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <string>
 
+#include "frontend/conv3d.h"
 #include "frontend/einsum.h"
 #include "frontend/import_ops.h"
 #include "frontend/onnx_util.h"
@@ -100,8 +101,9 @@ Expected<Mapped> add_window_op(NodeContext& ctx, Op op, std::vector<TensorRef> a
 Expected<Mapped> map_conv(NodeContext& ctx) {
   TensorType x = ctx.type(0), w = ctx.type(1);
   const bool one_d = x.shape.rank() == 3 && w.shape.rank() == 3;
+  if (x.shape.rank() == 5) return map_conv_3d(ctx);
   if (!one_d && (x.shape.rank() != 4 || w.shape.rank() != 4))
-    return opaque("only 1-D and 2-D convolutions map to conv2d");
+    return opaque("only 1-D, 2-D and 3-D convolutions map to conv2d");
   const onnx::NodeProto n = one_d ? as_2d(ctx.node()) : ctx.node();
   if (one_d) x.shape = with_unit_height(x.shape), w.shape = with_unit_height(w.shape);
   Ints stride = ints_or(n, "strides", {1, 1}), dil = ints_or(n, "dilations", {1, 1});
@@ -124,7 +126,9 @@ Expected<Mapped> map_conv(NodeContext& ctx) {
 
 Expected<Mapped> map_pool(NodeContext& ctx) {
   const bool one_d = ctx.type(0).shape.rank() == 3;
-  if (!one_d && ctx.type(0).shape.rank() != 4) return opaque("only 1-D and 2-D pooling map to the IR");
+  if (ctx.type(0).shape.rank() == 5) return map_pool_3d(ctx);
+  if (!one_d && ctx.type(0).shape.rank() != 4)
+    return opaque("only 1-D, 2-D and 3-D pooling map to the IR");
   const onnx::NodeProto n = one_d ? as_2d(ctx.node()) : ctx.node();
   const Shape x = one_d ? with_unit_height(ctx.type(0).shape) : ctx.type(0).shape;
   const bool avg = n.op_type() == "AveragePool";

@@ -1,8 +1,9 @@
 // Data movement on row-major tensors: views that own no memory (reshape,
 // flatten, squeeze, unsqueeze; split pieces when every dimension before the
-// axis is 1) and strided copies (transpose, slice, pad, enlarge, expand,
-// other splits, concat of non-f32 tensors), any dtype; cast; update_slice in
-// lower_update_slice.cc, gather in lower_gather.cc.
+// axis is 1; slices that are one contiguous run) and strided copies
+// (transpose, slice, pad, enlarge, expand, other splits, concat of non-f32
+// tensors), any dtype; cast; update_slice in lower_update_slice.cc, gather in
+// lower_gather.cc.
 #include <algorithm>
 #include <cstring>
 
@@ -81,6 +82,16 @@ void lower_slice(Builder& b, int node, int x) {
     s = step > 0 ? std::clamp<int64_t>(s, 0, dim) : std::clamp<int64_t>(s, 0, dim - 1);
     p.src_off += s * st[ax];
     p.src_st[ax] = step * st[ax];
+  }
+  // A slice whose elements lie in one contiguous run of the source, in
+  // order (rows of leading axes of extent 1: the frames a 3-D convolution's
+  // temporal tap reads), is a view.
+  bool contiguous = true;
+  for (int d = 0; d < ys.rank(); ++d)
+    contiguous = contiguous && (ys[d] == 1 || p.src_st[d] == p.dst_st[d]);
+  if (contiguous) {
+    b.set_value({node, 0}, b.view(x, n.outs[0], p.src_off * dtype_bytes(n.outs[0].dtype)));
+    return;
   }
   const int y = row_major_output(b, node, 0, {x});
   add_copies(b, node, "slice", y, {p}, {x}, false, 0);

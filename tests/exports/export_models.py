@@ -60,6 +60,16 @@ def tv(name, size, **kwargs):
     return build
 
 
+def tv_video(name, frames, size):
+    def build():
+        import torchvision
+
+        model = torchvision.models.get_model(name, weights=None)
+        return model, (torch.randn(1, 3, frames, size, size),)
+
+    return build
+
+
 def tv_vit():
     from torchvision.models.vision_transformer import VisionTransformer
 
@@ -193,6 +203,11 @@ MODELS = {
     "tv_swin_v2_t": tv("swin_v2_t", 128),
     "tv_maxvit_t": tv("maxvit_t", 224),
     "tv_vit_small_config": tv_vit,
+    # torchvision video classification (3-D convolutions and pooling)
+    "tv_r3d_18": tv_video("r3d_18", 8, 64),
+    "tv_mc3_18": tv_video("mc3_18", 8, 64),
+    "tv_r2plus1d_18": tv_video("r2plus1d_18", 8, 64),
+    "tv_s3d": tv_video("s3d", 16, 224),
     # torchvision segmentation models (their "out")
     "tv_deeplabv3_mobilenet_v3_large": tv_segmentation("deeplabv3_mobilenet_v3_large", 64),
     "tv_lraspp_mobilenet_v3_large": tv_segmentation("lraspp_mobilenet_v3_large", 64,
