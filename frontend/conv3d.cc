@@ -14,6 +14,8 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
+constexpr int64_t kMaxTemporalTaps = 64;
+
 // One axis of a window operator: its window, and the padding that gives
 // `out` windows (ONNX's auto_pad or pads, ceil_mode's last window).
 struct Axis {
@@ -120,6 +122,11 @@ Expected<Mapped> map_conv_3d(NodeContext& ctx) {
     const TensorRef y = c.op(Op::Conv2d, std::move(args), std::move(a));
     return c.result(c.reshape(y, {n, m, t.out, x[3], x[4]}));
   }
+  // One conv2d per temporal tap: a kernel as long as a clip is not a video
+  // classifier's (a hostile file's could ask for a million nodes).
+  if (t.kernel > kMaxTemporalTaps)
+    return opaque("a 3-D kernel of more than " + std::to_string(kMaxTemporalTaps) +
+                  " temporal taps with a spatial extent");
   TensorRef frames = c.op(Op::Transpose, c.input(0), AttrKey::perm, {0, 2, 1, 3, 4});
   frames = pad_axis(c, frames, 5, 1, t.begin, t.end, 0.0);
   Attrs conv;

@@ -4,6 +4,7 @@
 #include "frontend/attention.h"
 #include "frontend/col2im.h"
 #include "frontend/conv_transpose.h"
+#include "frontend/depth_space.h"
 #include "frontend/import_composite.h"
 #include "frontend/import_repeat.h"
 #include "frontend/lrn.h"
@@ -111,19 +112,51 @@ Expected<Mapped> map_reduce(NodeContext& ctx) {
   return add_one(ctx, kOp, {*x}, std::move(a));
 }
 
-// ReduceSumSquare as reduce_sum of x * x, its axes an input from opset 18.
-Expected<Mapped> map_reduce_sum_square(NodeContext& ctx) {
-  std::optional<Ints> axes = axes_of(ctx, reduce_axes_are_input(ctx.node().op_type(), ctx.opset()));
+// ReduceSumSquare, ReduceL1, ReduceMin, ReduceLogSum and ReduceLogSumExp as
+// the IR's reductions of transformed inputs: the sum of x * x, the sum of
+// |x|, -max(-x), log(sum(x)), and max + log(sum(exp(x - max))) with the max
+// kept along the axes (squeezed after when keepdims = 0). With
+// noop_with_empty_axes and no axes, the elementwise part alone, as ONNX's
+// reference computes it. Their axes are an input from opset 18.
+Expected<Mapped> map_reduce_composite(NodeContext& ctx) {
+  const std::string& type = ctx.node().op_type();
+  std::optional<Ints> axes = axes_of(ctx, reduce_axes_are_input(type, ctx.opset()));
   if (!axes) return opaque("axes that are not constant");
-  Expected<TensorRef> x = ctx.tensor(0);
-  if (!x) return x.error();
-  Expected<TensorRef> square = ctx.builder().add1(Op::Mul, {*x, *x}, {}, ctx.node().name());
-  if (!square) return square.error();
-  if (axes->empty() && attr_int(ctx.node(), "noop_with_empty_axes", 0) != 0)
-    return Mapped{{*square}, {}};
-  Attrs a;
-  a.set(AttrKey::axes, *axes).set(AttrKey::keepdims, attr_int(ctx.node(), "keepdims", 1));
-  return add_one(ctx, Op::ReduceSum, {*square}, std::move(a));
+  if (type != "ReduceSumSquare" && type != "ReduceL1" && !HostTensor::is_float(ctx.type(0).dtype))
+    return opaque("a " + type + " of integers");
+  const bool noop = axes->empty() && attr_int(ctx.node(), "noop_with_empty_axes", 0) != 0;
+  const int64_t keepdims = attr_int(ctx.node(), "keepdims", 1);
+  NodeChain c(ctx);
+  const TensorRef x = c.input(0);
+  auto reduce = [&](Op op, TensorRef in, int64_t keep) {
+    Attrs a;
+    a.set(AttrKey::axes, *axes).set(AttrKey::keepdims, keep);
+    return c.op(op, {in}, std::move(a));
+  };
+  if (type == "ReduceSumSquare") {
+    const TensorRef square = c.op(Op::Mul, {x, x});
+    return c.result(noop ? square : reduce(Op::ReduceSum, square, keepdims));
+  }
+  if (type == "ReduceL1") {
+    const TensorRef magnitude = c.op(Op::Abs, {x});
+    return c.result(noop ? magnitude : reduce(Op::ReduceSum, magnitude, keepdims));
+  }
+  if (noop) return c.result(type == "ReduceLogSum" ? c.op(Op::Log, {x}) : x);
+  if (type == "ReduceMin")
+    return c.result(c.op(Op::Neg, {reduce(Op::ReduceMax, c.op(Op::Neg, {x}), keepdims)}));
+  if (type == "ReduceLogSum") return c.result(c.op(Op::Log, {reduce(Op::ReduceSum, x, keepdims)}));
+  const TensorRef top = reduce(Op::ReduceMax, x, 1);
+  const TensorRef sum = reduce(Op::ReduceSum, c.op(Op::Exp, {c.op(Op::Sub, {x, top})}), 1);
+  const TensorRef y = c.op(Op::Add, {top, c.op(Op::Log, {sum})});
+  if (keepdims) return c.result(y);
+  const int rank = ctx.type(0).shape.rank();
+  Ints squeezed;
+  for (int d = 0; d < rank; ++d) squeezed.push_back(d);
+  if (!axes->empty()) {
+    squeezed.clear();
+    for (int64_t a : *axes) squeezed.push_back(a < 0 ? a + rank : a);
+  }
+  return c.result(c.op(Op::Squeeze, y, AttrKey::axes, squeezed));
 }
 
 Expected<Mapped> map_reshape(NodeContext& ctx) {
@@ -626,7 +659,11 @@ MapFn find_data_mapping(std::string_view t) {
       {"ReduceSum", map_reduce<Op::ReduceSum>},
       {"ReduceMax", map_reduce<Op::ReduceMax>},
       {"ReduceL2", map_reduce<Op::ReduceL2>},
-      {"ReduceSumSquare", map_reduce_sum_square},
+      {"ReduceSumSquare", map_reduce_composite},
+      {"ReduceL1", map_reduce_composite},
+      {"ReduceMin", map_reduce_composite},
+      {"ReduceLogSum", map_reduce_composite},
+      {"ReduceLogSumExp", map_reduce_composite},
       {"Reshape", map_reshape},   {"Flatten", map_flatten},
       {"Squeeze", map_squeeze},   {"Unsqueeze", map_squeeze},
       {"Slice", map_slice},       {"Pad", map_pad},
@@ -650,6 +687,7 @@ MapFn find_data_mapping(std::string_view t) {
       {"Swish", map_swish},       {"RMSNormalization", map_rms_norm},
       {"Attention", map_attention},
       {"LRN", map_lrn},
+      {"DepthToSpace", map_depth_space}, {"SpaceToDepth", map_depth_space},
   };
   for (const auto& [name, fn] : kMaps)
     if (name == t) return fn;

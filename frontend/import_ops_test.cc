@@ -946,5 +946,31 @@ TEST(ImportOps, LrnOfAnEvenSizeSumsOneChannelMoreAbove) {
     }
 }
 
+// A 3-D convolution of more than 64 temporal taps with a spatial extent (a
+// conv2d per tap) and one of weights computed in the graph stay opaque,
+// saying why; one pointwise in space is one conv2d however long its kernel.
+TEST(ImportOps, Conv3dOfManyTapsOrComputedWeightsStaysOpaque) {
+  auto conv = [](int64_t taps, int64_t side, bool computed) {
+    const std::vector<int64_t> w{1, 1, taps, side, side};
+    const std::vector<int64_t> declared = computed ? w : std::vector<int64_t>{};
+    return import_proto(one_node("Conv", {{"x", {1, 1, taps, 4, 4}}, {"w", declared}},
+                                 [&](onnx::GraphProto* g) {
+                                   if (!computed) counting_floats(g, "w", w, 0.0f);
+                                 }));
+  };
+  Expected<ImportedModel> r = conv(65, 2, false);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->opaque_nodes.size(), 1u);
+  EXPECT_EQ(r->opaque_nodes[0].reason,
+            "a 3-D kernel of more than 64 temporal taps with a spatial extent");
+  r = conv(65, 1, false);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->opaque_nodes.empty());
+  r = conv(3, 3, true);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->opaque_nodes.size(), 1u);
+  EXPECT_EQ(r->opaque_nodes[0].reason, "3-D convolution weights computed in the graph");
+}
+
 }  // namespace
 }  // namespace tso

@@ -7,7 +7,9 @@
 // tso's CPU runtime and reference executor and in ONNX Runtime on the file
 // tso writes. Likewise a classifier trained with NLL loss, whose head ends in
 // LogSoftmax, after a clamp by tensors (Max and Min) and a log-magnitude
-// (Abs, Log), as audio front ends take one.
+// (Abs, Log), as audio front ends take one; and a super-resolution tail
+// (DepthToSpace in both modes, SpaceToDepth) with the reductions written as
+// the IR's (ReduceLogSumExp, ReduceMin, ReduceL1).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -103,6 +105,39 @@ fs::path write_nll_model(const fs::path& dir) {
   return p;
 }
 
+// At opset 13: x: f32[1,3,6,8] -> Conv (W [12,3,3,3], pads 1) -> Relu ->
+// DepthToSpace (2, CRD: torch's pixel_shuffle) = f32[1,3,12,16] ->
+// SpaceToDepth (2) = f32[1,12,6,8] -> DepthToSpace (2, DCR) = y:
+// f32[1,3,12,16]; of y: ReduceLogSumExp over axis 1 without keepdims = l:
+// f32[1,12,16], ReduceMin over [2,3] = m: f32[1,3,1,1], ReduceL1 over all =
+// a: f32[1,1,1,1].
+fs::path write_shuffle_model(const fs::path& dir) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  auto* g = m.mutable_graph();
+  g->set_name("pixel_shuffle");
+  testing::declare(g->add_input(), "x", onnx::TensorProto::FLOAT, {1, 3, 6, 8});
+  for (const char* out : {"y", "l", "m", "a"}) g->add_output()->set_name(out);
+  std::mt19937_64 rng(9);
+  testing::add_random_floats(g, "w", {12, 3, 3, 3}, rng);
+  testing::set_ints(add_node(g, "Conv", {"x", "w"}, "c"), "pads", {1, 1, 1, 1});
+  add_node(g, "Relu", {"c"}, "r");
+  onnx::NodeProto* up = add_node(g, "up", "DepthToSpace", {"r"}, "u");
+  testing::set_int(up, "blocksize", 2);
+  testing::set_string(up, "mode", "CRD");
+  testing::set_int(add_node(g, "down", "SpaceToDepth", {"u"}, "d"), "blocksize", 2);
+  testing::set_int(add_node(g, "up_dcr", "DepthToSpace", {"d"}, "y"), "blocksize", 2);
+  onnx::NodeProto* lse = add_node(g, "lse", "ReduceLogSumExp", {"y"}, "l");
+  testing::set_ints(lse, "axes", {1});
+  testing::set_int(lse, "keepdims", 0);
+  testing::set_ints(add_node(g, "least", "ReduceMin", {"y"}, "m"), "axes", {2, 3});
+  add_node(g, "l1", "ReduceL1", {"y"}, "a");
+  const fs::path p = dir / "pixel_shuffle.onnx";
+  std::ofstream(p, std::ios::binary) << m.SerializeAsString();
+  return p;
+}
+
 TEST(ImageOpsCli, PadModesAndLrnMatchOnnxRuntime) {
   if (!testing::have_python_oracle()) GTEST_SKIP() << testing::kNoVenv;
   const fs::path dir = testing::temp_dir("image_ops_cli");
@@ -126,6 +161,19 @@ TEST(ImageOpsCli, AnNllHeadWithClampsAndLogMagnitudesMatchesOnnxRuntime) {
   testing::optimize_checked_for_h100(model, out, dir);
   testing::write_random_input(dir / "in", "x", Shape{2, 3, 8, 8}, 13);
   testing::expect_outputs_match_onnx_runtime(model, out, dir / "in", 2, dir);
+  fs::remove_all(dir);
+}
+
+TEST(ImageOpsCli, PixelShufflesAndReductionsMatchOnnxRuntime) {
+  if (!testing::have_python_oracle()) GTEST_SKIP() << testing::kNoVenv;
+  const fs::path dir = testing::temp_dir("pixel_shuffle_cli");
+  const fs::path model = write_shuffle_model(dir), out = dir / "optimized.onnx";
+  const std::string listing = testing::inspect_without_opaque_nodes(model, dir);
+  for (const char* op : {"transpose", "reduce_max", "reduce_sum", "abs"})
+    EXPECT_NE(listing.find(op), std::string::npos) << op << " in " << listing;
+  testing::optimize_checked_for_h100(model, out, dir);
+  testing::write_random_input(dir / "in", "x", Shape{1, 3, 6, 8}, 19);
+  testing::expect_outputs_match_onnx_runtime(model, out, dir / "in", 4, dir);
   fs::remove_all(dir);
 }
 
