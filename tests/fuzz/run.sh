@@ -42,7 +42,16 @@ case $name in
              /usr/share/libonnx-testdata/data/node/test_averagepool_1d_default/model.onnx \
              /usr/share/libonnx-testdata/data/pytorch-converted/test_Conv2d_groups/model.onnx \
              /usr/share/libonnx-testdata/data/pytorch-operator/test_operator_chunk/model.onnx \
-             /usr/share/libonnx-testdata/data/node/test_hardsigmoid/model.onnx; do
+             /usr/share/libonnx-testdata/data/node/test_hardsigmoid/model.onnx \
+             /usr/share/libonnx-testdata/data/node/test_reflect_pad/model.onnx \
+             /usr/share/libonnx-testdata/data/node/test_lrn/model.onnx \
+             /usr/share/libonnx-testdata/data/node/test_maxpool_3d_default/model.onnx \
+             /usr/share/libonnx-testdata/data/pytorch-converted/test_Conv3d_groups/model.onnx \
+             /usr/share/libonnx-testdata/data/node/test_depthtospace_crd_mode/model.onnx \
+             /usr/share/libonnx-testdata/data/node/test_logsoftmax_axis_1/model.onnx \
+             /usr/share/libonnx-testdata/data/node/test_max_example/model.onnx \
+             /usr/share/libonnx-testdata/data/node/test_reduce_log_sum_asc_axes/model.onnx \
+             "$src"/tests/exports/tv_r3d_18.ts17.graph.onnx; do
       [ -f "$m" ] && cp "$m" "$seeds/$(echo "$m" | md5sum | cut -c1-12).onnx"
     done ;;
   graph_text_fuzz)
