@@ -4,6 +4,7 @@
 #include <set>
 #include <vector>
 
+#include "core/half.h"
 #include "optimizer/graph_index.h"
 #include "runtime/reference/executor.h"
 
@@ -11,9 +12,18 @@ namespace tso::opt {
 
 namespace {
 
+// f32 values as they are; f16 ones (data movement of f16 weights, so every
+// value is a half) back to halves, exactly.
 std::shared_ptr<const WeightData> to_weight(const ref::Tensor<float>& t, const TensorType& type) {
   auto w = std::make_shared<WeightData>();
   w->type = type;
+  if (type.dtype == DType::kF16) {
+    std::vector<uint16_t> halves(t.data.size());
+    for (size_t k = 0; k < halves.size(); ++k) halves[k] = float_to_half(t.data[k]);
+    w->bytes.resize(halves.size() * sizeof(uint16_t));
+    std::memcpy(w->bytes.data(), halves.data(), w->bytes.size());
+    return w;
+  }
   w->bytes.resize(t.data.size() * sizeof(float));
   std::memcpy(w->bytes.data(), t.data.data(), w->bytes.size());
   return w;
@@ -24,7 +34,11 @@ std::shared_ptr<const WeightData> to_weight(const ref::Tensor<float>& t, const T
 Expected<Graph> fold_weights(const Graph& g, FoldStats* stats) {
   GraphIndex index(g);
   const int n = g.size();
-  // Fold targets: weight-only f32 operators read by something that is not.
+  // Fold targets: weight-only f32 operators read by something that is not,
+  // and f16 ones that only move data (the concatenated and enlarged kernels
+  // of merged f16 convolutions): folded in f32, their values are halves. An
+  // f16 operator that computes stays, since the runtimes compute it in f32
+  // and its value rounded to f16 would be another.
   std::vector<char> target(n, 0);
   auto is_op = [&](int i) { return g.node(i).op != Op::Input && g.node(i).op != Op::Weight; };
   for (int i = 0; i < n; ++i) {
@@ -34,9 +48,22 @@ Expected<Graph> fold_weights(const Graph& g, FoldStats* stats) {
   }
   for (const GraphOutput& o : g.outputs())
     if (index.constant[o.ref.node] && is_op(o.ref.node)) target[o.ref.node] = 1;
+  std::vector<char> moves_data(n, 0);  // weights, and data movement of such
   for (int i = 0; i < n; ++i) {
     const Node& node = g.node(i);
-    if (target[i] && (node.outs.size() != 1 || node.outs[0].dtype != DType::kF32)) target[i] = 0;
+    moves_data[i] = node.op == Op::Weight || op_info(node.op).kind == OpKind::Shape;
+    if (node.op == Op::Pad) {  // and writes a value a half holds
+      const float v = static_cast<float>(node.attrs.f(AttrKey::value));
+      moves_data[i] = half_to_float(float_to_half(v)) == v;
+    }
+    for (const TensorRef& a : node.args) moves_data[i] = moves_data[i] && moves_data[a.node];
+  }
+  for (int i = 0; i < n; ++i) {
+    const Node& node = g.node(i);
+    const bool foldable = node.outs.size() == 1 &&
+                          (node.outs[0].dtype == DType::kF32 ||
+                           (node.outs[0].dtype == DType::kF16 && moves_data[i]));
+    if (target[i] && !foldable) target[i] = 0;
   }
   // Evaluate what the targets need, in node order.
   std::vector<char> needed(n, 0);

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "core/signature.h"
 #include "core/text_format.h"
 #include "optimizer/analytic_cost.h"
@@ -52,6 +54,66 @@ TEST(Fold, AWeightWithoutDataIsAnErrorNamingIt) {
   ASSERT_FALSE(f.ok());
   EXPECT_EQ(f.error().message,
             "node 'w' (weight): has no data, so the operators on it cannot be folded");
+}
+
+// An f16 weight made by data movement alone (merged convolutions' enlarged,
+// concatenated kernels) folds into an f16 weight holding the same halves; one
+// that computes (a scaled kernel) stays, since the runtimes compute it in f32.
+TEST(Fold, F16WeightsFoldWhereOnlyDataMoves) {
+  Expected<Graph> p = parse_graph(R"(graph g {
+  input x: f16[1,2,5,5]
+  weight w1: f16[3,2,1,1]
+  weight w2: f16[4,2,3,3]
+  weight s: f16[]
+  %e = enlarge(w1, kernel=[3,3])
+  %c = concat(%e, w2, axis=0)
+  %y = conv2d(x, %c, pad=same)
+  %m = smul(w2, s)
+  %z = conv2d(x, %m, pad=same)
+  output y = %y
+  output z = %z
+})");
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  GraphBuilder b(p->name());
+  uint16_t next = 0x3c00;  // 1.0, then the halves after it
+  for (const Node& n : p->nodes()) {
+    Node copy = n;
+    if (n.op == Op::Weight) {
+      auto w = std::make_shared<WeightData>();
+      w->type = n.outs[0];
+      std::vector<uint16_t> v(n.outs[0].shape.numel());
+      for (uint16_t& h : v) h = next++;
+      w->bytes.resize(v.size() * sizeof(uint16_t));
+      std::memcpy(w->bytes.data(), v.data(), w->bytes.size());
+      copy.data = std::move(w);
+    }
+    b.add_node(std::move(copy));
+  }
+  for (const GraphOutput& o : p->outputs()) b.output(o.name, o.ref);
+  Expected<Graph> g = b.finish();
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  FoldStats stats;
+  Expected<Graph> f = fold_weights(*g, &stats);
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_EQ(stats.folded, 1);
+  int smuls = 0;
+  const WeightData* folded = nullptr;
+  for (const Node& n : f->nodes()) {
+    smuls += n.op == Op::ScalarMul;
+    if (n.op == Op::Weight && n.outs[0].shape == Shape{7, 2, 3, 3}) folded = n.data.get();
+  }
+  EXPECT_EQ(smuls, 1);
+  ASSERT_NE(folded, nullptr);
+  ASSERT_EQ(folded->type.dtype, DType::kF16);
+  std::vector<uint16_t> halves(7 * 2 * 9);
+  ASSERT_EQ(folded->bytes.size(), halves.size() * sizeof(uint16_t));
+  std::memcpy(halves.data(), folded->bytes.data(), folded->bytes.size());
+  // Output channel 0, input channel 0 of the enlarged kernel: w1's first half
+  // at the centre, zeros around; channel 3 onwards w2's halves in order.
+  EXPECT_EQ(halves[4], 0x3c00);
+  EXPECT_EQ(halves[0], 0);
+  EXPECT_EQ(halves[3 * 18], 0x3c00 + 6);
+  EXPECT_EQ(halves[7 * 18 - 1], 0x3c00 + 6 + 4 * 18 - 1);
 }
 
 class PipelineTest : public ::testing::Test {
