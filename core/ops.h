@@ -44,6 +44,15 @@
 // x - max - log(sum(exp(x - max))) along `axis` (ONNX LogSoftmax), the axis
 // normalized like softmax's.
 //
+// Sampling. `grid_sample(x, grid; mode, padding_mode, align_corners)` is ONNX
+// GridSample (opset 16) of a 4-D x [N, C, H, W] at grid [N, Ho, Wo, 2] (x
+// then y, normalized to [-1, 1]: the centres of the end elements with
+// align_corners = 1, their outer edges with 0), giving [N, C, Ho, Wo] of x's
+// element type (f32 or f16, as grid): mode "bilinear" (4 taps) or "nearest"
+// (round half to even), padding_mode "zeros" (positions outside read 0),
+// "border" (clamped) or "reflection" (reflected, then clamped); a NaN
+// coordinate reads 0 (runtime/common/grid_sample.h).
+//
 // Constants. const_ones(shape) is all ones; const_eye(shape=[n,n]) the
 // identity matrix; const_eye_conv(shape=[c,c,kh,kw]) the conv kernel that maps
 // each channel to itself (1 at the kernel centre of the diagonal, kh and kw

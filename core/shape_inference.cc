@@ -468,6 +468,26 @@ Result infer_layernorm(Attrs* a, Inputs in) {
   return Types{x};
 }
 
+Result infer_grid_sample(const Attrs& a, Inputs in) {
+  const Op op = Op::GridSample;
+  const TensorType &x = in[0], &grid = in[1];
+  if (x.dtype != DType::kF32 && x.dtype != DType::kF16)
+    return err(op, "input ", x, " must be f32 or f16");
+  TSO_RETURN_IF_ERROR(same_dtype(op, x, grid));
+  if (x.shape.rank() != 4 || grid.shape.rank() != 4 || grid.shape[3] != 2 ||
+      grid.shape[0] != x.shape[0])
+    return err(op, "needs x [N, C, H, W] and grid [N, Ho, Wo, 2], got ", x, " and ", grid);
+  const std::string& mode = a.str(AttrKey::mode);
+  const std::string& padding = a.str(AttrKey::padding_mode);
+  if (mode != "bilinear" && mode != "nearest")
+    return err(op, "mode \"", mode, "\" is not bilinear or nearest");
+  if (padding != "zeros" && padding != "border" && padding != "reflection")
+    return err(op, "padding_mode \"", padding, "\" is not zeros, border or reflection");
+  if (a.i(AttrKey::align_corners) != 0 && a.i(AttrKey::align_corners) != 1)
+    return err(op, "align_corners must be 0 or 1");
+  return one(x.dtype, Shape{x.shape[0], x.shape[1], grid.shape[1], grid.shape[2]});
+}
+
 Result infer_softmax(Op op, Attrs* a, Inputs in) {
   TSO_RETURN_IF_ERROR(normalize_axis_attr(op, a, in[0]));
   return Types{in[0]};
@@ -860,6 +880,7 @@ Result infer_unchecked(Op op, Attrs* attrs, Inputs in) {
     case Op::Gemm: return infer_gemm(a, in);
     case Op::Softmax:
     case Op::LogSoftmax: return infer_softmax(op, &a, in);
+    case Op::GridSample: return infer_grid_sample(a, in);
     case Op::LayerNorm: return infer_layernorm(&a, in);
     case Op::ReduceMean:
     case Op::ReduceSum:
@@ -980,6 +1001,7 @@ Count flop_count(Op op, const Attrs& a, Inputs in, Inputs out) {
     case Op::LayerNorm: return kLayerNormFlops * n_out;
     case Op::Softmax:
     case Op::LogSoftmax: return kSoftmaxFlops * n_out;
+    case Op::GridSample: return 8 * n_out;  // four taps, a multiply and an add each
   }
   TSO_CHECK(false, "operator out of range");
   return 0;

@@ -159,6 +159,15 @@ const char* const kCanonical[] = {
   output s = %2
 }
 )",
+    R"(graph warp {
+  input x: f32[1,2,4,5]
+  input g: f32[1,3,3,2]
+  %0: f32[1,2,3,3] = grid_sample(x, g, mode="nearest", padding_mode="reflection", align_corners=1)
+  %1: f32[1,2,3,3] = grid_sample(x, g)
+  output y = %0
+  output z = %1
+}
+)",
     R"(graph nll_head {
   input x: f32[2,10]
   input b: f32[10]

@@ -421,6 +421,17 @@ Status export_node(ExportContext& ctx, int i) {
       set_attr(ctx.add_node(type, input_names(ctx, n), out, name), "axis", axis);
       return Status::Ok();
     }
+    case Op::GridSample: {
+      if (ctx.opset() < 16)
+        return Error{describe_node(g, i) + ": GridSample needs opset 16, the model has " +
+                     std::to_string(ctx.opset())};
+      onnx::NodeProto* p = ctx.add_node("GridSample", input_names(ctx, n), out, name);
+      const std::string mode = n.attrs.str(AttrKey::mode);
+      set_attr(p, "mode", ctx.opset() >= 20 && mode == "bilinear" ? std::string("linear") : mode);
+      set_attr(p, "padding_mode", n.attrs.str(AttrKey::padding_mode));
+      set_attr(p, "align_corners", n.attrs.i(AttrKey::align_corners));
+      return Status::Ok();
+    }
     case Op::Opaque: {
       Expected<onnx::NodeProto> p = opaque_node_proto(n, input_names(ctx, n), out);
       if (!p) return p.error();

@@ -352,6 +352,24 @@ Expected<Mapped> map_group_norm(NodeContext& ctx) {
   return add_one(ctx, Op::Add, {*scaled, affine[1]});
 }
 
+// GridSample of 4-D inputs in bilinear ("linear" from opset 20) or nearest
+// mode; bicubic and N-D stay opaque.
+Expected<Mapped> map_grid_sample(NodeContext& ctx) {
+  const onnx::NodeProto& n = ctx.node();
+  if (ctx.type(0).shape.rank() != 4) return opaque("a GridSample of other than 4-D inputs");
+  std::string mode = attr_string(n, "mode", ctx.opset() >= 20 ? "linear" : "bilinear");
+  if (mode == "linear") mode = "bilinear";
+  if (mode != "bilinear" && mode != "nearest") return opaque("mode '" + mode + "'");
+  Expected<TensorRef> x = ctx.tensor(0);
+  if (!x) return x.error();
+  Expected<TensorRef> grid = ctx.tensor(1);
+  if (!grid) return grid.error();
+  Attrs a;
+  a.set(AttrKey::mode, mode).set(AttrKey::padding_mode, attr_string(n, "padding_mode", "zeros"));
+  a.set(AttrKey::align_corners, attr_int(n, "align_corners", 0));
+  return add_one(ctx, Op::GridSample, {*x, *grid}, std::move(a));
+}
+
 // Softmax and LogSoftmax before opset 13 normalize the input flattened to
 // 2-D at `axis`.
 Expected<Mapped> map_softmax(NodeContext& ctx) {
@@ -401,6 +419,7 @@ MapFn find_nn_mapping(std::string_view t) {
       {"GroupNormalization", map_group_norm},
       {"InstanceNormalization", map_instance_norm},
       {"Softmax", map_softmax}, {"LogSoftmax", map_softmax},
+      {"GridSample", map_grid_sample},
   };
   for (const auto& [name, fn] : kMaps)
     if (name == t) return fn;

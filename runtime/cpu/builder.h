@@ -111,6 +111,7 @@ Status lower_movement(Builder& b, int node);         // views and own kernels
 Status lower_update_slice(Builder& b, int node);     // in place where the base is dead
 Status lower_gather(Builder& b, int node);           // rows picked by indices, checked each run
 Status lower_gather_elements(Builder& b, int node);  // one element per index, checked each run
+Status lower_grid_sample(Builder& b, int node);      // taps per position, every channel
 bool is_movement(const Graph& g, int node);
 // A new row-major tensor for output `index` of `node`, of any element type
 // (no oneDNN descriptor for those oneDNN lacks: i64, bool).

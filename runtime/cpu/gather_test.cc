@@ -4,7 +4,8 @@
 // the prologue, and indices out of range as errors naming the node. Exact:
 // gather copies values. Also expand and cast, on a transformers attention
 // mask, and the comparisons, logic, cumsum and integer arithmetic of RoBERTa's
-// position ids and of masks built from float comparisons.
+// position ids and of masks built from float comparisons; and grid_sample
+// (gathers at computed positions) in every mode.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -202,6 +203,27 @@ TEST(CpuGather, SingleElementRowsOfAPadGiveTheSameValuesOnAnyThreadCount) {
     std::vector<std::vector<float>> two = expect_matches_reference(g, {}, 2);
     EXPECT_EQ(one, two) << type;
   }
+}
+
+// grid_sample (RAFT's lookups) after a convolution whose blocked output it
+// reads as row-major, in every mode and padding mode, on one thread and two.
+TEST(CpuGridSample, EveryModeAfterAConvolutionOnAnyThreadCount) {
+  const Graph g = with_values(R"(graph warp {
+  input x: f32[2,8,9,10]
+  input grid: f32[2,5,7,2]
+  weight w: f32[8,8,3,3]
+  %c = conv2d(x, w, pad=same)
+  %a = grid_sample(%c, grid)
+  %b = grid_sample(%c, grid, mode="nearest", padding_mode="border", align_corners=1)
+  %r = grid_sample(%c, grid, padding_mode="reflection")
+  output y = %a
+  output z = %b
+  output u = %r
+})",
+                              {});
+  std::vector<std::vector<float>> one = expect_matches_reference(g, {}, 1);
+  std::vector<std::vector<float>> two = expect_matches_reference(g, {}, 2);
+  EXPECT_EQ(one, two);
 }
 
 // A lookup of stored rows by stored indices runs once, in the prologue; its

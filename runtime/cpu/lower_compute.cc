@@ -534,6 +534,8 @@ Status lower_compute(Builder& b, int node) {
       return lower_concat(b, node);
     case Op::IsNaN:
       return lower_isnan(b, node);
+    case Op::GridSample:
+      return lower_grid_sample(b, node);
     case Op::Where:
       return lower_where(b, node);
     default:

@@ -74,6 +74,7 @@ constexpr Kernel family(Op op) {
     case Op::Or:
     case Op::CumSum:
     case Op::ArgMax:
+    case Op::GridSample:
     case Op::ReduceSum:
     case Op::ReduceMax:
     case Op::ReduceL2:

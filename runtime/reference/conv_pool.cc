@@ -3,6 +3,7 @@
 // speed and Mod reuses the same lowering with its exact product.
 #include <algorithm>
 
+#include "runtime/common/grid_sample.h"
 #include "runtime/reference/kernels.h"
 #include "runtime/reference/scalar.h"
 
@@ -208,6 +209,36 @@ Expected<Tensor<S>> ConvPool<S>::global_avgpool(const Tensor<S>& x) {
     y.data[p] = fn::div(sum, scale);
   }
   return y;
+}
+
+template <class S>
+Expected<Tensor<S>> ConvPool<S>::grid_sample(const Tensor<S>& x, const Tensor<S>& grid,
+                                             const Attrs& a) {
+  if constexpr (fn::Real<S>) {
+    const Shape& xs = x.shape;
+    const Shape& gs = grid.shape;
+    rt::GridSampling s;
+    if (!rt::parse_grid_sampling(a.str(AttrKey::mode), a.str(AttrKey::padding_mode),
+                                 a.i(AttrKey::align_corners), xs[2], xs[3], &s))
+      return shape_error("grid_sample", "unknown mode or padding_mode");
+    const int64_t channels = xs[1], plane = xs[2] * xs[3], positions = gs[1] * gs[2];
+    Tensor<S> y(Shape{xs[0], channels, gs[1], gs[2]});
+    for (int64_t n = 0; n < xs[0]; ++n)
+      for (int64_t p = 0; p < positions; ++p) {
+        const S* g = grid.data.data() + (n * positions + p) * 2;
+        const rt::GridTaps t =
+            rt::grid_taps(s, static_cast<double>(g[0]), static_cast<double>(g[1]));
+        for (int64_t c = 0; c < channels; ++c) {
+          const S* in = x.data.data() + (n * channels + c) * plane;
+          S v = 0;
+          for (int k = 0; k < t.count; ++k) v += static_cast<S>(t.weight[k]) * in[t.index[k]];
+          y.data[(n * channels + c) * positions + p] = v;
+        }
+      }
+    return y;
+  } else {
+    return shape_error("grid_sample", "has no Mod image (the generator does not enumerate it)");
+  }
 }
 
 template struct ConvPool<float>;

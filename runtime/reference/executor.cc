@@ -109,6 +109,7 @@ Outputs<S> run(const Node& n, Args<S> in) {
     case Op::Max:
     case Op::Min: return one(E::extremum(n.op, x, *in[1]));
     case Op::LogSoftmax: return one(Norm<S>::log_softmax(x, a));
+    case Op::GridSample: return one(ConvPool<S>::grid_sample(x, *in[1], a));
     case Op::ReduceMean:
     case Op::ReduceSum:
     case Op::ReduceMax:

@@ -36,6 +36,7 @@
 //   leaky_relu, softplus, log, log_softmax = an error (no surrogate; the
 //                   generator does not enumerate them)
 //   abs, max, min = an error: Mod values have no sign and no order
+//   grid_sample   = an error (Mod values are no coordinates)
 //   equal, less, greater = an error: Mod values have no order, and equality
 //                   mod p is not the reals'; the generator does not enumerate them
 //   not, and, or  = 1 - x, ab, a + b - ab                           exact on bool (0 and 1)

@@ -92,6 +92,10 @@ struct ConvPool {
   static Expected<Tensor<S>> avgpool(const Tensor<S>& x, const Attrs& a);
   static Expected<Tensor<S>> maxpool(const Tensor<S>& x, const Attrs& a);
   static Expected<Tensor<S>> global_avgpool(const Tensor<S>& x);
+  // x sampled at grid's positions (runtime/common/grid_sample.h); an error on
+  // Mod, whose values are no coordinates.
+  static Expected<Tensor<S>> grid_sample(const Tensor<S>& x, const Tensor<S>& grid,
+                                         const Attrs& a);
 };
 
 template <class S>

@@ -70,6 +70,16 @@ def tv_video(name, frames, size):
     return build
 
 
+def tv_flow(name, size):
+    def build():
+        import torchvision
+
+        model = torchvision.models.get_model(name, weights=None)
+        return model, (torch.randn(1, 3, size, size), torch.randn(1, 3, size, size))
+
+    return build
+
+
 def tv_vit():
     from torchvision.models.vision_transformer import VisionTransformer
 
@@ -208,6 +218,9 @@ MODELS = {
     "tv_mc3_18": tv_video("mc3_18", 8, 64),
     "tv_r2plus1d_18": tv_video("r2plus1d_18", 8, 64),
     "tv_s3d": tv_video("s3d", 16, 224),
+    # torchvision optical flow (GridSample lookups in a correlation pyramid; the
+    # flow after each of its 12 refinements an output)
+    "tv_raft_small": tv_flow("raft_small", 128),
     # torchvision segmentation models (their "out")
     "tv_deeplabv3_mobilenet_v3_large": tv_segmentation("deeplabv3_mobilenet_v3_large", 64),
     "tv_lraspp_mobilenet_v3_large": tv_segmentation("lraspp_mobilenet_v3_large", 64,
