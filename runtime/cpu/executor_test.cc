@@ -102,7 +102,7 @@ TEST(CpuExecutor, MatchesTheReferenceWithEveryAlternativeForced) {
 // and masks, whose integer and bool tensors the float cases cannot feed (and
 // the CUDA runtime, which shares the cases, does not run), have their own
 // tests (gather_test.cc); so have the reductions the CUDA runtime lacks
-// (ReductionsAfterBlockedConvolutions).
+// (ReductionsAfterBlockedConvolutions) and grid_sample (gather_test.cc).
 TEST(CpuExecutor, CasesCoverEveryOperatorButOpaqueAndThoseOfTokenIdsAndMasks) {
   std::set<Op> seen;
   for (const Case& c : ref::testing::kCases) {
@@ -112,7 +112,8 @@ TEST(CpuExecutor, CasesCoverEveryOperatorButOpaqueAndThoseOfTokenIdsAndMasks) {
   const std::set<Op> own_tests = {
       Op::Opaque, Op::Gather, Op::GatherElements, Op::Expand,    Op::Cast,
       Op::Equal,  Op::Less,   Op::Greater,        Op::Not,       Op::And,
-      Op::Or,     Op::CumSum, Op::ReduceSum,      Op::ReduceMax, Op::ReduceL2, Op::ArgMax};
+      Op::Or,     Op::CumSum, Op::ReduceSum,      Op::ReduceMax, Op::ReduceL2, Op::ArgMax,
+      Op::GridSample};
   for (const OpInfo& info : all_ops()) {
     if (own_tests.count(info.op)) continue;
     EXPECT_TRUE(seen.count(info.op)) << info.name << " has no case";

@@ -51,6 +51,7 @@ case $name in
              /usr/share/libonnx-testdata/data/node/test_logsoftmax_axis_1/model.onnx \
              /usr/share/libonnx-testdata/data/node/test_max_example/model.onnx \
              /usr/share/libonnx-testdata/data/node/test_reduce_log_sum_asc_axes/model.onnx \
+             /usr/share/libonnx-testdata/data/node/test_gridsample_reflection_padding/model.onnx \
              "$src"/tests/exports/tv_r3d_18.ts17.graph.onnx; do
       [ -f "$m" ] && cp "$m" "$seeds/$(echo "$m" | md5sum | cut -c1-12).onnx"
     done ;;
