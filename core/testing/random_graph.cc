@@ -21,6 +21,7 @@ int preferred_rank(Op op) {
     case Op::GlobalAvgPool:
     case Op::BatchNorm:
     case Op::Enlarge:
+    case Op::GridSample:
       return 4;
     case Op::Gemm:
       return 2;
@@ -365,6 +366,9 @@ class Generator {
         }
         case Op::Gather:  // indices: i64 of rank 0 to 2 (their values are the feeds')
           types[i] = TensorType{DType::kI64, random_shape(static_cast<int>(rng_.range(0, 2)))};
+          break;
+        case Op::GridSample:  // the grid: [N, Ho, Wo, 2] of t's batch
+          types[i] = shaped(Shape{r > 0 ? s[0] : 1, rng_.range(1, 3), rng_.range(1, 3), 2});
           break;
         case Op::GatherElements: {  // indices: i64 of t's rank, no longer than t but on the axis
           const int64_t axis = a.has(AttrKey::axis) ? normalized(a.i(AttrKey::axis), r) : 0;
