@@ -108,7 +108,7 @@ int calibrate(const CalibrateFlags& f) {
     ModelFileOptions o = f.model;
     o.file = path;
     int code = kExitOk;
-    std::optional<ModelFile> m = load_model_file(o, "calibrate", &code);
+    std::optional<ModelFile> m = load_model_file(o, "calibrate", &code, ModelUse::kRun);
     if (!m) return code;
     graphs.push_back(std::move(m->graph));
   }

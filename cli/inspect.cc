@@ -2,6 +2,7 @@
 // what it holds: its inputs, one row per operator (attributes that differ
 // from their defaults, input and output types, FLOPs, bytes of the weights it
 // reads) and totals.
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -134,12 +135,35 @@ void print_report(std::ostream& out, const Graph& g, const std::string& file) {
   }
 }
 
+void print_dynamic_part(std::ostream& out, const DynamicPart& d) {
+  std::vector<std::pair<std::string, int>> counts(d.op_counts.begin(), d.op_counts.end());
+  std::stable_sort(counts.begin(), counts.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string ops;
+  for (const auto& [op, count] : counts)
+    ops += (ops.empty() ? "" : ", ") + op + " " + std::to_string(count);
+  constexpr size_t kNamed = 6;  // a detection head's part reads one score column per class
+  std::string reads;
+  for (size_t k = 0; k < d.reads.size() && k < kNamed; ++k)
+    reads += (k ? ", " : "") + d.reads[k];
+  if (d.reads.size() > kNamed) reads += ", ...";
+  out << "\ndynamic part: kept as ONNX after the graph and written back unchanged; tso's "
+         "runtimes do not run it\n";
+  Table t({{"what"}, {"value"}});
+  t.add_row({"nodes", std::to_string(d.nodes) + " from " + d.first + " on (" + ops + ")"});
+  if (!d.reads.empty())
+    t.add_row({"reads", std::to_string(d.reads.size()) + " graph output" +
+                            (d.reads.size() == 1 ? "" : "s") + " (" + reads + ")"});
+  t.print(out, 2, /*header=*/false);
+}
+
 int run_inspect(const InspectOptions& opts) {
   int code = kExitOk;
   std::optional<ModelFile> m = load_model_file(opts.model, "inspect", &code);
   if (!m) return code;
   print_report(std::cout, m->graph, opts.model.file);
   if (m->is_onnx) print_opaque_nodes(std::cout, m->onnx.opaque_nodes);
+  if (m->is_onnx && m->onnx.info.dynamic) print_dynamic_part(std::cout, *m->onnx.info.dynamic);
   std::cout.flush();
   return std::cout ? kExitOk : kExitIoError;
 }

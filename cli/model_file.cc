@@ -68,7 +68,7 @@ Expected<ImportOptions> import_options(const ModelFileOptions& opts) {
 }
 
 std::optional<ModelFile> load_model_file(const ModelFileOptions& opts, const char* command,
-                                         int* exit_code) {
+                                         int* exit_code, ModelUse use) {
   auto fail = [&](int code, const std::string& message) {
     std::fprintf(stderr, "tso %s: %s\n", command, message.c_str());
     *exit_code = code;
@@ -84,6 +84,9 @@ std::optional<ModelFile> load_model_file(const ModelFileOptions& opts, const cha
     *exit_code = kExitBadInput;
     return std::nullopt;
   }
+  if (use == ModelUse::kRun)
+    if (Status s = check_static(m->onnx.info, opts.file); !s.ok())
+      return fail(kExitBadInput, s.error().message);
   for (const std::string& w : m->onnx.warnings)
     std::fprintf(stderr, "%s: warning: %s\n", opts.file.c_str(), w.c_str());
   return std::move(*m);

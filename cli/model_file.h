@@ -31,10 +31,14 @@ Expected<ImportOptions> import_options(const ModelFileOptions& opts);
 
 using ModelFile = driver::LoadedModel;
 
+// What a command does with the model: transform or describe it, or run it,
+// which needs its whole function on tso's runtimes (no dynamic part).
+enum class ModelUse { kTransform, kRun };
+
 // Loads the file; prints import warnings to stderr. On failure prints the
 // error and returns the exit code in `*exit_code`.
 std::optional<ModelFile> load_model_file(const ModelFileOptions& opts, const char* command,
-                                         int* exit_code);
+                                         int* exit_code, ModelUse use = ModelUse::kTransform);
 
 // Prints the opaque nodes of an imported model, one row each, with why.
 void print_opaque_nodes(std::ostream& out, const std::vector<OpaqueNodeInfo>& nodes);

@@ -52,7 +52,7 @@ Expected<rt::CostTable> profile_on_device(const ProfileFlags& f, const Graph& g)
 
 int profile(const ProfileFlags& f) {
   int code = kExitOk;
-  std::optional<ModelFile> m = load_model_file(f.model, "profile", &code);
+  std::optional<ModelFile> m = load_model_file(f.model, "profile", &code, ModelUse::kRun);
   if (!m) return code;
   Expected<rt::CostTable> table = profile_on_device(f, m->graph);
   if (!table) {

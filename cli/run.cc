@@ -174,7 +174,7 @@ int run_cuda(const RunOptions& opts, const Graph& g, std::vector<WeightData> inp
 // Loads the model and its inputs; nullopt (with `*code` set) on failure.
 std::optional<std::pair<ModelFile, std::vector<WeightData>>> load(const RunOptions& opts,
                                                                   int* code) {
-  std::optional<ModelFile> m = load_model_file(opts.model, "run", code);
+  std::optional<ModelFile> m = load_model_file(opts.model, "run", code, ModelUse::kRun);
   if (!m) return std::nullopt;
   Expected<std::vector<WeightData>> inputs = make_inputs(m->graph, opts);
   if (!inputs) {

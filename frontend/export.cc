@@ -2,6 +2,7 @@
 // data past the threshold), maps each operator, and writes the file through
 // a temporary that is renamed into place.
 #include <filesystem>
+#include <map>
 
 #include "core/atomic_file.h"
 #include "frontend/export_ops.h"
@@ -23,6 +24,11 @@ std::string ExportContext::constant(const std::string& base, const HostTensor& v
   std::string name = fresh(base);
   store_tensor(weight_from_host(value), name, out_->add_initializer());
   return name;
+}
+
+void ExportContext::reserve(const onnx::NodeProto& node) {
+  node_names_.insert(node.name());
+  for (const std::string& out : node.output()) taken_.insert(out);
 }
 
 onnx::NodeProto* ExportContext::add_node(const std::string& op_type,
@@ -75,6 +81,16 @@ Expected<onnx::ModelProto> build_model(const Graph& g, const OnnxModelInfo& info
   onnx::GraphProto* out = m.mutable_graph();
   out->set_name(g.name());
   ExportContext ctx(g, info.opset, out);
+  // The dynamic part is written after the graph as import kept it, its names
+  // taken first; the model's outputs are then the part's list of them, in the
+  // file's order (the graph outputs only the part reads are not among them).
+  onnx::GraphProto part;
+  if (info.dynamic) {
+    if (!part.ParseFromString(info.dynamic->graph))
+      return Error{"the dynamic part kept at import does not parse"};
+    for (const auto& n : part.node()) ctx.reserve(n);
+    for (const auto& t : part.initializer()) ctx.reserve(t.name());
+  }
   auto& names = ctx.names();
   names.resize(g.size());
   // Names: inputs keep theirs; a graph output names the tensor it reads when
@@ -140,10 +156,22 @@ Expected<onnx::ModelProto> build_model(const Graph& g, const OnnxModelInfo& info
     }
     TSO_RETURN_IF_ERROR(export_node(ctx, i));
   }
+  std::map<std::string, TensorType> output_types;
   for (size_t k = 0; k < g.outputs().size(); ++k) {
     const GraphOutput& o = g.outputs()[k];
     if (identity[k]) ctx.add_node("Identity", {ctx.name_of(o.ref)}, {ctx.fresh(o.name)}, o.name);
-    set_value_info(o.name, g.type(o.ref), out->add_output());
+    output_types[o.name] = g.type(o.ref);
+    if (!info.dynamic) set_value_info(o.name, g.type(o.ref), out->add_output());
+  }
+  if (!info.dynamic) return m;
+  for (const auto& t : part.initializer()) *out->add_initializer() = t;
+  for (const auto& n : part.node()) *out->add_node() = n;
+  for (const auto& o : part.output()) {
+    auto it = output_types.find(o.name());
+    if (it == output_types.end())
+      *out->add_output() = o;
+    else
+      set_value_info(o.name(), it->second, out->add_output());
   }
   return m;
 }

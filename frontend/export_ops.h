@@ -33,6 +33,10 @@ class ExportContext {
   // as slice + pad, carries that node's name twice).
   onnx::NodeProto* add_node(const std::string& op_type, std::vector<std::string> inputs,
                             std::vector<std::string> outputs, const std::string& name);
+  // Takes the names of nodes written as they are (a dynamic part's), so that
+  // no other tensor or node gets them.
+  void reserve(const onnx::NodeProto& node);
+  void reserve(const std::string& tensor_name) { taken_.insert(tensor_name); }
 
  private:
   const Graph& g_;

@@ -348,13 +348,16 @@ FoldResult fold_cumsum(const onnx::NodeProto& n, int64_t, FoldInputs in, int64_t
 }
 
 // ReduceMean, ReduceSum, ReduceMax and ReduceMin of constants (the
-// statistics weight standardization computes of the weights in forward),
-// their axes an input from opset 13 (ReduceSum) or 18, an attribute before.
+// statistics weight standardization computes of the weights in forward; of
+// integers, torchvision's detection transform scales the image by the
+// smaller and larger of its extents), their axes an input from opset 13
+// (ReduceSum) or 18, an attribute before. An integer mean, which ONNX leaves
+// unspecified, stays unfolded.
 FoldResult fold_reduce(const onnx::NodeProto& n, int64_t opset, FoldInputs in, int64_t) {
   TSO_RETURN_IF_ERROR(check_inputs(in, 1));
   const HostTensor& x = *in[0];
-  if (!x.is_float()) return Declined();
   const std::string& op = n.op_type();
+  if (!x.is_float() && (op == "ReduceMean" || x.numel() == 0)) return Declined();
   std::vector<int64_t> axes;
   if (reduce_axes_are_input(op, opset)) {
     if (in.size() > 1 && in[1]) axes = host_to_ints(*in[1]);
@@ -375,21 +378,38 @@ FoldResult fold_reduce(const onnx::NodeProto& n, int64_t opset, FoldInputs in, i
     if (!reduced[d] || attr_int(n, "keepdims", 1) != 0) out_shape.push_back(kept[d]);
   }
   const int64_t count = x.numel() / std::max<int64_t>(kept.numel(), 1);
+  const std::vector<int64_t> xs = strides_of(x.shape), ks = strides_of(kept);
+  auto kept_index = [&](int64_t k) {
+    int64_t at = 0;
+    for (int d = 0; d < rank; ++d)
+      if (!reduced[d]) at += (k / xs[d] % x.shape[d]) * ks[d];
+    return static_cast<size_t>(at);
+  };
+  HostTensor out = HostTensor::zeros(x.dtype, out_shape);
+  if (!x.is_float()) {
+    std::vector<bool> seen(out.i.size(), false);
+    for (int64_t k = 0; k < x.numel(); ++k) {
+      const size_t at = kept_index(k);
+      int64_t& a = out.i[at];
+      const int64_t v = x.i[k];
+      a = !seen[at]           ? v
+          : op == "ReduceMax" ? std::max(a, v)
+          : op == "ReduceMin" ? std::min(a, v)
+                              : wrap_int(x.dtype, int64_t(uint64_t(a) + uint64_t(v)));
+      seen[at] = true;
+    }
+    return std::vector<HostTensor>{std::move(out)};
+  }
   std::vector<double> acc(static_cast<size_t>(kept.numel()),
                           op == "ReduceMax"   ? -INFINITY
                           : op == "ReduceMin" ? INFINITY
                                               : 0.0);
-  const std::vector<int64_t> xs = strides_of(x.shape), ks = strides_of(kept);
   for (int64_t k = 0; k < x.numel(); ++k) {
-    int64_t at = 0;
-    for (int d = 0; d < rank; ++d)
-      if (!reduced[d]) at += (k / xs[d] % x.shape[d]) * ks[d];
-    double& a = acc[static_cast<size_t>(at)];
+    double& a = acc[kept_index(k)];
     a = op == "ReduceMax" ? std::max(a, double(x.f[k]))
         : op == "ReduceMin" ? std::min(a, double(x.f[k]))
                             : a + x.f[k];
   }
-  HostTensor out = HostTensor::zeros(x.dtype, out_shape);
   for (size_t k = 0; k < acc.size(); ++k)
     out.f[k] = round_to(x.dtype, op == "ReduceMean" ? acc[k] / double(count) : acc[k]);
   return std::vector<HostTensor>{std::move(out)};

@@ -13,6 +13,7 @@
 
 #include "frontend/batch_override.h"
 #include "frontend/decomposed_layernorm.h"
+#include "frontend/dynamic_part.h"
 #include "frontend/erf_gelu.h"
 #include "frontend/host_tensor_util.h"
 #include "frontend/import_ops.h"
@@ -94,6 +95,7 @@ class Importer {
   Expected<bool> try_fold(const onnx::NodeProto& n);
   Status add_opaque(const onnx::NodeProto& n, const std::string& reason);
   Status add_outputs(const onnx::GraphProto& g);
+  Status finish_dynamic_part(const onnx::GraphProto& g);
 
   std::string file_, base_dir_;
   const ImportOptions& options_;
@@ -109,6 +111,7 @@ class Importer {
   std::unordered_map<int, ErfGeluChain> erf_gelus_;     // by the index of the chain's last node
   std::unordered_map<int, LayerNormChain> layernorms_;  // likewise
   std::unordered_set<int> deferred_;                    // the chains' inner nodes
+  DynamicPartBuilder part_;                             // nodes kept as ONNX (dynamic_part.h)
   int64_t random_weight_bytes_ = 0;                     // made so far, in all
 };
 
@@ -401,18 +404,20 @@ Expected<std::vector<int>> Importer::order_nodes(const onnx::GraphProto& g) {
   Dependencies deps(n);
   for (int i = 0; i < n; ++i) {
     const onnx::NodeProto& node = g.node(i);
-    for (const auto& a : node.attribute())
-      if (a.has_g() || a.graphs_size() > 0)
-        return node_error(
-            node, "has a subgraph attribute '" + a.name() + "'; control flow is not supported");
-    for (const std::string& in : node.input()) {
+    // A subgraph's reads of this graph's values are the node's inputs too.
+    std::vector<std::string> reads(node.input().begin(), node.input().end());
+    const size_t explicit_inputs = reads.size();
+    for (std::string& name : outer_reads(node)) reads.push_back(std::move(name));
+    for (size_t k = 0; k < reads.size(); ++k) {
+      const std::string& in = reads[k];
       if (in.empty()) continue;
       ++uses_[in];
       if (auto it = producer.find(in); it != producer.end()) {
         boost::add_edge(i, it->second, deps);
       } else if (!values_.count(in) && !inits.count(in)) {
-        return node_error(
-            node, "input '" + in + "' is not a graph input, an initializer or any node's output");
+        return node_error(node, (k < explicit_inputs ? "input '" : "a subgraph reads '") + in +
+                                    "', which is not a graph input, an initializer or any "
+                                    "node's output");
       }
     }
     for (int k = 0; k < node.input_size(); ++k)
@@ -532,24 +537,28 @@ Expected<bool> Importer::try_fold(const onnx::NodeProto& n) {
   return true;
 }
 
+// An opaque node whose output shapes ONNX's shape inference leaves unknown
+// joins the dynamic part instead.
 Status Importer::add_opaque(const onnx::NodeProto& n, const std::string& reason) {
   std::vector<std::optional<OpaqueInput>> ins;
+  for (const std::string& in : n.input())
+    ins.push_back(in.empty() ? std::nullopt
+                             : std::optional(OpaqueInput{value(in)->type, host_of(value(in))}));
+  auto types = infer_opaque_outputs(n, ins, model_->opset_import(), declared_);
+  if (!types) return node_error(n, types.error().message);
+  if (!types->dynamic.empty()) {
+    part_.add(n);
+    return Status::Ok();
+  }
   std::vector<TensorRef> args;
   for (const std::string& in : n.input()) {
-    if (in.empty()) {
-      ins.push_back(std::nullopt);
-      continue;
-    }
-    Value* v = value(in);
-    ins.push_back(OpaqueInput{v->type, host_of(v)});
+    if (in.empty()) continue;
     Expected<TensorRef> r = materialize(in);
     if (!r) return node_error(n, r.error().message);
     args.push_back(*r);
   }
-  auto types = infer_opaque_outputs(n, ins, model_->opset_import(), declared_);
-  if (!types) return node_error(n, types.error().message);
   std::vector<TensorType> outs;
-  for (const auto& t : *types)
+  for (const auto& t : types->types)
     if (t) outs.push_back(*t);
   Attrs a;
   a.set(AttrKey::op_type, n.op_type())
@@ -572,6 +581,10 @@ Status Importer::add_opaque(const onnx::NodeProto& n, const std::string& reason)
 Status Importer::import_node(const onnx::NodeProto& n) {
   // Every ONNX operator has an output; mappings name what they add after it.
   if (n.output_size() == 0) return node_error(n, "has no outputs");
+  if (part_.takes(n)) {
+    part_.add(n);
+    return Status::Ok();
+  }
   const bool default_domain = n.domain().empty() || n.domain() == "ai.onnx";
   if (default_domain && n.op_type() == "Constant") return add_constant_node(n);
   if (default_domain && (n.op_type() == "Identity" || n.op_type() == "Dropout") &&
@@ -750,12 +763,50 @@ Status Importer::import_layernorm(const onnx::GraphProto& g, const LayerNormChai
 Status Importer::add_outputs(const onnx::GraphProto& g) {
   if (g.output_size() == 0) return error("the graph has no outputs");
   for (const auto& o : g.output()) {
+    if (part_.computes(o.name())) continue;
     if (!value(o.name()))
       return error("graph output '" + o.name() + "' is not produced by any node");
     Expected<TensorRef> r = materialize(o.name());
     if (!r) return error(r.error().message);
     builder_.output(o.name(), *r);
   }
+  return Status::Ok();
+}
+
+// What the dynamic part reads of the graph: constants become its own
+// initializers, computed tensors graph outputs (graph inputs it reads by
+// name). A warning says how much of the model it holds.
+Status Importer::finish_dynamic_part(const onnx::GraphProto& g) {
+  if (part_.empty()) return Status::Ok();
+  std::unordered_set<std::string> outputs;
+  int graph_outputs = 0;
+  for (const auto& o : g.output()) {
+    outputs.insert(o.name());
+    graph_outputs += !part_.computes(o.name());
+  }
+  for (const std::string& name : part_.reads()) {
+    Value* v = value(name);
+    TSO_CHECK(v, "the dynamic part reads an undefined value: " + name);
+    if (v->is_const()) {
+      part_.add_constant(name, v->data ? *v->data : weight_from_host(*v->host));
+    } else if (builder_.node(v->ref->node).op != Op::Input) {
+      part_.add_computed(name);
+      if (!outputs.count(name)) {
+        builder_.output(name, *v->ref);
+        ++graph_outputs;
+      }
+    }
+  }
+  DynamicPart d = part_.finish(g);
+  if (graph_outputs == 0)
+    return error("every output depends on " + d.first +
+                 ", whose output shapes are known only when the model runs: nothing is left "
+                 "for tso's graph");
+  result_.warnings.push_back(std::to_string(d.nodes) + " node" + (d.nodes == 1 ? "" : "s") +
+                             " from " + d.first +
+                             " on are kept as ONNX after the graph (control flow, or shapes "
+                             "known only when the model runs); tso's runtimes do not run them");
+  result_.info.dynamic = std::move(d);
   return Status::Ok();
 }
 
@@ -812,6 +863,7 @@ Expected<ImportedModel> Importer::run(onnx::ModelProto& model) {
       TSO_RETURN_IF_ERROR(import_node(g.node(i)));
   }
   TSO_RETURN_IF_ERROR(add_outputs(g));
+  TSO_RETURN_IF_ERROR(finish_dynamic_part(g));
   Expected<Graph> graph = builder_.finish();
   if (!graph) return error(graph.error().message);
   result_.graph = std::move(*graph);

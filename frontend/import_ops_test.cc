@@ -484,6 +484,44 @@ TEST(ImportOps, SwinsWindowMaskOfScatterNDsFoldsToAWeight) {
       << r.error().message;
 }
 
+// torchvision's detection transform scales the image by the smaller and the
+// larger of its extents: ReduceMin and ReduceMax of an i64 constant. Integer
+// reductions fold, ReduceSum wrapping as int64 does, so the scale is a
+// constant and the Resize after it static.
+TEST(ImportOps, IntegerReductionsOfConstantsFold) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("extents");
+  declare(g->add_input(), "x", onnx::TensorProto::FLOAT, {4});
+  declare(g->add_output(), "y", onnx::TensorProto::FLOAT, {4});
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  add_i64(g, "extents", {2, 3}, {480, 640, 7, big, -3, 2});
+  add_i64(g, "one", {1}, {1});
+  testing::set_int(add_node(g, "least", "ReduceMin", {"extents"}, "lo"), "keepdims", 0);
+  onnx::NodeProto* most = add_node(g, "most", "ReduceMax", {"extents"}, "hi");
+  testing::set_ints(most, "axes", {1});
+  testing::set_int(most, "keepdims", 0);
+  add_node(g, "sum", "ReduceSum", {"hi"}, "wrapped");
+  add_node(g, "lo_1d", "Reshape", {"lo", "one"}, "lo1");
+  testing::set_int(add_node(g, "all", "Concat", {"lo1", "hi", "wrapped"}, "all"), "axis", 0);
+  testing::set_int(add_node(g, "cast", "Cast", {"all"}, "f"), "to", onnx::TensorProto::FLOAT);
+  add_node(g, "add", "Add", {"x", "f"}, "y");
+  Expected<ImportedModel> r = import_proto(m);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->opaque_nodes.empty());
+  for (const Node& n : r->graph.nodes())
+    EXPECT_TRUE(n.op == Op::Add || n.op == Op::Input || n.op == Op::Weight) << print(r->graph);
+  std::map<std::string, ref::Tensor<float>> feeds;
+  feeds["x"] = ref::Tensor<float>(Shape{4}, std::vector<float>(4, 0.0f));
+  auto y = ref::evaluate<float>(r->graph, feeds);
+  ASSERT_TRUE(y.ok()) << y.error().message;
+  const std::vector<float> want = {-3.0f, 640.0f, static_cast<float>(big),
+                                   static_cast<float>(std::numeric_limits<int64_t>::min() + 639)};
+  EXPECT_EQ((*y)[0].data, want);
+}
+
 // GlobalMaxPool (its ONNX test models are opset 1, below the importer's
 // range) is reduce_max over the spatial axes, kept; a rank-2 input is an
 // error naming the node.

@@ -11,6 +11,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "frontend/dynamic_part.h"
 #include "frontend/onnx_util.h"
 
 namespace tso::onnx_frontend {
@@ -46,13 +47,6 @@ std::string overload_of(const google::protobuf::Message& m, int number) {
 std::string key_of(const std::string& domain, const std::string& name,
                    const std::string& overload) {
   return canonical_domain(domain) + '\0' + name + '\0' + overload;
-}
-
-bool has_subgraph(const onnx::NodeProto& n) {
-  return std::any_of(n.attribute().begin(), n.attribute().end(), [](const auto& a) {
-    return a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS ||
-           a.has_g() || a.graphs_size() > 0;
-  });
 }
 
 struct Function {

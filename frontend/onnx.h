@@ -3,8 +3,11 @@
 // every tensor has a static shape: initializers become weights, Identity and
 // inference-mode Dropout disappear, shape-computation subgraphs fold to
 // constants, and an operator the IR lacks becomes an opaque node that export
-// writes back unchanged. Export writes a Graph as an ONNX model that passes
-// onnx.checker with full_check. Neither ever prints: warnings are returned.
+// writes back unchanged; control flow and the nodes whose shapes depend on
+// the data, with all they feed, stay ONNX in a dynamic part that export
+// writes back after the graph. Export writes a Graph as an ONNX model that
+// passes onnx.checker with full_check. Neither ever prints: warnings are
+// returned.
 #pragma once
 
 #include <cstdint>
@@ -59,6 +62,23 @@ struct ImportOptions {
   int64_t max_fold_elements = int64_t{1} << 24;
 };
 
+// The nodes import keeps as ONNX, after the graph (`dynamic_part.h`): control
+// flow (If, Loop, Scan) and the nodes whose output shapes depend on the data
+// (NonZero, NonMaxSuppression, a TopK of a computed k), with every node they
+// feed: a detection model's post-processing. tso's runtimes do not execute
+// them; export writes them back after the graph, unchanged.
+struct DynamicPart {
+  // A serialized GraphProto: the nodes in a topological order, the constants
+  // they read as initializers, and the model's outputs in the file's order
+  // (those the graph computes too: export gives them the graph's types).
+  std::string graph;
+  // The graph outputs that are there only because the part reads them.
+  std::vector<std::string> reads;
+  int nodes = 0;
+  std::string first;  // the first node, as messages name it: "node 'If_7' (If)"
+  std::map<std::string, int> op_counts;  // nodes by operator ("domain.op" outside ai.onnx)
+};
+
 // What export needs to reproduce the model's envelope, recorded at import.
 struct OnnxModelInfo {
   int64_t ir_version = 8;
@@ -73,7 +93,12 @@ struct OnnxModelInfo {
   // Model-local functions that an opaque node still calls, serialized
   // FunctionProtos (inline_functions.h); export writes them back.
   std::vector<std::string> functions;
+  std::optional<DynamicPart> dynamic;
 };
+
+// Errors, naming the first of its nodes, when `info` has a dynamic part: for
+// whatever needs the whole model's function (running it, profiling it).
+Status check_static(const OnnxModelInfo& info, const std::string& file);
 
 struct OpaqueNodeInfo {
   std::string name;     // ONNX node name (or its first output when unnamed)

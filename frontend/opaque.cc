@@ -79,7 +79,7 @@ std::string why_not_inferable(
 
 }  // namespace
 
-Expected<std::vector<std::optional<TensorType>>> infer_opaque_outputs(
+Expected<OpaqueOutputs> infer_opaque_outputs(
     const onnx::NodeProto& node, const std::vector<std::optional<OpaqueInput>>& inputs,
     const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& opsets,
     const std::map<std::string, TensorType>& declared) {
@@ -107,20 +107,26 @@ Expected<std::vector<std::optional<TensorType>>> infer_opaque_outputs(
   }
   std::map<std::string, const onnx::TypeProto*> inferred;
   for (const auto& v : m.graph().value_info()) inferred[v.name()] = &v.type();
-  std::vector<std::optional<TensorType>> out;
+  OpaqueOutputs out;
   for (const std::string& name : node.output()) {
     if (name.empty()) {
-      out.push_back(std::nullopt);
+      out.types.push_back(std::nullopt);
       continue;
     }
     std::optional<TensorType> t;
-    if (auto it = inferred.find(name); it != inferred.end()) t = static_type(*it->second);
+    auto it = inferred.find(name);
+    if (it != inferred.end()) t = static_type(*it->second);
     if (!t)
-      if (auto it = declared.find(name); it != declared.end()) t = it->second;
-    if (!t)
-      return Error{"the static type of output '" + name + "' cannot be determined" +
-                   (failure.empty() ? std::string() : " (ONNX shape inference: " + failure + ")")};
-    out.push_back(t);
+      if (auto d = declared.find(name); d != declared.end()) t = d->second;
+    if (t) {
+      out.types.push_back(t);
+      continue;
+    }
+    if (failure.empty() && it != inferred.end() && it->second->has_tensor_type() &&
+        dtype_from_onnx(it->second->tensor_type().elem_type()))
+      return OpaqueOutputs{{}, name};
+    return Error{"the static type of output '" + name + "' cannot be determined" +
+                 (failure.empty() ? std::string() : " (ONNX shape inference: " + failure + ")")};
   }
   return out;
 }

@@ -23,10 +23,19 @@ struct OpaqueInput {
   const HostTensor* value = nullptr;
 };
 
-// The static types of the node's outputs (null entries for absent outputs);
-// an Error when inference leaves a type unknown or dynamic and `declared`
-// (the model's own value_info, by name) does not give a static one either.
-Expected<std::vector<std::optional<TensorType>>> infer_opaque_outputs(
+struct OpaqueOutputs {
+  std::vector<std::optional<TensorType>> types;  // null entries for absent outputs
+  // Set when ONNX's shape inference ran and left this output's shape unknown
+  // (its extents depend on the data: NonZero, a TopK of a computed k), and
+  // `declared` gives no static type for it; `types` is then empty.
+  std::string dynamic;
+};
+
+// The static types of the node's outputs, from ONNX's shape inference or else
+// `declared` (the model's own value_info, by name); an Error when neither gives
+// one and inference did not run (a node the checker refuses, an operator ONNX
+// does not know) or left the element type unknown.
+Expected<OpaqueOutputs> infer_opaque_outputs(
     const onnx::NodeProto& node, const std::vector<std::optional<OpaqueInput>>& inputs,
     const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& opsets,
     const std::map<std::string, TensorType>& declared);

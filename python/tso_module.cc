@@ -115,6 +115,7 @@ std::vector<WeightData> input_values(const Graph& g, const py::object& inputs) {
 
 py::list run(const Source& source, const py::object& inputs, const std::string& device) {
   driver::LoadedModel m = load(source);
+  if (Status s = check_static(m.onnx.info, source.path); !s.ok()) throw TsoError{s.error().message};
   std::vector<WeightData> values = input_values(m.graph, inputs);
   std::vector<WeightData> outs =
       value_or_raise(driver::execute(m.graph, std::move(values), device));

@@ -80,6 +80,19 @@ def tv_flow(name, size):
     return build
 
 
+def tv_detection(name, size, **kwargs):
+    """A detection model, called with a list of one image as torchvision's are; its
+    transform resizes to its own min_size (kwargs may set it)."""
+
+    def build():
+        import torchvision
+
+        m = torchvision.models.get_model(name, weights=None, weights_backbone=None, **kwargs)
+        return m, ([torch.randn(3, size, size)],)
+
+    return build
+
+
 def tv_vit():
     from torchvision.models.vision_transformer import VisionTransformer
 
@@ -221,6 +234,20 @@ MODELS = {
     # torchvision optical flow (GridSample lookups in a correlation pyramid; the
     # flow after each of its 12 refinements an output)
     "tv_raft_small": tv_flow("raft_small", 128),
+    # torchvision's detection models: their post-processing (NonZero, TopK,
+    # NonMaxSuppression, RoiAlign of the proposals, If) has shapes known only
+    # when they run; the ResNet-50 ones at 256 pixels rather than 800
+    "tv_ssdlite320_mobilenet_v3_large": tv_detection("ssdlite320_mobilenet_v3_large", 320),
+    "tv_ssd300_vgg16": tv_detection("ssd300_vgg16", 300),
+    "tv_fasterrcnn_mobilenet_v3_large_320_fpn":
+        tv_detection("fasterrcnn_mobilenet_v3_large_320_fpn", 320),
+    "tv_retinanet_resnet50_fpn": tv_detection("retinanet_resnet50_fpn", 256, min_size=256,
+                                              max_size=256),
+    "tv_fcos_resnet50_fpn": tv_detection("fcos_resnet50_fpn", 256, min_size=256, max_size=256),
+    "tv_maskrcnn_resnet50_fpn": tv_detection("maskrcnn_resnet50_fpn", 256, min_size=256,
+                                             max_size=256),
+    "tv_keypointrcnn_resnet50_fpn": tv_detection("keypointrcnn_resnet50_fpn", 256, min_size=256,
+                                                 max_size=256),
     # torchvision segmentation models (their "out")
     "tv_deeplabv3_mobilenet_v3_large": tv_segmentation("deeplabv3_mobilenet_v3_large", 64),
     "tv_lraspp_mobilenet_v3_large": tv_segmentation("lraspp_mobilenet_v3_large", 64,
