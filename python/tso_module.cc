@@ -177,6 +177,15 @@ py::dict inspect(const Source& source) {
   d["flops"] = s.flops;
   d["param_bytes"] = s.param_bytes;
   d["opaque_nodes"] = opaque;
+  d["dynamic_part"] = py::none();
+  if (const std::optional<DynamicPart>& part = m.onnx.info.dynamic) {
+    py::dict p;
+    p["nodes"] = part->nodes;
+    p["first"] = part->first;
+    p["op_counts"] = part->op_counts;
+    p["reads"] = part->reads;
+    d["dynamic_part"] = p;
+  }
   d["warnings"] = m.onnx.warnings;
   return d;
 }

@@ -127,3 +127,42 @@ def test_errors_are_value_errors(model):
         tso.optimize(model, budgett=3)
     with pytest.raises(TypeError, match="model: an onnx.ModelProto, bytes or a path"):
         tso.inspect(3)
+
+
+def scores_above_threshold_model():
+    """input [1,4,6,6] -> Conv -> Relu = features (an output) -> ReduceMax over the channels ->
+    Greater(0.2) -> NonZero = found: i64[4, N] (an output, N known only when it runs)."""
+    rng = np.random.default_rng(5)
+    w = onnx.numpy_helper.from_array(rng.standard_normal((4, 4, 1, 1)).astype(np.float32), "w")
+    threshold = onnx.numpy_helper.from_array(np.array(0.2, np.float32), "threshold")
+    nodes = [onnx.helper.make_node("Conv", ["input", "w"], ["c"]),
+             onnx.helper.make_node("Relu", ["c"], ["features"]),
+             onnx.helper.make_node("ReduceMax", ["features"], ["peak"], axes=[1]),
+             onnx.helper.make_node("Greater", ["peak", "threshold"], ["above"]),
+             onnx.helper.make_node("NonZero", ["above"], ["found"], name="find")]
+    graph = onnx.helper.make_graph(
+        nodes, "scores",
+        [onnx.helper.make_tensor_value_info("input", onnx.TensorProto.FLOAT, [1, 4, 6, 6])],
+        [onnx.helper.make_tensor_value_info("features", onnx.TensorProto.FLOAT, [1, 4, 6, 6]),
+         onnx.helper.make_tensor_value_info("found", onnx.TensorProto.INT64, [4, "n"])],
+        [w, threshold])
+    return onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)])
+
+
+def test_a_dynamic_part_is_optimized_around_and_refused_by_run():
+    model = scores_above_threshold_model()
+    s = tso.inspect(model)
+    assert s["dynamic_part"] == {"nodes": 1, "first": "node 'find' (NonZero)",
+                                 "op_counts": {"NonZero": 1}, "reads": ["above"]}
+    assert any("kept as ONNX" in w for w in s["warnings"])
+    assert tso.inspect(two_conv_model(batch=2))["dynamic_part"] is None
+    optimized, _ = tso.optimize(model, device=H100)
+    onnx.checker.check_model(optimized, full_check=True)
+    assert [o.name for o in optimized.graph.output] == ["features", "found"]
+    feeds = {"input": random_input((1, 4, 6, 6))}
+    want, got = onnxruntime_outputs(model, feeds), onnxruntime_outputs(optimized, feeds)
+    assert want[1].shape[1] > 0
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(got[1], want[1])
+    with pytest.raises(tso.Error, match=r"node 'find' \(NonZero\) holds control flow"):
+        tso.run(model, feeds, device="cpu")

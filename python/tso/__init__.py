@@ -95,7 +95,9 @@ def run(model, inputs, device="cpu", *, input_shapes=None, batch=None, random_we
 def inspect(model, *, input_shapes=None, batch=None, random_weights=None):
     """What `tso inspect` prints, as a dict: name, inputs, outputs, weights, operators (each with
     node, op, attributes, inputs, outputs, flops, param_bytes), num_operators, op_counts, flops,
-    param_bytes, opaque_nodes (name, op_type, domain, reason) and the import's warnings."""
+    param_bytes, opaque_nodes (name, op_type, domain, reason), dynamic_part (None, or what the
+    import kept as ONNX after the graph: nodes, first, op_counts, reads) and the import's
+    warnings."""
     return _tso.inspect(_source(model, input_shapes, batch, random_weights))
 
 
