@@ -151,8 +151,8 @@ int run_optimize(const OptimizeFlags& f) {
         "by the confirmed costs, no cheaper\n",
         r.discarded_rewrites, r.discarded_cost);
   if (r.checked)
-    std::printf("check           %d random inputs, max relative error %.3g\n", r.check.runs,
-                r.check.max_relative_error);
+    std::printf("check           %d random inputs, max relative error %.3g%s\n", r.check.runs,
+                r.check.max_relative_error, opt::near_ties_text(r.check).c_str());
   std::string kinds;
   for (int k = 0; k < opt::kNumRewriteKinds; ++k)
     if (ctx.rewrite_kinds[k] > 0)

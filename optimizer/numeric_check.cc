@@ -61,9 +61,123 @@ Expected<Graph> cut_at_opaque(const Graph& g, std::map<std::string, std::string>
   return b.finish();
 }
 
+bool is_float(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kF64; }
+
+bool is_comparison(const Graph& g, TensorRef r) {
+  const Node& n = g.node(r.node);
+  return (n.op == Op::Greater || n.op == Op::Less || n.op == Op::Equal) &&
+         is_float(g.type(n.args[0]).dtype) && is_float(g.type(n.args[1]).dtype);
+}
+
+// The outputs that compare floats in both graphs (by index), same operator.
+std::vector<size_t> comparison_outputs(const Graph& a, const Graph& b) {
+  std::vector<size_t> out;
+  for (size_t k = 0; k < a.outputs().size(); ++k) {
+    const TensorRef x = a.outputs()[k].ref, y = b.outputs()[k].ref;
+    if (is_comparison(a, x) && is_comparison(b, y) && a.node(x.node).op == b.node(y.node).op)
+      out.push_back(k);
+  }
+  return out;
+}
+
+// `g` with the two operands of each of its outputs `compared` as extra
+// outputs ("compared-arg:K:J"), after its own.
+Expected<Graph> with_operands(const Graph& g, const std::vector<size_t>& compared) {
+  GraphBuilder b(g.name());
+  for (int i = 0; i < g.size(); ++i) b.add_node(g.node(i));
+  for (const GraphOutput& o : g.outputs()) b.output(o.name, o.ref);
+  for (size_t k : compared)
+    for (int j = 0; j < 2; ++j)
+      b.output("compared-arg:" + std::to_string(k) + ":" + std::to_string(j),
+               g.node(g.outputs()[k].ref.node).args[j]);
+  return b.finish();
+}
+
+// The flat index into `operand` (broadcast to `out`, numpy's rules) of
+// element `i` of `out`.
+int64_t broadcast_index(const Shape& out, const Shape& operand, int64_t i) {
+  int64_t index = 0, stride = 1;
+  for (int d = out.rank() - 1, e = operand.rank() - 1; d >= 0; --d, --e) {
+    const int64_t at = i % out[d];
+    i /= out[d];
+    if (e < 0) continue;
+    if (operand[e] != 1) index += at * stride;
+    stride *= operand[e];
+  }
+  return index;
+}
+
+double max_magnitude(const std::vector<float>& x) {
+  double m = 0;
+  for (float v : x) m = std::max(m, double(std::fabs(v)));
+  return m;
+}
+
 bool has_opaque(const Graph& g) {
   return std::any_of(g.nodes().begin(), g.nodes().end(),
                      [](const Node& n) { return n.op == Op::Opaque; });
+}
+
+// Runs both graphs on the same random inputs and compares every output; the
+// first `outputs` are the graphs' own, `compared` those that compare floats,
+// whose operands follow them in pairs.
+Expected<CheckResult> compare_evaluated(const Graph& original, const Graph& optimized,
+                                        size_t outputs, const std::vector<size_t>& compared,
+                                        const CheckOptions& options) {
+  CheckResult result;
+  for (int run = 0; run < options.runs; ++run) {
+    uint64_t state = options.seed * 0x100000001b3ull + static_cast<uint64_t>(run);
+    std::map<std::string, ref::Tensor<float>> feeds;
+    // Inputs, and weights without data (the text format's), are random; both
+    // graphs read them by name.
+    for (int i : original.input_nodes()) {
+      const Node& n = original.node(i);
+      if (n.op == Op::Input || (n.op == Op::Weight && n.data == nullptr))
+        feeds.emplace(n.name, random_tensor(n.outs[0], &state));
+    }
+    auto a = ref::evaluate<float>(original, feeds);
+    if (!a) return Error{"evaluating the original graph: " + a.error().message};
+    auto b = ref::evaluate<float>(optimized, feeds);
+    if (!b) return Error{"evaluating the optimized graph: " + b.error().message};
+    // For each compared output: its operands in the original and how close
+    // they may come to be a tie.
+    std::map<size_t, std::pair<size_t, double>> ties;
+    for (size_t at = 0; at < compared.size(); ++at) {
+      const size_t l = outputs + 2 * at;
+      ties[compared[at]] = {l, options.tolerance * std::max({max_magnitude((*a)[l].data),
+                                                             max_magnitude((*a)[l + 1].data),
+                                                             1e-6})};
+    }
+    for (size_t k = 0; k < a->size(); ++k) {
+      const std::vector<float>& x = (*a)[k].data;
+      const std::vector<float>& y = (*b)[k].data;
+      const auto tie = ties.find(k);
+      double diff = 0, scale = 0;
+      for (size_t i = 0; i < x.size(); ++i) {
+        if (tie != ties.end() && x[i] != y[i]) {
+          const ref::Tensor<float>& l = (*a)[tie->second.first];
+          const ref::Tensor<float>& r = (*a)[tie->second.first + 1];
+          const Shape& shape = (*a)[k].shape;
+          const double lv = l.data[broadcast_index(shape, l.shape, int64_t(i))];
+          const double rv = r.data[broadcast_index(shape, r.shape, int64_t(i))];
+          if (std::fabs(lv - rv) <= tie->second.second) {
+            ++result.near_ties;
+            continue;
+          }
+        }
+        diff = std::max(diff, std::fabs(double(y[i]) - double(x[i])));
+        scale = std::max(scale, std::fabs(double(x[i])));
+        if (std::isnan(x[i]) != std::isnan(y[i])) diff = INFINITY;
+      }
+      double rel = diff / std::max(scale, 1e-6);
+      if (rel > result.max_relative_error || result.worst_output.empty()) {
+        result.max_relative_error = std::max(result.max_relative_error, rel);
+        result.worst_output = original.outputs()[k].name;
+      }
+    }
+    ++result.runs;
+  }
+  return result;
 }
 
 }  // namespace
@@ -91,39 +205,21 @@ Expected<CheckResult> compare_graphs(const Graph& original, const Graph& optimiz
                    to_string(original.type(a.ref)) + " vs " + b.name + " " +
                    to_string(optimized.type(b.ref))};
   }
-  CheckResult result;
-  for (int run = 0; run < options.runs; ++run) {
-    uint64_t state = options.seed * 0x100000001b3ull + static_cast<uint64_t>(run);
-    std::map<std::string, ref::Tensor<float>> feeds;
-    // Inputs, and weights without data (the text format's), are random; both
-    // graphs read them by name.
-    for (int i : original.input_nodes()) {
-      const Node& n = original.node(i);
-      if (n.op == Op::Input || (n.op == Op::Weight && n.data == nullptr))
-        feeds.emplace(n.name, random_tensor(n.outs[0], &state));
-    }
-    auto a = ref::evaluate<float>(original, feeds);
-    if (!a) return Error{"evaluating the original graph: " + a.error().message};
-    auto b = ref::evaluate<float>(optimized, feeds);
-    if (!b) return Error{"evaluating the optimized graph: " + b.error().message};
-    for (size_t k = 0; k < a->size(); ++k) {
-      const std::vector<float>& x = (*a)[k].data;
-      const std::vector<float>& y = (*b)[k].data;
-      double diff = 0, scale = 0;
-      for (size_t i = 0; i < x.size(); ++i) {
-        diff = std::max(diff, std::fabs(double(y[i]) - double(x[i])));
-        scale = std::max(scale, std::fabs(double(x[i])));
-        if (std::isnan(x[i]) != std::isnan(y[i])) diff = INFINITY;
-      }
-      double rel = diff / std::max(scale, 1e-6);
-      if (rel > result.max_relative_error || result.worst_output.empty()) {
-        result.max_relative_error = std::max(result.max_relative_error, rel);
-        result.worst_output = original.outputs()[k].name;
-      }
-    }
-    ++result.runs;
+  const std::vector<size_t> compared = comparison_outputs(original, optimized);
+  if (!compared.empty()) {
+    Expected<Graph> a = with_operands(original, compared);
+    if (!a) return Error{"the original graph: " + a.error().message};
+    Expected<Graph> b = with_operands(optimized, compared);
+    if (!b) return Error{"the optimized graph: " + b.error().message};
+    return compare_evaluated(*a, *b, original.outputs().size(), compared, options);
   }
-  return result;
+  return compare_evaluated(original, optimized, original.outputs().size(), {}, options);
+}
+
+std::string near_ties_text(const CheckResult& r) {
+  if (r.near_ties == 0) return "";
+  return ", " + std::to_string(r.near_ties) + " comparison result" +
+         (r.near_ties == 1 ? "" : "s") + " at near ties of their operands";
 }
 
 }  // namespace tso::opt

@@ -22,6 +22,9 @@ struct CheckResult {
   int runs = 0;
   double max_relative_error = 0;
   std::string worst_output;  // the output where it was reached
+  // Elements of comparison outputs that differ where their operands are
+  // within the tolerance of each other (see compare_graphs), over all runs.
+  int64_t near_ties = 0;
 };
 
 // Graphs with opaque nodes (which the executor cannot run) are compared cut
@@ -30,10 +33,21 @@ struct CheckResult {
 // opaque node's arguments are compared like outputs. By induction over the
 // opaque nodes in order, equal arguments give equal opaque outputs, so the
 // graphs agree wherever the executor can tell.
+// An output that compares floats (greater, less, equal) in both graphs jumps
+// where its operands cross: operands that agree to the tolerance can still
+// fall on either side of each other, as a detection model's scores near its
+// threshold do. Its operands are compared like outputs, and an element of it
+// that differs counts only where the original's operands are further apart
+// than the tolerance (relative to their larger magnitude); the others are
+// counted as near ties.
 // Fails when either graph cannot be evaluated (naming the node) or the graphs
 // disagree in their outputs' names or types; a result over the tolerance is
 // returned, not an error, so the caller can report it.
 Expected<CheckResult> compare_graphs(const Graph& original, const Graph& optimized,
                                      const CheckOptions& options = {});
+
+// "" without near ties, else ", N comparison results at near ties of their
+// operands" for the lines that report a check.
+std::string near_ties_text(const CheckResult& r);
 
 }  // namespace tso::opt

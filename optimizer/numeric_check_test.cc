@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <functional>
+#include <memory>
+#include <vector>
 
 namespace tso::opt {
 namespace {
@@ -64,6 +67,54 @@ TEST(NumericCheck, DroppingAnOpaqueNodeIsAnError) {
   Expected<CheckResult> r = compare_graphs(opaque_graph(1, 1), opaque_graph(1, 1, false));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("opaque nodes"), std::string::npos) << r.error().message;
+}
+
+// s = x * scale (x random, scale a weight) -> greater(s, threshold) = above
+// (an output); threshold [4] broadcast over x [2,4]. Both operands are
+// outputs only through the comparison.
+Graph threshold_graph(std::vector<float> scale, std::vector<float> threshold) {
+  auto data = [](const std::vector<float>& v) {
+    auto w = std::make_shared<WeightData>();
+    w->type = {DType::kF32, Shape{int64_t(v.size())}};
+    w->bytes.resize(v.size() * sizeof(float));
+    std::memcpy(w->bytes.data(), v.data(), w->bytes.size());
+    return w;
+  };
+  GraphBuilder b;
+  const TensorType x_type{DType::kF32, Shape{2, 4}}, row{DType::kF32, Shape{4}};
+  TensorRef x = b.input("x", x_type);
+  TensorRef s = *b.add1(Op::Mul, {x, b.weight("scale", row, data(scale))});
+  b.output("above", *b.add1(Op::Greater, {s, b.weight("threshold", row, data(threshold))}));
+  Expected<Graph> g = b.finish();
+  EXPECT_TRUE(g.ok()) << g.error().message;
+  return std::move(*g);
+}
+
+// Column 0 scales x by 0 against a threshold of 0 in the original: every
+// element of it a tie. Scaled by 1e-7 instead, half its elements flip where
+// the operands are within the tolerance of each other: near ties, not
+// errors. Column 3's threshold moved by 0.5 flips elements whose operands are
+// far apart: an error, in the comparison and in its operand.
+TEST(NumericCheck, ComparisonsMayFlipOnlyWhereTheirOperandsNearlyTie) {
+  const Graph original = threshold_graph({0, 1, 1, 1}, {0, 0, 2, 0});
+  Expected<CheckResult> r =
+      compare_graphs(original, threshold_graph({1e-7f, 1, 1, 1}, {0, 0, 2, 0}), {4, 1, 1e-4});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_LT(r->max_relative_error, 1e-6);  // the operand x * scale, compared like an output
+  EXPECT_GT(r->near_ties, 0);
+  EXPECT_LE(r->near_ties, 8);  // column 0 of 2 rows in 4 runs
+  EXPECT_NE(near_ties_text(*r).find("comparison result"), std::string::npos);
+
+  r = compare_graphs(original, threshold_graph({0, 1, 1, 1}, {0, 0, 2, 0.5f}), {4, 1, 1e-4});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->max_relative_error, 1);
+  EXPECT_EQ(r->worst_output, "above");
+
+  r = compare_graphs(original, original, {4, 1, 1e-4});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->max_relative_error, 0);
+  EXPECT_EQ(r->near_ties, 0);
+  EXPECT_EQ(near_ties_text(*r), "");
 }
 
 }  // namespace

@@ -81,7 +81,8 @@ std::string join(const std::vector<std::string>& xs, const char* sep) {
 std::string check_text(const OptimizeResult& r, double tolerance) {
   if (!r.checked) return "not needed (the graph is unchanged)";
   return std::to_string(r.check.runs) + " random input sets, max relative error " +
-         fmt("%.3g", r.check.max_relative_error) + " (bound " + fmt("%.3g", tolerance) + ")";
+         fmt("%.3g", r.check.max_relative_error) + " (bound " + fmt("%.3g", tolerance) + ")" +
+         near_ties_text(r.check);
 }
 
 std::string speed_text(const SpeedCheck& s) {
@@ -294,7 +295,8 @@ std::string report_json(const OptimizeResult& r, const ReportContext& c) {
   j["check"] = {{"performed", r.checked},
                 {"tolerance", c.tolerance},
                 {"runs", r.check.runs},
-                {"max_relative_error", r.check.max_relative_error}};
+                {"max_relative_error", r.check.max_relative_error},
+                {"near_ties", r.check.near_ties}};
   j["speed_check"] = {{"ran", c.speed.ran},
                       {"note", c.speed.note},
                       {"input_ms", c.speed.input_ms},

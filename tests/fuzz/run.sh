@@ -52,6 +52,12 @@ case $name in
              /usr/share/libonnx-testdata/data/node/test_max_example/model.onnx \
              /usr/share/libonnx-testdata/data/node/test_reduce_log_sum_asc_axes/model.onnx \
              /usr/share/libonnx-testdata/data/node/test_gridsample_reflection_padding/model.onnx \
+             /usr/share/libonnx-testdata/data/node/test_if/model.onnx \
+             /usr/share/libonnx-testdata/data/node/test_loop11/model.onnx \
+             /usr/share/libonnx-testdata/data/node/test_nonzero_example/model.onnx \
+             /usr/share/libonnx-testdata/data/node/test_top_k/model.onnx \
+             /usr/share/libonnx-testdata/data/node/test_nonmaxsuppression_two_classes/model.onnx \
+             "$src"/tests/exports/detection/tv_fasterrcnn_mobilenet_v3_large_320_fpn.ts17.graph.onnx \
              "$src"/tests/exports/tv_r3d_18.ts17.graph.onnx; do
       [ -f "$m" ] && cp "$m" "$seeds/$(echo "$m" | md5sum | cut -c1-12).onnx"
     done ;;
