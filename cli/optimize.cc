@@ -152,7 +152,7 @@ int run_optimize(const OptimizeFlags& f) {
         r.discarded_rewrites, r.discarded_cost);
   if (r.checked)
     std::printf("check           %d random inputs, max relative error %.3g%s\n", r.check.runs,
-                r.check.max_relative_error, opt::near_ties_text(r.check).c_str());
+                r.check.max_relative_error, opt::check_notes(r.check).c_str());
   std::string kinds;
   for (int k = 0; k < opt::kNumRewriteKinds; ++k)
     if (ctx.rewrite_kinds[k] > 0)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 
 #include "runtime/reference/executor.h"
@@ -19,13 +20,15 @@ uint64_t next(uint64_t* s) {
 }
 
 // Uniform in [-1, 1) for floats; small non-negative integers otherwise (index
-// inputs stay in range of any axis of extent >= 2).
-ref::Tensor<float> random_tensor(const TensorType& t, uint64_t* state) {
-  ref::Tensor<float> x(t.shape);
+// inputs stay in range of any axis of extent >= 2). The same values in f32
+// and f64 (24 random bits).
+template <class S>
+ref::Tensor<S> random_tensor(const TensorType& t, uint64_t* state) {
+  ref::Tensor<S> x(t.shape);
   bool integer = t.dtype == DType::kI64 || t.dtype == DType::kI32 || t.dtype == DType::kBool;
-  for (float& v : x.data) {
+  for (S& v : x.data) {
     uint64_t r = next(state);
-    v = integer ? static_cast<float>(r % 2) : static_cast<float>((r >> 40) * 0x1.0p-23 - 1.0);
+    v = integer ? static_cast<S>(r % 2) : static_cast<S>((r >> 40) * 0x1.0p-23 - 1.0);
   }
   return x;
 }
@@ -107,9 +110,10 @@ int64_t broadcast_index(const Shape& out, const Shape& operand, int64_t i) {
   return index;
 }
 
-double max_magnitude(const std::vector<float>& x) {
+template <class S>
+double max_magnitude(const std::vector<S>& x) {
   double m = 0;
-  for (float v : x) m = std::max(m, double(std::fabs(v)));
+  for (S v : x) m = std::max(m, double(std::fabs(v)));
   return m;
 }
 
@@ -121,23 +125,24 @@ bool has_opaque(const Graph& g) {
 // Runs both graphs on the same random inputs and compares every output; the
 // first `outputs` are the graphs' own, `compared` those that compare floats,
 // whose operands follow them in pairs.
+template <class S>
 Expected<CheckResult> compare_evaluated(const Graph& original, const Graph& optimized,
                                         size_t outputs, const std::vector<size_t>& compared,
                                         const CheckOptions& options) {
   CheckResult result;
   for (int run = 0; run < options.runs; ++run) {
     uint64_t state = options.seed * 0x100000001b3ull + static_cast<uint64_t>(run);
-    std::map<std::string, ref::Tensor<float>> feeds;
+    std::map<std::string, ref::Tensor<S>> feeds;
     // Inputs, and weights without data (the text format's), are random; both
     // graphs read them by name.
     for (int i : original.input_nodes()) {
       const Node& n = original.node(i);
       if (n.op == Op::Input || (n.op == Op::Weight && n.data == nullptr))
-        feeds.emplace(n.name, random_tensor(n.outs[0], &state));
+        feeds.emplace(n.name, random_tensor<S>(n.outs[0], &state));
     }
-    auto a = ref::evaluate<float>(original, feeds);
+    auto a = ref::evaluate<S>(original, feeds);
     if (!a) return Error{"evaluating the original graph: " + a.error().message};
-    auto b = ref::evaluate<float>(optimized, feeds);
+    auto b = ref::evaluate<S>(optimized, feeds);
     if (!b) return Error{"evaluating the optimized graph: " + b.error().message};
     // For each compared output: its operands in the original and how close
     // they may come to be a tie.
@@ -149,14 +154,14 @@ Expected<CheckResult> compare_evaluated(const Graph& original, const Graph& opti
                                                              1e-6})};
     }
     for (size_t k = 0; k < a->size(); ++k) {
-      const std::vector<float>& x = (*a)[k].data;
-      const std::vector<float>& y = (*b)[k].data;
+      const std::vector<S>& x = (*a)[k].data;
+      const std::vector<S>& y = (*b)[k].data;
       const auto tie = ties.find(k);
       double diff = 0, scale = 0;
       for (size_t i = 0; i < x.size(); ++i) {
         if (tie != ties.end() && x[i] != y[i]) {
-          const ref::Tensor<float>& l = (*a)[tie->second.first];
-          const ref::Tensor<float>& r = (*a)[tie->second.first + 1];
+          const ref::Tensor<S>& l = (*a)[tie->second.first];
+          const ref::Tensor<S>& r = (*a)[tie->second.first + 1];
           const Shape& shape = (*a)[k].shape;
           const double lv = l.data[broadcast_index(shape, l.shape, int64_t(i))];
           const double rv = r.data[broadcast_index(shape, r.shape, int64_t(i))];
@@ -211,15 +216,29 @@ Expected<CheckResult> compare_graphs(const Graph& original, const Graph& optimiz
     if (!a) return Error{"the original graph: " + a.error().message};
     Expected<Graph> b = with_operands(optimized, compared);
     if (!b) return Error{"the optimized graph: " + b.error().message};
-    return compare_evaluated(*a, *b, original.outputs().size(), compared, options);
+    return options.f64
+               ? compare_evaluated<double>(*a, *b, original.outputs().size(), compared, options)
+               : compare_evaluated<float>(*a, *b, original.outputs().size(), compared, options);
   }
-  return compare_evaluated(original, optimized, original.outputs().size(), {}, options);
+  return options.f64
+             ? compare_evaluated<double>(original, optimized, original.outputs().size(), {},
+                                         options)
+             : compare_evaluated<float>(original, optimized, original.outputs().size(), {},
+                                        options);
 }
 
-std::string near_ties_text(const CheckResult& r) {
-  if (r.near_ties == 0) return "";
-  return ", " + std::to_string(r.near_ties) + " comparison result" +
+std::string check_notes(const CheckResult& r) {
+  std::string s;
+  if (r.near_ties > 0)
+    s += ", " + std::to_string(r.near_ties) + " comparison result" +
          (r.near_ties == 1 ? "" : "s") + " at near ties of their operands";
+  if (r.f64_max_relative_error >= 0) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3g (bound %.3g)", r.f64_max_relative_error, kF64Tolerance);
+    s += "; over the tolerance in f32 on output '" + r.worst_output +
+         "', in f64 max relative error " + buf;
+  }
+  return s;
 }
 
 }  // namespace tso::opt

@@ -16,7 +16,13 @@ struct CheckOptions {
   int runs = 2;           // random input sets
   uint64_t seed = 1;      // inputs depend only on this and the run
   double tolerance = 1e-4;
+  bool f64 = false;       // evaluate in f64 (the same inputs) rather than f32
 };
+
+// The bound of a check in f64: a rewrite exact in real arithmetic agrees to
+// about 1e-16 times what cancellation amplifies; one that is not, to about
+// how far it is from exact.
+constexpr double kF64Tolerance = 1e-9;
 
 struct CheckResult {
   int runs = 0;
@@ -25,6 +31,10 @@ struct CheckResult {
   // Elements of comparison outputs that differ where their operands are
   // within the tolerance of each other (see compare_graphs), over all runs.
   int64_t near_ties = 0;
+  // Where the f32 check exceeded its tolerance and the check ran again in
+  // f64: its result there (see optimize.h); -1 when it did not.
+  double f64_max_relative_error = -1;
+  std::string f64_worst_output;
 };
 
 // Graphs with opaque nodes (which the executor cannot run) are compared cut
@@ -46,8 +56,10 @@ struct CheckResult {
 Expected<CheckResult> compare_graphs(const Graph& original, const Graph& optimized,
                                      const CheckOptions& options = {});
 
-// "" without near ties, else ", N comparison results at near ties of their
-// operands" for the lines that report a check.
-std::string near_ties_text(const CheckResult& r);
+// What the lines that report a check add to its f32 result: ", N comparison
+// results at near ties of their operands" where there were, and "; over the
+// tolerance in f32 on output 'X', in f64 max relative error E (bound B)"
+// where it ran again in f64; else "".
+std::string check_notes(const CheckResult& r);
 
 }  // namespace tso::opt

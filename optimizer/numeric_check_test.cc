@@ -103,7 +103,7 @@ TEST(NumericCheck, ComparisonsMayFlipOnlyWhereTheirOperandsNearlyTie) {
   EXPECT_LT(r->max_relative_error, 1e-6);  // the operand x * scale, compared like an output
   EXPECT_GT(r->near_ties, 0);
   EXPECT_LE(r->near_ties, 8);  // column 0 of 2 rows in 4 runs
-  EXPECT_NE(near_ties_text(*r).find("comparison result"), std::string::npos);
+  EXPECT_NE(check_notes(*r).find("comparison result"), std::string::npos);
 
   r = compare_graphs(original, threshold_graph({0, 1, 1, 1}, {0, 0, 2, 0.5f}), {4, 1, 1e-4});
   ASSERT_TRUE(r.ok()) << r.error().message;
@@ -114,7 +114,57 @@ TEST(NumericCheck, ComparisonsMayFlipOnlyWhereTheirOperandsNearlyTie) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->max_relative_error, 0);
   EXPECT_EQ(r->near_ties, 0);
-  EXPECT_EQ(near_ties_text(*r), "");
+  EXPECT_EQ(check_notes(*r), "");
+}
+
+std::shared_ptr<WeightData> filled(const TensorType& t, float v) {
+  auto w = std::make_shared<WeightData>();
+  w->type = t;
+  w->bytes.resize(size_t(t.shape.numel()) * sizeof(float));
+  for (int64_t k = 0; k < t.shape.numel(); ++k) std::memcpy(&w->bytes[k * 4], &v, 4);
+  return w;
+}
+
+// (x * 100 + 0.001) - x * 100 against 0.001 + (x * 100 - x * 100): the same
+// function, 0.001, which f32 rounds at the scale of 100 (an ulp of 7.6e-6)
+// and f64 at 1e-14: over the f32 check's tolerance, well within the f64 one.
+// A result off by 1e-7 of itself is the other way round.
+Graph cancelling(bool small_first, float scale = 1.0f) {
+  GraphBuilder b;
+  TensorRef x = b.input("x", kF32);
+  TensorRef big = b.weight("big", kF32, filled(kF32, 100.0f));
+  TensorRef small = b.weight("small", kF32, filled(kF32, 0.001f * scale));
+  TensorRef t = *b.add1(Op::Mul, {x, big});
+  TensorRef y = small_first ? *b.add1(Op::Add, {small, *b.add1(Op::Sub, {t, t})})
+                            : *b.add1(Op::Sub, {*b.add1(Op::Add, {t, small}), t});
+  b.output("y", y);
+  Expected<Graph> g = b.finish();
+  EXPECT_TRUE(g.ok()) << g.error().message;
+  return std::move(*g);
+}
+
+TEST(NumericCheck, F64TellsRoundingFromADifferentFunction) {
+  CheckOptions f32, f64;
+  f64.f64 = true;
+  Expected<CheckResult> r = compare_graphs(cancelling(false), cancelling(true), f32);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_GT(r->max_relative_error, f32.tolerance);
+  r = compare_graphs(cancelling(false), cancelling(true), f64);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_LT(r->max_relative_error, kF64Tolerance);
+
+  r = compare_graphs(cancelling(true), cancelling(true, 1.0f + 1e-7f), f32);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_LT(r->max_relative_error, f32.tolerance);
+  r = compare_graphs(cancelling(true), cancelling(true, 1.0f + 1e-7f), f64);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_GT(r->max_relative_error, kF64Tolerance);
+
+  CheckResult noted = *r;
+  noted.f64_max_relative_error = 2e-13;
+  EXPECT_NE(check_notes(noted).find("in f64 max relative error 2e-13 (bound 1e-09)"),
+            std::string::npos)
+      << check_notes(noted);
 }
 
 }  // namespace

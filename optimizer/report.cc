@@ -82,7 +82,7 @@ std::string check_text(const OptimizeResult& r, double tolerance) {
   if (!r.checked) return "not needed (the graph is unchanged)";
   return std::to_string(r.check.runs) + " random input sets, max relative error " +
          fmt("%.3g", r.check.max_relative_error) + " (bound " + fmt("%.3g", tolerance) + ")" +
-         near_ties_text(r.check);
+         check_notes(r.check);
 }
 
 std::string speed_text(const SpeedCheck& s) {
@@ -296,7 +296,10 @@ std::string report_json(const OptimizeResult& r, const ReportContext& c) {
                 {"tolerance", c.tolerance},
                 {"runs", r.check.runs},
                 {"max_relative_error", r.check.max_relative_error},
-                {"near_ties", r.check.near_ties}};
+                {"near_ties", r.check.near_ties},
+                {"f64_max_relative_error", r.check.f64_max_relative_error >= 0
+                                               ? nlohmann::json(r.check.f64_max_relative_error)
+                                               : nlohmann::json(nullptr)}};
   j["speed_check"] = {{"ran", c.speed.ran},
                       {"note", c.speed.note},
                       {"input_ms", c.speed.input_ms},

@@ -73,56 +73,60 @@ Expected<Tensor<S>> Norm<S>::layernorm(Args<S> in, const Attrs& attrs) {
   return y;
 }
 
+namespace {
+
+// A tensor of x's shape whose rows along `axis` (each n elements `inner`
+// apart) `row(px, py, n, inner)` computes from x's.
+template <class S, class Row>
+Expected<Tensor<S>> map_rows(const char* op, const Tensor<S>& x, int64_t axis, Row row) {
+  if (!normalize_axis(&axis, x.shape.rank())) return shape_error(op, "axis out of range");
+  const int64_t n = x.shape[axis], inner = strides_of(x.shape)[axis];
+  const int64_t outer = n * inner == 0 ? 0 : x.numel() / (n * inner);
+  Tensor<S> y(x.shape);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < inner; ++j)
+      row(x.data.data() + o * n * inner + j, y.data.data() + o * n * inner + j, n, inner);
+  return y;
+}
+
+}  // namespace
+
 // exp(x) / sum(exp(x)) along one axis. Float and double subtract the maximum
 // first (same function, no overflow); Mod must not, because the exp surrogate
 // is not a homomorphism: exp_s(x - m) != exp_s(x) / exp_s(m).
 template <class S>
 Expected<Tensor<S>> Norm<S>::softmax(const Tensor<S>& x, const Attrs& attrs) {
-  int64_t axis = attrs.i(AttrKey::axis);
-  if (!normalize_axis(&axis, x.shape.rank())) return shape_error("softmax", "axis out of range");
-  const int64_t n = x.shape[axis], inner = strides_of(x.shape)[axis];
-  const int64_t outer = n * inner == 0 ? 0 : x.numel() / (n * inner);
-  Tensor<S> y(x.shape);
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t j = 0; j < inner; ++j) {
-      const S* px = x.data.data() + o * n * inner + j;
-      S* py = y.data.data() + o * n * inner + j;
-      S shift = fn::zero<S>();
-      if constexpr (fn::Real<S>) {
-        shift = px[0];
-        for (int64_t i = 1; i < n; ++i) shift = std::max(shift, px[i * inner]);
-      }
-      S sum = fn::zero<S>();
-      for (int64_t i = 0; i < n; ++i) sum += py[i * inner] = fn::exp(px[i * inner] - shift);
-      const S r = fn::reciprocal(sum);
-      for (int64_t i = 0; i < n; ++i) py[i * inner] *= r;
-    }
-  return y;
+  return map_rows("softmax", x, attrs.i(AttrKey::axis),
+                  [](const S* px, S* py, int64_t n, int64_t inner) {
+                    S shift = fn::zero<S>();
+                    if constexpr (fn::Real<S>) {
+                      shift = px[0];
+                      for (int64_t i = 1; i < n; ++i) shift = std::max(shift, px[i * inner]);
+                    }
+                    S sum = fn::zero<S>();
+                    for (int64_t i = 0; i < n; ++i)
+                      sum += py[i * inner] = fn::exp(px[i * inner] - shift);
+                    const S r = fn::reciprocal(sum);
+                    for (int64_t i = 0; i < n; ++i) py[i * inner] *= r;
+                  });
 }
 
+// (x - max) - log(sum(exp(x - max))) along one axis: (x - max) first, exact
+// where x is near max, as ONNX's reference computes it (x + log-sum rounded
+// at x's scale loses 1e-4 at 1e4).
 template <class S>
 Expected<Tensor<S>> Norm<S>::log_softmax(const Tensor<S>& x, const Attrs& attrs) {
   if constexpr (fn::Real<S>) {
-    int64_t axis = attrs.i(AttrKey::axis);
-    if (!normalize_axis(&axis, x.shape.rank()))
-      return shape_error("log_softmax", "axis out of range");
-    const int64_t n = x.shape[axis], inner = strides_of(x.shape)[axis];
-    const int64_t outer = n * inner == 0 ? 0 : x.numel() / (n * inner);
-    Tensor<S> y(x.shape);
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t j = 0; j < inner; ++j) {
-        const S* px = x.data.data() + o * n * inner + j;
-        S* py = y.data.data() + o * n * inner + j;
-        S top = px[0];
-        for (int64_t i = 1; i < n; ++i) top = std::max(top, px[i * inner]);
-        S sum = 0;
-        for (int64_t i = 0; i < n; ++i) sum += std::exp(px[i * inner] - top);
-        // (x - max) first: exact where x is near max, as ONNX's reference
-        // computes it (x + log-sum rounded at x's scale loses 1e-4 at 1e4).
-        const S log_sum = std::log(sum);
-        for (int64_t i = 0; i < n; ++i) py[i * inner] = (px[i * inner] - top) - log_sum;
-      }
-    return y;
+    return map_rows("log_softmax", x, attrs.i(AttrKey::axis),
+                    [](const S* px, S* py, int64_t n, int64_t inner) {
+                      S top = px[0];
+                      for (int64_t i = 1; i < n; ++i) top = std::max(top, px[i * inner]);
+                      S sum = 0;
+                      for (int64_t i = 0; i < n; ++i) sum += std::exp(px[i * inner] - top);
+                      const S log_sum = std::log(sum);
+                      for (int64_t i = 0; i < n; ++i)
+                        py[i * inner] = (px[i * inner] - top) - log_sum;
+                    });
   } else {
     return shape_error("log_softmax", "has no Mod image (the generator does not enumerate it)");
   }
