@@ -164,6 +164,28 @@ TEST(DynamicPart, ControlFlowIsKeptWithTheValuesItsBranchesRead) {
   EXPECT_EQ(output_names(im->graph), (std::vector<std::string>{"y", "positive", "m"}));
 }
 
+// The part keeps the model's batch (its Reshapes, its ConstantOfShapes), so
+// importing at another one is an error naming the part.
+TEST(DynamicPart, AnotherBatchIsAnError) {
+  onnx::ModelProto m = model();
+  onnx::GraphProto* g = m.mutable_graph();
+  declare(g->add_output(), "r", onnx::TensorProto::FLOAT, {2, 6});
+  declare_dynamic(g->add_output(), "idx", onnx::TensorProto::INT64);
+  add_node(g, "Relu", {"x"}, "r");
+  add_node(g, "nz", "NonZero", {"r"}, "idx");
+  ImportOptions options;
+  options.batch = 4;
+  Expected<ImportedModel> im = import_onnx_bytes(m.SerializeAsString(), "dynamic.onnx", ".",
+                                                 options);
+  ASSERT_FALSE(im.ok());
+  EXPECT_NE(im.error().message.find("--batch 4 changes the batch of a model whose node 'nz' "
+                                    "(NonZero)"),
+            std::string::npos)
+      << im.error().message;
+  options.batch = 2;  // the model's own: nothing changes
+  EXPECT_TRUE(import_onnx_bytes(m.SerializeAsString(), "dynamic.onnx", ".", options).ok());
+}
+
 TEST(DynamicPart, AModelWhoseEveryOutputIsDynamicIsAnError) {
   onnx::ModelProto m = model();
   onnx::GraphProto* g = m.mutable_graph();

@@ -798,6 +798,12 @@ Status Importer::finish_dynamic_part(const onnx::GraphProto& g) {
     }
   }
   DynamicPart d = part_.finish(g);
+  // The part is written back as it is: its shapes (a Reshape's, a
+  // ConstantOfShape's) would keep the model's batch.
+  if (batch_)
+    return error("--batch " + std::to_string(batch_->to) + " changes the batch of a model whose " +
+                 d.first + " and the nodes after it are kept as ONNX, unchanged at batch " +
+                 std::to_string(batch_->from) + "; export the model at the batch wanted");
   if (graph_outputs == 0)
     return error("every output depends on " + d.first +
                  ", whose output shapes are known only when the model runs: nothing is left "
