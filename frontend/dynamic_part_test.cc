@@ -50,19 +50,13 @@ std::vector<std::string> output_names(const Graph& g) {
 TEST(DynamicPart, OuterReadsAreWhatSubgraphsReadOfTheGraphsAroundThem) {
   onnx::NodeProto n;
   n.set_op_type("If");
-  onnx::AttributeProto* then_branch = n.add_attribute();
-  then_branch->set_name("then_branch");
-  then_branch->set_type(onnx::AttributeProto::GRAPH);
-  onnx::GraphProto* g = then_branch->mutable_g();
+  onnx::GraphProto* g = testing::add_subgraph(&n, "then_branch");
   add_node(g, "Relu", {"x"}, "t");
-  onnx::NodeProto* loop = add_node(g, "Loop", {"", ""}, "l");
-  onnx::AttributeProto* body = loop->add_attribute();
-  body->set_name("body");
-  body->set_type(onnx::AttributeProto::GRAPH);
-  declare(body->mutable_g()->add_input(), "u", onnx::TensorProto::FLOAT, {1});
-  add_node(body->mutable_g(), "Add", {"u", "t"}, "v");
-  add_node(body->mutable_g(), "Mul", {"v", "y"}, "w");
-  add_node(body->mutable_g(), "Sub", {"w", "x"}, "z");
+  onnx::GraphProto* body = testing::add_subgraph(add_node(g, "Loop", {"", ""}, "l"), "body");
+  declare(body->add_input(), "u", onnx::TensorProto::FLOAT, {1});
+  add_node(body, "Add", {"u", "t"}, "v");
+  add_node(body, "Mul", {"v", "y"}, "w");
+  add_node(body, "Sub", {"w", "x"}, "z");
   g->add_output()->set_name("t");
   EXPECT_EQ(onnx_frontend::outer_reads(n), (std::vector<std::string>{"x", "y"}));
   EXPECT_TRUE(onnx_frontend::has_subgraph(n));
@@ -149,12 +143,10 @@ TEST(DynamicPart, ControlFlowIsKeptWithTheValuesItsBranchesRead) {
   add_node(g, "Greater", {"m", "zero"}, "positive");
   onnx::NodeProto* branch = add_node(g, "pick", "If", {"positive"}, "chosen");
   for (const char* which : {"then_branch", "else_branch"}) {
-    onnx::AttributeProto* a = branch->add_attribute();
-    a->set_name(which);
-    a->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto* body = testing::add_subgraph(branch, which);
     const std::string out = std::string(which) + "_out";
-    add_node(a->mutable_g(), which[0] == 't' ? "Neg" : "Identity", {"m"}, out);
-    declare(a->mutable_g()->add_output(), out, onnx::TensorProto::FLOAT, {});
+    add_node(body, which[0] == 't' ? "Neg" : "Identity", {"m"}, out);
+    declare(body->add_output(), out, onnx::TensorProto::FLOAT, {});
   }
   Expected<ImportedModel> im = import(m);
   ASSERT_TRUE(im.ok()) << im.error().message;
@@ -210,11 +202,9 @@ TEST(DynamicPart, ASubgraphReadingANameNothingDefinesIsAnErrorNamingTheNode) {
   add_node(g, "Greater", {"top", "zero"}, "positive");
   onnx::NodeProto* branch = add_node(g, "pick", "If", {"positive"}, "z");
   for (const char* which : {"then_branch", "else_branch"}) {
-    onnx::AttributeProto* a = branch->add_attribute();
-    a->set_name(which);
-    a->set_type(onnx::AttributeProto::GRAPH);
-    add_node(a->mutable_g(), "Neg", {"nowhere"}, "out");
-    declare(a->mutable_g()->add_output(), "out", onnx::TensorProto::FLOAT, {});
+    onnx::GraphProto* body = testing::add_subgraph(branch, which);
+    add_node(body, "Neg", {"nowhere"}, "out");
+    declare(body->add_output(), "out", onnx::TensorProto::FLOAT, {});
   }
   Expected<ImportedModel> im = import(m);
   ASSERT_FALSE(im.ok());

@@ -110,4 +110,14 @@ inline void set_float(onnx::NodeProto* n, const char* name, float value) {
   a->set_f(value);
 }
 
+// A graph attribute `name` of `n` (an If's branch, a Loop's body), named
+// after it; returns the graph to fill.
+inline onnx::GraphProto* add_subgraph(onnx::NodeProto* n, const char* name) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::GRAPH);
+  a->mutable_g()->set_name(name);
+  return a->mutable_g();
+}
+
 }  // namespace tso::testing

@@ -69,11 +69,7 @@ fs::path write_model(const fs::path& dir) {
   add_node(g, "Greater", {"total", "zero"}, "any");
   onnx::NodeProto* branch = add_node(g, "choose", "If", {"any"}, "chosen");
   for (const char* which : {"then_branch", "else_branch"}) {
-    onnx::AttributeProto* a = branch->add_attribute();
-    a->set_name(which);
-    a->set_type(onnx::AttributeProto::GRAPH);
-    onnx::GraphProto* body = a->mutable_g();
-    body->set_name(which);
+    onnx::GraphProto* body = testing::add_subgraph(branch, which);
     const std::string out = std::string(which) + "_out";
     if (which[0] == 't') {
       add_node(body, "Identity", {"mean"}, out);
