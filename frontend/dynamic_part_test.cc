@@ -167,8 +167,8 @@ TEST(DynamicPart, AnotherBatchIsAnError) {
   add_node(g, "nz", "NonZero", {"r"}, "idx");
   ImportOptions options;
   options.batch = 4;
-  Expected<ImportedModel> im = import_onnx_bytes(m.SerializeAsString(), "dynamic.onnx", ".",
-                                                 options);
+  Expected<ImportedModel> im =
+      import_onnx_bytes(m.SerializeAsString(), "dynamic.onnx", ".", options);
   ASSERT_FALSE(im.ok());
   EXPECT_NE(im.error().message.find("--batch 4 changes the batch of a model whose node 'nz' "
                                     "(NonZero)"),
