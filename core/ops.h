@@ -53,6 +53,9 @@
 // "border" (clamped) or "reflection" (reflected, then clamped); a NaN
 // coordinate reads 0 (runtime/common/grid_sample.h).
 //
+// Sinusoids. `sin(x)` and `cos(x)` of x in radians (ONNX Sin, Cos), NaN at the
+// infinities.
+//
 // Constants. const_ones(shape) is all ones; const_eye(shape=[n,n]) the
 // identity matrix; const_eye_conv(shape=[c,c,kh,kw]) the conv kernel that maps
 // each channel to itself (1 at the kernel centre of the diagonal, kh and kw

@@ -864,7 +864,9 @@ Result infer_unchecked(Op op, Attrs* attrs, Inputs in) {
     case Op::Exp:
     case Op::Softplus:
     case Op::Log:
-    case Op::Abs: return Types{in[0]};
+    case Op::Abs:
+    case Op::Sin:
+    case Op::Cos: return Types{in[0]};
     case Op::LeakyRelu:
       if (!std::isfinite(a.f(AttrKey::alpha)))
         return err(op, "alpha ", a.f(AttrKey::alpha), " is not finite");
@@ -975,6 +977,8 @@ Count flop_count(Op op, const Attrs& a, Inputs in, Inputs out) {
     case Op::Softplus:
     case Op::Log:
     case Op::Abs:
+    case Op::Sin:
+    case Op::Cos:
     case Op::Max:
     case Op::Min:
     case Op::IsNaN:

@@ -179,6 +179,14 @@ const char* const kCanonical[] = {
   output y = %4
 }
 )",
+    R"(graph timestep_embedding {
+  input t: f32[1,8]
+  %0: f32[1,8] = sin(t)
+  %1: f32[1,8] = cos(t)
+  output y = %0
+  output z = %1
+}
+)",
     R"(graph positions {
   input ids: i64[2,8]
   input mask: i64[2,8]

@@ -382,6 +382,8 @@ Status export_node(ExportContext& ctx, int i) {
     case Op::Softplus: return simple("Softplus");
     case Op::Log: return simple("Log");
     case Op::Abs: return simple("Abs");
+    case Op::Sin: return simple("Sin");
+    case Op::Cos: return simple("Cos");
     case Op::Max: return simple("Max");
     case Op::Min: return simple("Min");
     case Op::LeakyRelu: {

@@ -37,6 +37,7 @@ constexpr Simple kSimple[] = {
     {"Equal", Op::Equal, 2},     {"Less", Op::Less, 2},   {"Greater", Op::Greater, 2},
     {"Not", Op::Not, 1},         {"And", Op::And, 2},     {"Or", Op::Or, 2},
     {"Softplus", Op::Softplus, 1}, {"Log", Op::Log, 1},   {"Abs", Op::Abs, 1},
+    {"Sin", Op::Sin, 1},         {"Cos", Op::Cos, 1},
 };
 
 bool is_comparison(Op op) { return op == Op::Equal || op == Op::Less || op == Op::Greater; }

@@ -9,9 +9,11 @@
 // LogSoftmax, after a clamp by tensors (Max and Min) and a log-magnitude
 // (Abs, Log), as audio front ends take one; and a super-resolution tail
 // (DepthToSpace in both modes, SpaceToDepth) with the reductions written as
-// the IR's (ReduceLogSumExp, ReduceMin, ReduceL1).
+// the IR's (ReduceLogSumExp, ReduceMin, ReduceL1); and a diffusion UNet's
+// timestep embedding (Sin, Cos of a computed tensor).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -138,6 +140,47 @@ fs::path write_shuffle_model(const fs::path& dir) {
   return p;
 }
 
+// A diffusion UNet's timestep embedding (diffusers' Timesteps and
+// TimestepEmbedding): t: i64[2] -> Cast -> Unsqueeze [2,1] -> Mul by 16
+// frequencies -> Sin, Cos -> Concat = [2,32] -> Gemm (W [64,32], trans_b) ->
+// Sigmoid, Mul (SiLU) = e: f32[2,64], which two blocks project (Gemm, W [16,64],
+// trans_b, as each ResNet block's time_emb_proj) = p, q: f32[2,16]. Sin and
+// Cos of a computed tensor were opaque; timesteps up to 999 test the sines'
+// range reduction.
+fs::path write_timestep_model(const fs::path& dir) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("timestep_embedding");
+  testing::declare(g->add_input(), "t", onnx::TensorProto::INT64, {2});
+  testing::declare(g->add_output(), "p", onnx::TensorProto::FLOAT, {2, 16});
+  testing::declare(g->add_output(), "q", onnx::TensorProto::FLOAT, {2, 16});
+  std::vector<float> freqs(16);
+  for (size_t k = 0; k < freqs.size(); ++k) freqs[k] = std::exp(-std::log(10000.0f) * k / 16.0f);
+  testing::add_f32s(g, "freqs", freqs);
+  testing::add_i64s(g, "axis1", {1});
+  std::mt19937_64 rng(9);
+  testing::add_random_floats(g, "w", {64, 32}, rng);
+  testing::add_random_floats(g, "b", {64}, rng);
+  testing::add_random_floats(g, "wp", {16, 64}, rng);
+  testing::add_random_floats(g, "wq", {16, 64}, rng);
+  testing::set_int(add_node(g, "Cast", {"t"}, "tf"), "to", onnx::TensorProto::FLOAT);
+  add_node(g, "Unsqueeze", {"tf", "axis1"}, "tc");
+  add_node(g, "Mul", {"tc", "freqs"}, "args");
+  add_node(g, "Sin", {"args"}, "s");
+  add_node(g, "Cos", {"args"}, "c");
+  testing::set_int(add_node(g, "Concat", {"s", "c"}, "emb"), "axis", 1);
+  testing::set_int(add_node(g, "Gemm", {"emb", "w", "b"}, "h"), "transB", 1);
+  add_node(g, "Sigmoid", {"h"}, "gate");
+  add_node(g, "Mul", {"h", "gate"}, "e");
+  testing::set_int(add_node(g, "Gemm", {"e", "wp"}, "p"), "transB", 1);
+  testing::set_int(add_node(g, "Gemm", {"e", "wq"}, "q"), "transB", 1);
+  const fs::path p = dir / "timestep.onnx";
+  std::ofstream(p, std::ios::binary) << m.SerializeAsString();
+  return p;
+}
+
 TEST(ImageOpsCli, PadModesAndLrnMatchOnnxRuntime) {
   if (!testing::have_python_oracle()) GTEST_SKIP() << testing::kNoVenv;
   const fs::path dir = testing::temp_dir("image_ops_cli");
@@ -174,6 +217,24 @@ TEST(ImageOpsCli, PixelShufflesAndReductionsMatchOnnxRuntime) {
   testing::optimize_checked_for_h100(model, out, dir);
   testing::write_random_input(dir / "in", "x", Shape{1, 3, 6, 8}, 19);
   testing::expect_outputs_match_onnx_runtime(model, out, dir / "in", 4, dir);
+  fs::remove_all(dir);
+}
+
+TEST(ImageOpsCli, ATimestepEmbeddingOfSinusoidsMatchesOnnxRuntime) {
+  if (!testing::have_python_oracle()) GTEST_SKIP() << testing::kNoVenv;
+  const fs::path dir = testing::temp_dir("timestep_cli");
+  const fs::path model = write_timestep_model(dir), out = dir / "optimized.onnx";
+  const std::string listing = testing::inspect_without_opaque_nodes(model, dir);
+  for (const char* op : {"sin 1", "cos 1"})
+    EXPECT_NE(listing.find(op), std::string::npos) << op << " in " << listing;
+  // No rule pays on so small a graph: the optimizer writes it back.
+  testing::RunResult opt = testing::run_binary(
+      TSO_BINARY, {"optimize", model.string(), out.string(), "-q", "--no-verify-speed", "--device",
+                   std::string(TSO_SOURCE_DIR) + "/optimizer/devices/h100.json"},
+      dir);
+  ASSERT_EQ(opt.exit_code, 0) << opt.err;
+  testing::write_i64_inputs(dir / "in", {{"t", Shape{2}, {999, 17}}});
+  testing::expect_outputs_match_onnx_runtime(model, out, dir / "in", 2, dir);
   fs::remove_all(dir);
 }
 

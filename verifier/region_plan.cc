@@ -416,6 +416,8 @@ Plan plan_region(const Graph& g, int node, int output, const Region& want) {
     case Op::Softplus:
     case Op::Log:
     case Op::Abs:
+    case Op::Sin:
+    case Op::Cos:
     case Op::Max:
     case Op::Min:
     case Op::IsNaN:

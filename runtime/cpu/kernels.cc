@@ -342,6 +342,16 @@ void erf(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::erf(x[i]);
 }
 
+void sin(const float* x, float* y, int64_t n) {
+#pragma omp parallel for simd schedule(static) if (n > 16384)
+  for (int64_t i = 0; i < n; ++i) y[i] = std::sin(x[i]);
+}
+
+void cos(const float* x, float* y, int64_t n) {
+#pragma omp parallel for simd schedule(static) if (n > 16384)
+  for (int64_t i = 0; i < n; ++i) y[i] = std::cos(x[i]);
+}
+
 void isnan(const float* x, uint8_t* y, int64_t n) {
 #pragma omp parallel for simd schedule(static) if (n > 16384)
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] != x[i];

@@ -72,7 +72,10 @@ struct ChannelsLastBatchNorm {
 void batchnorm_channels_last(const ChannelsLastBatchNorm& n, const float* x, const float* scale,
                              const float* shift, const float* mean, const float* var, float* y);
 
+// erf, sin or cos of each of n elements (oneDNN has no eltwise for them).
 void erf(const float* x, float* y, int64_t n);
+void sin(const float* x, float* y, int64_t n);
+void cos(const float* x, float* y, int64_t n);
 // y[i] = 1 where x[i] is NaN, else 0 (bool tensors hold one byte per element).
 void isnan(const float* x, uint8_t* y, int64_t n);
 

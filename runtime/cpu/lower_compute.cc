@@ -133,16 +133,20 @@ Status lower_binary(Builder& b, int node) {
   return {};
 }
 
-Status lower_erf(Builder& b, int node) {
+// erf, sin and cos, which oneDNN's eltwise lacks: own kernels over plain f32.
+Status lower_own_unary(Builder& b, int node) {
+  const Op op = b.graph().node(node).op;
   const int x = b.as_plain(b.value(b.graph().node(node).args[0]));
   const TensorType& type = out_type(b, node);
   const int y = b.output_tensor(type, plain_desc(type), {x});
   const int64_t count = type.shape.numel();
-  b.add_kernel("erf (own)", b.describe(node), {x}, {y}, [=](const Bindings& m) -> Run {
-    const float* px = reinterpret_cast<const float*>(m.data(x));
-    float* py = reinterpret_cast<float*>(m.data(y));
-    return [=] { erf(px, py, count); };
-  });
+  void (*fn)(const float*, float*, int64_t) = op == Op::Sin ? sin : op == Op::Cos ? cos : erf;
+  b.add_kernel(std::string(op_name(op)) + " (own)", b.describe(node), {x}, {y},
+               [=](const Bindings& m) -> Run {
+                 const float* px = reinterpret_cast<const float*>(m.data(x));
+                 float* py = reinterpret_cast<float*>(m.data(y));
+                 return [=] { fn(px, py, count); };
+               });
   b.set_value({node, 0}, y);
   return {};
 }
@@ -513,7 +517,9 @@ Status lower_compute(Builder& b, int node) {
     case Op::Min:
       return lower_binary(b, node);
     case Op::Erf:
-      return lower_erf(b, node);
+    case Op::Sin:
+    case Op::Cos:
+      return lower_own_unary(b, node);
     case Op::BatchNorm:
       return lower_batchnorm(b, node);
     case Op::Softmax:

@@ -31,7 +31,9 @@ constexpr Kernel family(Op op) {
     case Op::LeakyRelu:
     case Op::Softplus:
     case Op::Log:
-    case Op::Abs: return Kernel::kUnary;
+    case Op::Abs:
+    case Op::Sin:
+    case Op::Cos: return Kernel::kUnary;
     case Op::Add:
     case Op::Mul:
     case Op::ScalarMul:

@@ -30,6 +30,8 @@ __device__ __forceinline__ float apply(float x, float lo, float hi) {
   if constexpr (F == UnaryFn::kSoftplus) return x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x));
   if constexpr (F == UnaryFn::kLog) return logf(x);
   if constexpr (F == UnaryFn::kAbs) return fabsf(x);
+  if constexpr (F == UnaryFn::kSin) return sinf(x);
+  if constexpr (F == UnaryFn::kCos) return cosf(x);
   return x;
 }
 
@@ -181,6 +183,8 @@ Status unary(cudaStream_t s, UnaryFn f, const float* x, float* y, int64_t n, flo
     case UnaryFn::kSoftplus: launch_unary<UnaryFn::kSoftplus>(s, x, y, n, lo, hi); break;
     case UnaryFn::kLog: launch_unary<UnaryFn::kLog>(s, x, y, n, lo, hi); break;
     case UnaryFn::kAbs: launch_unary<UnaryFn::kAbs>(s, x, y, n, lo, hi); break;
+    case UnaryFn::kSin: launch_unary<UnaryFn::kSin>(s, x, y, n, lo, hi); break;
+    case UnaryFn::kCos: launch_unary<UnaryFn::kCos>(s, x, y, n, lo, hi); break;
   }
   return launch_status("unary");
 }

@@ -31,7 +31,8 @@ Strided make_strided(const Shape& dims, const std::vector<int64_t>& src,
 
 // kLeakyRelu takes its alpha as `lo`; kClip its bounds as `lo` and `hi`.
 enum class UnaryFn : unsigned char {
-  kRelu, kSigmoid, kTanh, kErf, kGelu, kSqrt, kNeg, kExp, kClip, kLeakyRelu, kSoftplus, kLog, kAbs
+  kRelu, kSigmoid, kTanh, kErf, kGelu, kSqrt, kNeg, kExp, kClip, kLeakyRelu, kSoftplus, kLog, kAbs,
+  kSin, kCos
 };
 // kMax and kMin give NaN where either operand is NaN.
 enum class BinaryFn : unsigned char { kAdd, kMul, kSub, kDiv, kPow, kMax, kMin };

@@ -53,6 +53,10 @@ UnaryFn unary_fn(Op op) {
       return UnaryFn::kLog;
     case Op::Abs:
       return UnaryFn::kAbs;
+    case Op::Sin:
+      return UnaryFn::kSin;
+    case Op::Cos:
+      return UnaryFn::kCos;
     default:
       return UnaryFn::kRelu;
   }

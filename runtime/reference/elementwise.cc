@@ -222,6 +222,20 @@ Expected<Tensor<S>> Elementwise<S>::abs(const Tensor<S>& x) {
 }
 
 template <class S>
+Expected<Tensor<S>> Elementwise<S>::sinusoid(Op op, const Tensor<S>& x) {
+  if constexpr (fn::Real<S>) {
+    Tensor<S> y = x;
+    if (op == Op::Sin)
+      map(std::span<S>(y.data), [](S v) { return std::sin(v); });
+    else
+      map(std::span<S>(y.data), [](S v) { return std::cos(v); });
+    return y;
+  } else {
+    return shape_error(op_name(op), "has no Mod image (the generator does not enumerate it)");
+  }
+}
+
+template <class S>
 Expected<Tensor<S>> Elementwise<S>::extremum(Op op, const Tensor<S>& a, const Tensor<S>& b) {
   if constexpr (fn::Real<S>) {
     // u where it wins or is NaN, else v (NaN when v is).

@@ -106,6 +106,8 @@ Outputs<S> run(const Node& n, Args<S> in) {
     case Op::Softplus: return one(E::softplus(x));
     case Op::Log: return one(E::log(x));
     case Op::Abs: return one(E::abs(x));
+    case Op::Sin:
+    case Op::Cos: return one(E::sinusoid(n.op, x));
     case Op::Max:
     case Op::Min: return one(E::extremum(n.op, x, *in[1]));
     case Op::LogSoftmax: return one(Norm<S>::log_softmax(x, a));

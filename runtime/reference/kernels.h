@@ -60,6 +60,8 @@ struct Elementwise {
   // values have no order (the generator does not enumerate them).
   static Expected<Tensor<S>> log(const Tensor<S>& x);
   static Expected<Tensor<S>> abs(const Tensor<S>& x);
+  // sin or cos (`op`) of x in radians; an error on Mod, which has no sinusoid.
+  static Expected<Tensor<S>> sinusoid(Op op, const Tensor<S>& x);
   static Expected<Tensor<S>> extremum(Op op, const Tensor<S>& a, const Tensor<S>& b);
   // 1 where x is NaN, else 0; an error on Mod, which has no NaN to find.
   static Expected<Tensor<S>> isnan(const Tensor<S>& x);

@@ -509,6 +509,20 @@ inline const Case kCases[] = {
   output u = %s
   output v = %t
 })"},
+    // A diffusion UNet's timestep embedding: sinusoids of a computed tensor,
+    // large arguments among them (the range reduction), then a product.
+    {"sinusoids_of_a_computed_tensor", R"(graph g {
+  input x: f32[2,64]
+  weight f: f32[64]
+  weight w: f32[128,32]
+  %t = mul(x, f)
+  %s = sin(%t)
+  %c = cos(%t)
+  %e = concat(%s, %c, axis=1)
+  %p = matmul(%e, w)
+  output y = %p
+  output z = %s
+})"},
     {"pad_and_crop_in_the_convolution_layout", R"(graph g {
   input x: f32[1,16,12,12]
   weight w: f32[16,16,1,1]

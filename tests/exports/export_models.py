@@ -5,7 +5,7 @@
         [--exporter ts7|ts9|ts17|ts17fn|dyn18|dyn23|both]
         [--keep-weights]
 
-Needs torch, torchvision, timm, transformers and onnxscript (not tso's dependencies: the
+Needs torch, torchvision, timm, transformers, diffusers and onnxscript (not tso's dependencies: the
 corpus is committed, and the tests read the files, never this script). Each model is built
 with its library's own code at random initial weights (seed 0), in eval mode, batch 1, and
 exported twice where both exporters take it (--exporter both, the default):
@@ -91,6 +91,22 @@ def tv_detection(name, size, **kwargs):
         return m, ([torch.randn(3, size, size)],)
 
     return build
+
+
+def diffusers_unet():
+    """diffusers' UNet2DConditionModel in a small configuration (two stages of 32 and 64
+    channels, one cross-attention stage, a text context of 7 tokens of width 32): a latent,
+    a timestep and the context in, the predicted noise out."""
+    import diffusers
+
+    m = diffusers.UNet2DConditionModel(
+        sample_size=16, in_channels=4, out_channels=4, layers_per_block=1,
+        block_out_channels=(32, 64), down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"),
+        up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"), cross_attention_dim=32,
+        attention_head_dim=8, norm_num_groups=8)
+    args = {"sample": torch.randn(1, 4, 16, 16), "timestep": torch.tensor([10]),
+            "encoder_hidden_states": torch.randn(1, 7, 32)}
+    return ByName(m, list(args)), args
 
 
 def tv_vit():
@@ -234,6 +250,9 @@ MODELS = {
     # torchvision optical flow (GridSample lookups in a correlation pyramid; the
     # flow after each of its 12 refinements an output)
     "tv_raft_small": tv_flow("raft_small", 128),
+    # diffusers' UNet: a timestep embedded in sinusoids, GroupNorm, self- and
+    # cross-attention, nearest upsampling
+    "df_unet2d_condition": diffusers_unet,
     # torchvision's detection models: their post-processing (NonZero, TopK,
     # NonMaxSuppression, RoiAlign of the proposals, If) has shapes known only
     # when they run; the ResNet-50 ones at 256 pixels rather than 800
