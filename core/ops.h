@@ -56,6 +56,14 @@
 // Sinusoids. `sin(x)` and `cos(x)` of x in radians (ONNX Sin, Cos), NaN at the
 // infinities.
 //
+// Selection. `top_k(x; axis, k, largest, sorted)` is ONNX TopK with k a
+// constant, 1 <= k <= the axis' extent: the k largest (largest = 1) or
+// smallest elements of float x along `axis` (normalized like concat's) and
+// their i64 indices, two outputs of x's shape with k along the axis, larger
+// (or smaller) first whether or not `sorted` asks for an order (ONNX allows
+// any), the lower index first among equal ones, NaN larger than any number
+// (runtime/common/top_k.h).
+//
 // Constants. const_ones(shape) is all ones; const_eye(shape=[n,n]) the
 // identity matrix; const_eye_conv(shape=[c,c,kh,kw]) the conv kernel that maps
 // each channel to itself (1 at the kernel centre of the diagonal, kh and kw

@@ -259,6 +259,24 @@ Result infer_arg_max(Attrs* a, Inputs in) {
   return Types{TensorType{DType::kI64, out}};
 }
 
+Result infer_top_k(Attrs* a, Inputs in) {
+  const Op op = Op::TopK;
+  const TensorType& x = in[0];
+  if (x.dtype != DType::kF32 && x.dtype != DType::kF16 && x.dtype != DType::kF64)
+    return err(op, "selects among floats, not ", x);
+  if (x.shape.rank() == 0) return err(op, "needs an axis; ", x, " is a scalar");
+  TSO_RETURN_IF_ERROR(normalize_axis_attr(op, a, x));
+  TSO_RETURN_IF_ERROR(need_flag(op, *a, AttrKey::largest));
+  TSO_RETURN_IF_ERROR(need_flag(op, *a, AttrKey::sorted));
+  const int axis = static_cast<int>(a->i(AttrKey::axis));
+  const int64_t k = a->i(AttrKey::k);
+  if (k < 1 || k > x.shape[axis])
+    return err(op, "k ", k, " is not between 1 and the extent of axis ", axis, " of ", x);
+  Shape out = x.shape;
+  out[axis] = k;
+  return Types{TensorType{x.dtype, out}, TensorType{DType::kI64, out}};
+}
+
 Result infer_clip(const Attrs& a, Inputs in) {
   // Written as a negation so that NaN bounds are rejected too.
   if (!(a.f(AttrKey::min) <= a.f(AttrKey::max)))
@@ -911,6 +929,7 @@ Result infer_unchecked(Op op, Attrs* attrs, Inputs in) {
     case Op::Or: return infer_logical(op, in);
     case Op::CumSum: return infer_cumsum(&a, in);
     case Op::ArgMax: return infer_arg_max(&a, in);
+    case Op::TopK: return infer_top_k(&a, in);
     case Op::Opaque: return err(op, "output types are recorded at import, not inferred");
   }
   TSO_CHECK(false, "operator out of range");
@@ -999,7 +1018,8 @@ Count flop_count(Op op, const Attrs& a, Inputs in, Inputs out) {
     case Op::ReduceMean:
     case Op::ReduceSum:
     case Op::ReduceMax:
-    case Op::ArgMax: return numel(in);
+    case Op::ArgMax:
+    case Op::TopK: return numel(in);
     case Op::ReduceL2: return 2 * numel(in);  // square, sum
     case Op::BatchNorm: return kBatchNormFlops * n_out;
     case Op::LayerNorm: return kLayerNormFlops * n_out;

@@ -179,6 +179,15 @@ const char* const kCanonical[] = {
   output y = %4
 }
 )",
+    R"(graph proposals {
+  input x: f32[2,9]
+  %0: f32[2,4], %1: i64[2,4] = top_k(x, axis=1, k=4, largest=0, sorted=0)
+  %2: f32[2,9], %3: i64[2,9] = top_k(x, axis=1, k=9)
+  output y = %0
+  output z = %1
+  output u = %3
+}
+)",
     R"(graph timestep_embedding {
   input t: f32[1,8]
   %0: f32[1,8] = sin(t)

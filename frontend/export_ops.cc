@@ -253,6 +253,14 @@ Status export_data(ExportContext& ctx, int i) {
       if (a.i(AttrKey::reverse)) set_attr(p, "reverse", a.i(AttrKey::reverse));
       break;
     }
+    case Op::TopK: {
+      in.push_back(ctx.constant(name + "/k", host_ints({a.i(AttrKey::k)})));
+      onnx::NodeProto* p = add("TopK");
+      set_attr(p, "axis", a.i(AttrKey::axis));
+      set_attr(p, "largest", a.i(AttrKey::largest));
+      set_attr(p, "sorted", a.i(AttrKey::sorted));
+      break;
+    }
     case Op::ArgMax: {
       onnx::NodeProto* p = add("ArgMax");
       set_attr(p, "axis", a.i(AttrKey::axis));

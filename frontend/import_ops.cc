@@ -552,6 +552,37 @@ Expected<Mapped> map_arg_max(NodeContext& ctx) {
   return add_one(ctx, Op::ArgMax, {*x}, std::move(a));
 }
 
+// TopK of a constant k (of one element, 1 to the axis' extent) on floats:
+// `top_k` (the region proposals of torchvision's R-CNNs). A k the graph
+// computes gives shapes only the data knows (frontend/dynamic_part.h).
+Expected<Mapped> map_top_k(NodeContext& ctx) {
+  const onnx::NodeProto& n = ctx.node();
+  const TensorType x_type = ctx.type(0);
+  const HostTensor* k = ctx.constant(1);
+  if (!k || k->is_float() || k->numel() != 1) return opaque("k is not one constant integer");
+  if (!HostTensor::is_float(x_type.dtype))
+    return opaque("a TopK of " + std::string(dtype_name(x_type.dtype)));
+  const int rank = x_type.shape.rank();
+  int64_t axis = attr_int(n, "axis", -1);
+  if (rank == 0 || axis < -rank || axis >= rank) return Error{"axis " + std::to_string(axis) +
+                                                              " is out of range for " +
+                                                              to_string(x_type)};
+  if (axis < 0) axis += rank;
+  if (k->get_i(0) < 1 || k->get_i(0) > x_type.shape[static_cast<int>(axis)])
+    return opaque("k " + std::to_string(k->get_i(0)) + " is not within the axis' extent");
+  Expected<TensorRef> x = ctx.tensor(0);
+  if (!x) return x.error();
+  Attrs a;
+  a.set(AttrKey::axis, axis)
+      .set(AttrKey::k, k->get_i(0))
+      .set(AttrKey::largest, attr_int(n, "largest", 1))
+      .set(AttrKey::sorted, attr_int(n, "sorted", 1));
+  Expected<std::vector<TensorRef>> outs =
+      ctx.builder().add(Op::TopK, {*x}, std::move(a), n.name());
+  if (!outs) return outs.error();
+  return Mapped{*outs, {}};
+}
+
 // Sum and Mean of any number of inputs: adds left to right, as ONNX's
 // reference sums, and Mean that sum divided by the count.
 Expected<Mapped> map_sum(NodeContext& ctx) {
@@ -675,7 +706,7 @@ MapFn find_data_mapping(std::string_view t) {
       {"HardSigmoid", map_hard_sigmoid}, {"HardSwish", map_hard_sigmoid},
       {"Mish", map_mish},
       {"Expand", map_expand},     {"CumSum", map_cumsum},
-      {"ArgMax", map_arg_max},    {"ArgMin", map_arg_max},
+      {"ArgMax", map_arg_max},    {"ArgMin", map_arg_max},    {"TopK", map_top_k},
       {"LessOrEqual", map_or_equal}, {"GreaterOrEqual", map_or_equal},
       {"LeakyRelu", map_leaky_relu},
       {"PRelu", map_prelu},

@@ -10,7 +10,7 @@
 // (Abs, Log), as audio front ends take one; and a super-resolution tail
 // (DepthToSpace in both modes, SpaceToDepth) with the reductions written as
 // the IR's (ReduceLogSumExp, ReduceMin, ReduceL1); and a diffusion UNet's
-// timestep embedding (Sin, Cos of a computed tensor).
+// timestep embedding (Sin, Cos of a computed tensor), and an R-CNN's TopKs.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -181,6 +181,41 @@ fs::path write_timestep_model(const fs::path& dir) {
   return p;
 }
 
+// An R-CNN's region proposal: x: f32[1,3,12,12] -> Conv (W [6,3,3,3], pads
+// 1) -> Sigmoid = scores: f32[1,6,12,12] -> Reshape [1,864] -> TopK (k 20,
+// the last axis) = best, best_at; scores -> TopK (k 2, the smallest, along the
+// channels, opset 11's largest = 0) = least, least_at. Random scores tie
+// nowhere, so the indices are ONNX Runtime's too.
+fs::path write_top_k_model(const fs::path& dir) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(11);
+  auto* g = m.mutable_graph();
+  g->set_name("proposals");
+  testing::declare(g->add_input(), "x", onnx::TensorProto::FLOAT, {1, 3, 12, 12});
+  testing::declare(g->add_output(), "best", onnx::TensorProto::FLOAT, {1, 20});
+  testing::declare(g->add_output(), "best_at", onnx::TensorProto::INT64, {1, 20});
+  testing::declare(g->add_output(), "least", onnx::TensorProto::FLOAT, {1, 2, 12, 12});
+  testing::declare(g->add_output(), "least_at", onnx::TensorProto::INT64, {1, 2, 12, 12});
+  std::mt19937_64 rng(21);
+  testing::add_random_floats(g, "w", {6, 3, 3, 3}, rng);
+  testing::add_i64s(g, "flat", {1, 864});
+  testing::add_i64s(g, "k20", {20});
+  testing::add_i64s(g, "k2", {2});
+  testing::set_ints(add_node(g, "Conv", {"x", "w"}, "c"), "pads", {1, 1, 1, 1});
+  add_node(g, "Sigmoid", {"c"}, "scores");
+  add_node(g, "Reshape", {"scores", "flat"}, "row");
+  onnx::NodeProto* best = add_node(g, "top", "TopK", {"row", "k20"}, "best");
+  best->add_output("best_at");
+  onnx::NodeProto* least = add_node(g, "bottom", "TopK", {"scores", "k2"}, "least");
+  least->add_output("least_at");
+  testing::set_int(least, "axis", 1);
+  testing::set_int(least, "largest", 0);
+  const fs::path p = dir / "top_k.onnx";
+  std::ofstream(p, std::ios::binary) << m.SerializeAsString();
+  return p;
+}
+
 TEST(ImageOpsCli, PadModesAndLrnMatchOnnxRuntime) {
   if (!testing::have_python_oracle()) GTEST_SKIP() << testing::kNoVenv;
   const fs::path dir = testing::temp_dir("image_ops_cli");
@@ -216,6 +251,18 @@ TEST(ImageOpsCli, PixelShufflesAndReductionsMatchOnnxRuntime) {
     EXPECT_NE(listing.find(op), std::string::npos) << op << " in " << listing;
   testing::optimize_checked_for_h100(model, out, dir);
   testing::write_random_input(dir / "in", "x", Shape{1, 3, 6, 8}, 19);
+  testing::expect_outputs_match_onnx_runtime(model, out, dir / "in", 4, dir);
+  fs::remove_all(dir);
+}
+
+TEST(ImageOpsCli, TopKOfAConstantKMatchesOnnxRuntime) {
+  if (!testing::have_python_oracle()) GTEST_SKIP() << testing::kNoVenv;
+  const fs::path dir = testing::temp_dir("top_k_cli");
+  const fs::path model = write_top_k_model(dir), out = dir / "optimized.onnx";
+  const std::string listing = testing::inspect_without_opaque_nodes(model, dir);
+  EXPECT_NE(listing.find("top_k 2"), std::string::npos) << listing;
+  testing::optimize_checked_for_h100(model, out, dir);
+  testing::write_random_input(dir / "in", "x", Shape{1, 3, 12, 12}, 23);
   testing::expect_outputs_match_onnx_runtime(model, out, dir / "in", 4, dir);
   fs::remove_all(dir);
 }

@@ -49,7 +49,8 @@ const char* kPrefixes[] = {
     "test_sum_",         "test_mean_",       "test_lrn",         "test_reflect_pad",
     "test_edge_pad",     "test_log",           "test_abs",          "test_max_",
     "test_min_",         "test_reduce_l1_",    "test_reduce_min_",  "test_reduce_log_sum",
-    "test_depthtospace", "test_spacetodepth",  "test_gridsample",
+    "test_depthtospace", "test_spacetodepth",  "test_gridsample",  "test_sin_example",
+    "test_cos_example",
 };
 
 // Operators the importer folds when their inputs are constants, as in the

@@ -91,6 +91,7 @@ const std::map<std::string, std::string> kExamples = {
     {"or", "input c: bool[4,1,5]\ninput d: bool[2,1,1,1]\n%0 = or(c, d)\noutput y = %0"},
     {"cumsum", "input i: i64[3,2]\n%0 = cumsum(i, axis=-2, exclusive=1, reverse=1)\noutput y = %0"},
     {"arg_max", "%0 = arg_max(x, axis=-2, keepdims=0, select_last_index=1)\noutput y = %0"},
+    {"top_k", "%0, %1 = top_k(x, axis=1, k=2, largest=0)\noutput y = %0\noutput z = %1"},
     {"opaque", "%0: f32[2,4,5,5] = opaque(x, op_type=\"Foo\", domain=\"ai.example\", payload=\"\\x01\")\noutput y = %0"},
 };
 
@@ -171,7 +172,7 @@ void run_every_example() {
         name == "isnan" || name == "equal" || name == "less" || name == "greater" ||
         name == "leaky_relu" || name == "softplus" || name == "arg_max" || name == "log" ||
         name == "abs" || name == "max" || name == "min" || name == "log_softmax" ||
-        name == "grid_sample" || name == "sin" || name == "cos";
+        name == "grid_sample" || name == "sin" || name == "cos" || name == "top_k";
     if (no_mod_image && std::is_same_v<S, ref::Mod>) {  // Mod has no NaN and no order (executor.h)
       ASSERT_FALSE(out.ok());
       EXPECT_NE(out.error().message.find("no Mod image"), std::string::npos) << out.error().message;

@@ -204,8 +204,15 @@ class Generator {
         case AttrKey::trans_b:
         case AttrKey::exclusive:
         case AttrKey::reverse:
+        case AttrKey::largest:
+        case AttrKey::sorted:
           a.set(key, int64_t{rng_.below(2)});
           break;
+        case AttrKey::k: {  // within the extent of the axis, set before it
+          const int64_t axis = a.has(AttrKey::axis) ? normalized(a.i(AttrKey::axis), r) : 0;
+          a.set(key, axis >= 0 && axis < r ? rng_.range(1, s[axis]) : int64_t{1});
+          break;
+        }
         case AttrKey::axis:
           a.set(key, op == Op::Flatten ? rng_.range(0, r) : r == 0 ? 0 : rng_.range(-r, r - 1));
           break;

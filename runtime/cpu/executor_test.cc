@@ -113,7 +113,7 @@ TEST(CpuExecutor, CasesCoverEveryOperatorButOpaqueAndThoseOfTokenIdsAndMasks) {
       Op::Opaque, Op::Gather, Op::GatherElements, Op::Expand,    Op::Cast,
       Op::Equal,  Op::Less,   Op::Greater,        Op::Not,       Op::And,
       Op::Or,     Op::CumSum, Op::ReduceSum,      Op::ReduceMax, Op::ReduceL2, Op::ArgMax,
-      Op::GridSample};
+      Op::GridSample, Op::TopK};
   for (const OpInfo& info : all_ops()) {
     if (own_tests.count(info.op)) continue;
     EXPECT_TRUE(seen.count(info.op)) << info.name << " has no case";

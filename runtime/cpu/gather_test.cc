@@ -226,6 +226,45 @@ TEST(CpuGridSample, EveryModeAfterAConvolutionOnAnyThreadCount) {
   EXPECT_EQ(one, two);
 }
 
+// top_k after a convolution, along the channels and along the last axis,
+// largest and smallest, over enough lines for the OpenMP team; and of rows
+// with ties and NaN (0 / 0 where z is 0): NaN first among the largest, last
+// among the smallest, the lower index first among equals. Indices read as f32.
+TEST(CpuTopK, LargestAndSmallestWithTiesAndNaNOnAnyThreadCount) {
+  const Graph g = with_values(R"(graph proposals {
+  input x: f32[1,8,24,24]
+  weight w: f32[16,8,3,3]
+  weight z: i64[2,8]
+  %c = conv2d(x, w, pad=same)
+  %v, %i = top_k(%c, axis=1, k=5)
+  %s, %j = top_k(%c, axis=-1, k=24, largest=0)
+  %f = cast(z, to="f32")
+  %q = div(%f, %f)
+  %u = mul(%f, %q)
+  %tv, %ti = top_k(%u, axis=1, k=4)
+  %bv, %bi = top_k(%u, axis=1, k=4, largest=0, sorted=0)
+  %if = cast(%i, to="f32")
+  %jf = cast(%j, to="f32")
+  %tf = cast(%ti, to="f32")
+  %bf = cast(%bi, to="f32")
+  output v = %v
+  output i = %if
+  output s = %s
+  output j = %jf
+  output ti = %tf
+  output bf = %bf
+})",
+                              {{"z", {2, 0, 1, 2, 0, 1, 1, 1, 3, 3, 0, 3, 3, 3, 3, 3}}});
+  const std::vector<std::vector<float>> one = expect_matches_reference(g, {}, 1);
+  const std::vector<std::vector<float>> two = expect_matches_reference(g, {}, 2);
+  EXPECT_EQ(one, two);
+  ASSERT_EQ(one.size(), 6u);
+  // Row 0 of u: 2, NaN, 1, 2, NaN, 1, 1, 1; row 1: 3, 3, NaN, 3, 3, 3, 3, 3
+  // (their values, NaN among them, are not outputs: NaN equals nothing).
+  EXPECT_EQ(one[4], (std::vector<float>{1, 4, 0, 3, 2, 0, 1, 3}));
+  EXPECT_EQ(one[5], (std::vector<float>{2, 5, 6, 7, 0, 1, 3, 4}));
+}
+
 // A lookup of stored rows by stored indices runs once, in the prologue; its
 // indices are checked there.
 TEST(CpuGather, ConstantLookupsRunInThePrologue) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runtime/common/geometry.h"
+#include "runtime/common/top_k.h"
 
 namespace tso::cpu {
 
@@ -177,6 +178,37 @@ void cumsum(const CumSumGeometry& g, DType t, const std::byte* x, std::byte* y) 
       }
     }
   });
+}
+
+namespace {
+
+template <class T>
+void top_k_lines(const TopKGeometry& g, const T* x, T* values, int64_t* indices) {
+#pragma omp parallel if (g.outer * g.inner * g.extent > 16384)
+  {
+    std::vector<int64_t> order;
+#pragma omp for schedule(static)
+    for (int64_t line = 0; line < g.outer * g.inner; ++line) {
+      const int64_t o = line / g.inner, j = line % g.inner;
+      const T* px = x + o * g.extent * g.inner + j;
+      rt::top_k_order(px, g.extent, g.inner, g.k, g.largest, &order);
+      for (int64_t r = 0; r < g.k; ++r) {
+        const int64_t at = (o * g.k + r) * g.inner + j;
+        values[at] = px[order[r] * g.inner];
+        indices[at] = order[r];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void top_k(const TopKGeometry& g, DType t, const std::byte* x, std::byte* values,
+           int64_t* indices) {
+  if (t == DType::kF64)
+    top_k_lines(g, reinterpret_cast<const double*>(x), reinterpret_cast<double*>(values), indices);
+  else
+    top_k_lines(g, reinterpret_cast<const float*>(x), reinterpret_cast<float*>(values), indices);
 }
 
 void arg_max(const ArgMaxGeometry& g, DType t, const std::byte* x, int64_t* y) {

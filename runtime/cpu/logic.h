@@ -54,6 +54,16 @@ struct ArgMaxGeometry : AxisLines {
 };
 void arg_max(const ArgMaxGeometry& g, DType t, const std::byte* x, int64_t* y);
 
+// The k largest or smallest of each line of [outer, extent, inner] of `x`
+// (f32 or f64) and their indices, into [outer, k, inner] (ONNX TopK;
+// runtime/common/top_k.h), lines on the OpenMP team.
+struct TopKGeometry : AxisLines {
+  int64_t k = 1;
+  bool largest = true;
+};
+void top_k(const TopKGeometry& g, DType t, const std::byte* x, std::byte* values,
+           int64_t* indices);
+
 // y = f(a, b) on i64 or i32 with numpy broadcasting; add, sub and mul only,
 // wrapping around on overflow as two's complement does.
 bool integer_binary_supported(BinaryFn f, DType t);

@@ -99,6 +99,32 @@ Status lower_arg_max(Builder& b, int node) {
   return {};
 }
 
+// Two outputs: an own step writes both.
+Status lower_top_k(Builder& b, int node) {
+  const Node& n = b.graph().node(node);
+  const int x = b.as_plain(b.value(n.args[0]));
+  const TensorType type = b.tensor(x).type;
+  if (type.dtype != DType::kF32 && type.dtype != DType::kF64)
+    return unsupported(b, node, "selects among " + to_string(type));
+  const int axis = static_cast<int>(n.attrs.i(AttrKey::axis));
+  TopKGeometry g;
+  static_cast<AxisLines&>(g) = lines_along(type.shape, axis);
+  g.k = n.attrs.i(AttrKey::k);
+  g.largest = n.attrs.i(AttrKey::largest) != 0;
+  const int values = row_major_output(b, node, 0, {x});
+  const int indices = row_major_output(b, node, 1, {x});
+  b.add_kernel("top_k (own)", b.describe(node), {x}, {values, indices},
+               [=](const Bindings& m) -> Run {
+                 const std::byte* px = m.data(x);
+                 std::byte* pv = m.data(values);
+                 int64_t* pi = reinterpret_cast<int64_t*>(m.data(indices));
+                 return [=] { top_k(g, type.dtype, px, pv, pi); };
+               });
+  b.set_value({node, 0}, values);
+  b.set_value({node, 1}, indices);
+  return {};
+}
+
 Status lower_integer_binary(Builder& b, int node) {
   const Node& n = b.graph().node(node);
   const int x = b.as_plain(b.value(n.args[0])), z = b.as_plain(b.value(n.args[1]));
@@ -146,6 +172,7 @@ bool is_logic(const Graph& g, int node) {
     case Op::Or:
     case Op::CumSum:
     case Op::ArgMax:
+    case Op::TopK:
       return true;
     case Op::Add:
     case Op::Sub:
@@ -178,6 +205,8 @@ Status lower_logic_node(Builder& b, int node) {
       return lower_cumsum(b, node);
     case Op::ArgMax:
       return lower_arg_max(b, node);
+    case Op::TopK:
+      return lower_top_k(b, node);
     case Op::Where:
       return lower_where_bytes(b, node);
     default:

@@ -76,6 +76,7 @@ constexpr Kernel family(Op op) {
     case Op::Or:
     case Op::CumSum:
     case Op::ArgMax:
+    case Op::TopK:
     case Op::GridSample:
     case Op::ReduceSum:
     case Op::ReduceMax:

@@ -22,6 +22,7 @@ bool refused_on_gpu(Op op) {
     case Op::Or:
     case Op::CumSum:
     case Op::ArgMax:
+    case Op::TopK:
     case Op::GridSample:
     case Op::ReduceSum:
     case Op::ReduceMax:

@@ -144,6 +144,7 @@ Outputs<S> run(const Node& n, Args<S> in) {
     case Op::Or: return one(E::logical(Logic::kOr, x, *in[1]));
     case Op::CumSum: return one(Norm<S>::cumsum(x, a));
     case Op::ArgMax: return one(Norm<S>::arg_max(x, a));
+    case Op::TopK: return Norm<S>::top_k(x, a);
     case Op::Opaque: {
       const AttrValue* type = a.find(AttrKey::op_type);
       const std::string* name = type ? std::get_if<std::string>(type) : nullptr;

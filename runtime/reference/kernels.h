@@ -143,6 +143,9 @@ struct Norm {
   // The index of the largest element along `axis` (ONNX ArgMax; NaN the
   // largest); an error on Mod, whose values have no order.
   static Expected<Tensor<S>> arg_max(const Tensor<S>& x, const Attrs& a);
+  // The k largest or smallest elements along `axis` and their indices (ONNX
+  // TopK, runtime/common/top_k.h); an error on Mod, whose values have no order.
+  static Expected<std::vector<Tensor<S>>> top_k(const Tensor<S>& x, const Attrs& a);
 };
 
 // Normalizes a possibly negative axis against `rank`; false when out of range.

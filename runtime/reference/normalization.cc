@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "runtime/common/top_k.h"
 #include "runtime/reference/kernels.h"
 #include "runtime/reference/scalar.h"
 
@@ -237,6 +238,35 @@ Expected<Tensor<S>> Norm<S>::arg_max(const Tensor<S>& x, const Attrs& attrs) {
         y.data[o * inner + i] = static_cast<S>(best);
       }
     return y;
+  }
+}
+
+template <class S>
+Expected<std::vector<Tensor<S>>> Norm<S>::top_k(const Tensor<S>& x, const Attrs& attrs) {
+  if constexpr (!fn::Real<S>) {
+    return shape_error("top_k", "has no Mod image (Mod values have no order; the generator "
+                                "does not enumerate top_k)");
+  } else {
+    int64_t axis = attrs.i(AttrKey::axis);
+    if (!normalize_axis(&axis, x.shape.rank())) return shape_error("top_k", "axis out of range");
+    const int64_t n = x.shape[axis], k = attrs.i(AttrKey::k);
+    if (k < 1 || k > n) return shape_error("top_k", "k out of range");
+    const int64_t inner = strides_of(x.shape)[axis], outer = x.numel() / (n * inner);
+    Shape out = x.shape;
+    out[static_cast<int>(axis)] = k;
+    Tensor<S> values(out), indices(out);
+    std::vector<int64_t> order;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j = 0; j < inner; ++j) {
+        const S* line = x.data.data() + o * n * inner + j;
+        rt::top_k_order(line, n, inner, k, attrs.i(AttrKey::largest) != 0, &order);
+        for (int64_t r = 0; r < k; ++r) {
+          const int64_t at = (o * k + r) * inner + j;
+          values.data[at] = line[order[r] * inner];
+          indices.data[at] = static_cast<S>(order[r]);
+        }
+      }
+    return std::vector<Tensor<S>>{std::move(values), std::move(indices)};
   }
 }
 
