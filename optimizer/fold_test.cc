@@ -291,6 +291,11 @@ rule wrong_drop_relu {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("numerical check failed"), std::string::npos)
       << r.error().message;
+  // Wrong in f64 too, and traced to its rule.
+  EXPECT_NE(r.error().message.find("in f64 exceeds 1e-09"), std::string::npos)
+      << r.error().message;
+  EXPECT_NE(r.error().message.find("its rewrites:\n  wrong_drop_relu at "), std::string::npos)
+      << r.error().message;
 }
 
 TEST_F(PipelineTest, AnUnchangedGraphNeedsNoCheck) {
