@@ -220,6 +220,22 @@ TEST(ArgMax, GivesI64WithTheAxisKeptOrDropped) {
                {"select_last_index must be 0 or 1, got 2"});
 }
 
+TEST(TopK, GivesValuesAndI64IndicesWithKAlongTheAxis) {
+  Attrs a = attrs({{AttrKey::axis, I(-1)}, {AttrKey::k, I(3)}});
+  EXPECT_EQ(infer(Op::TopK, {f32({2, 8})}, a), "(f32[2,3], i64[2,3])");
+  expect_error(infer(Op::TopK, {{DType::kI64, Shape{2, 8}}}, a),
+               {"selects among floats, not i64[2,8]"});
+  expect_error(infer(Op::TopK, {f32({})}, attrs({{AttrKey::axis, I(0)}, {AttrKey::k, I(1)}})),
+               {"is a scalar"});
+  expect_error(infer(Op::TopK, {f32({2, 8})}, attrs({{AttrKey::axis, I(1)}, {AttrKey::k, I(9)}})),
+               {"k 9 is not between 1 and the extent of axis 1 of f32[2,8]"});
+  expect_error(infer(Op::TopK, {f32({2, 8})}, attrs({{AttrKey::axis, I(0)}, {AttrKey::k, I(0)}})),
+               {"k 0 is not between 1"});
+  expect_error(infer(Op::TopK, {f32({2, 8})},
+                     attrs({{AttrKey::axis, I(0)}, {AttrKey::k, I(1)}, {AttrKey::largest, I(2)}})),
+               {"largest must be 0 or 1, got 2"});
+}
+
 TEST(Where, BroadcastsAllThree) {
   const TensorType mask{DType::kBool, Shape{1, 12, 4, 4}};
   EXPECT_EQ(infer(Op::Where, {mask, f32({1}), f32({1, 12, 4, 4})}), "f32[1,12,4,4]");

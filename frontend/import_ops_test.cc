@@ -522,6 +522,43 @@ TEST(ImportOps, IntegerReductionsOfConstantsFold) {
   EXPECT_EQ((*y)[0].data, want);
 }
 
+// TopK of a constant k within the axis' extent is top_k; one past it is an
+// error naming the node; a k the graph computes (an input here) gives shapes
+// the data decides: the dynamic part.
+TEST(ImportOps, TopKOfAConstantKIsTopK) {
+  for (int64_t k : {3, 7, -1}) {
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(17);
+    auto* g = m.mutable_graph();
+    g->set_name("top");
+    declare(g->add_input(), "x", onnx::TensorProto::FLOAT, {2, 6});
+    if (k < 0)
+      declare(g->add_input(), "k", onnx::TensorProto::INT64, {1});
+    else
+      add_i64(g, "k", {1}, {k});
+    declare(g->add_output(), "y", onnx::TensorProto::FLOAT, {});
+    declare(g->add_output(), "r", onnx::TensorProto::FLOAT, {2, 6});
+    add_node(g, "relu", "Relu", {"x"}, "r");
+    add_node(g, "top", "TopK", {"r", "k"}, "y")->add_output("at");
+    Expected<ImportedModel> r = import_proto(m);
+    if (k == 7) {
+      ASSERT_FALSE(r.ok());
+      EXPECT_NE(r.error().message.find("node 'top' (TopK)"), std::string::npos)
+          << r.error().message;
+      EXPECT_NE(r.error().message.find("less than the requested k"), std::string::npos)
+          << r.error().message;
+      continue;
+    }
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    const bool mapped = std::any_of(r->graph.nodes().begin(), r->graph.nodes().end(),
+                                    [](const Node& n) { return n.op == Op::TopK; });
+    EXPECT_EQ(mapped, k == 3) << k;
+    EXPECT_TRUE(r->opaque_nodes.empty());
+    EXPECT_EQ(r->info.dynamic.has_value(), k < 0) << k;
+  }
+}
+
 // GlobalMaxPool (its ONNX test models are opset 1, below the importer's
 // range) is reduce_max over the spatial axes, kept; a rank-2 input is an
 // error naming the node.
