@@ -226,16 +226,17 @@ TEST(CpuGridSample, EveryModeAfterAConvolutionOnAnyThreadCount) {
   EXPECT_EQ(one, two);
 }
 
-// top_k after a convolution, along the channels and along the last axis,
+// top_k after a convolution (1x1: a product, which no plan computes by
+// Winograd's less exact sums), along the channels and along the last axis,
 // largest and smallest, over enough lines for the OpenMP team; and of rows
 // with ties and NaN (0 / 0 where z is 0): NaN first among the largest, last
 // among the smallest, the lower index first among equals. Indices read as f32.
 TEST(CpuTopK, LargestAndSmallestWithTiesAndNaNOnAnyThreadCount) {
   const Graph g = with_values(R"(graph proposals {
   input x: f32[1,8,24,24]
-  weight w: f32[16,8,3,3]
+  weight w: f32[16,8,1,1]
   weight z: i64[2,8]
-  %c = conv2d(x, w, pad=same)
+  %c = conv2d(x, w)
   %v, %i = top_k(%c, axis=1, k=5)
   %s, %j = top_k(%c, axis=-1, k=24, largest=0)
   %f = cast(z, to="f32")
