@@ -211,20 +211,17 @@ Expected<CheckResult> compare_graphs(const Graph& original, const Graph& optimiz
                    to_string(optimized.type(b.ref))};
   }
   const std::vector<size_t> compared = comparison_outputs(original, optimized);
-  if (!compared.empty()) {
-    Expected<Graph> a = with_operands(original, compared);
-    if (!a) return Error{"the original graph: " + a.error().message};
-    Expected<Graph> b = with_operands(optimized, compared);
-    if (!b) return Error{"the optimized graph: " + b.error().message};
-    return options.f64
-               ? compare_evaluated<double>(*a, *b, original.outputs().size(), compared, options)
-               : compare_evaluated<float>(*a, *b, original.outputs().size(), compared, options);
-  }
-  return options.f64
-             ? compare_evaluated<double>(original, optimized, original.outputs().size(), {},
-                                         options)
-             : compare_evaluated<float>(original, optimized, original.outputs().size(), {},
-                                        options);
+  auto evaluate = [&](const Graph& a, const Graph& b) {
+    const size_t n = original.outputs().size();
+    return options.f64 ? compare_evaluated<double>(a, b, n, compared, options)
+                       : compare_evaluated<float>(a, b, n, compared, options);
+  };
+  if (compared.empty()) return evaluate(original, optimized);
+  Expected<Graph> a = with_operands(original, compared);
+  if (!a) return Error{"the original graph: " + a.error().message};
+  Expected<Graph> b = with_operands(optimized, compared);
+  if (!b) return Error{"the optimized graph: " + b.error().message};
+  return evaluate(*a, *b);
 }
 
 std::string check_notes(const CheckResult& r) {

@@ -62,35 +62,30 @@ Expected<OptimizeResult> optimize(const Graph& g, const RuleIndex& rules, const 
   if (!c) return Error{"numerical check: " + c.error().message};
   r.checked = true;
   r.check = *c;
-  if (!(c->max_relative_error <= options.check.tolerance)) {
-    CheckOptions f64 = options.check;
-    f64.f64 = true;
-    Expected<CheckResult> d = compare_graphs(g, r.graph, f64);
-    if (!d) return Error{"numerical check in f64: " + d.error().message};
-    r.check.f64_max_relative_error = d->max_relative_error;
-    r.check.f64_worst_output = d->worst_output;
-    if (d->max_relative_error <= kF64Tolerance) return r;
+  if (c->max_relative_error <= options.check.tolerance) return r;
+  CheckOptions f64 = options.check;
+  f64.f64 = true;
+  Expected<CheckResult> d = compare_graphs(g, r.graph, f64);
+  if (!d) return Error{"numerical check in f64: " + d.error().message};
+  r.check.f64_max_relative_error = d->max_relative_error;
+  r.check.f64_worst_output = d->worst_output;
+  if (d->max_relative_error <= kF64Tolerance) return r;
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "max relative error %.3g on output '%s' exceeds %.3g, and %.3g on output "
+                "'%s' in f64 exceeds %.3g",
+                c->max_relative_error, c->worst_output.c_str(), options.check.tolerance,
+                d->max_relative_error, d->worst_output.c_str(), kF64Tolerance);
+  // The rewrites that made it, so that the failure can be traced to a rule.
+  std::string rewrites;
+  for (const AppliedRewrite& a : r.search.applied) {
+    std::string nodes;
+    for (const std::string& n : a.nodes) nodes += (nodes.empty() ? "" : ", ") + n;
+    rewrites += "\n  " + a.rule + " at " + nodes;
   }
-  if (!(c->max_relative_error <= options.check.tolerance)) {
-    char buf[320];
-    std::snprintf(buf, sizeof buf,
-                  "max relative error %.3g on output '%s' exceeds %.3g, and %.3g on output "
-                  "'%s' in f64 exceeds %.3g",
-                  c->max_relative_error, c->worst_output.c_str(), options.check.tolerance,
-                  r.check.f64_max_relative_error, r.check.f64_worst_output.c_str(),
-                  kF64Tolerance);
-    // The rewrites that made it, so that the failure can be traced to a rule.
-    std::string rewrites;
-    for (const AppliedRewrite& a : r.search.applied) {
-      std::string nodes;
-      for (const std::string& n : a.nodes) nodes += (nodes.empty() ? "" : ", ") + n;
-      rewrites += "\n  " + a.rule + " at " + nodes;
-    }
-    return Error{std::string("numerical check failed: the optimized graph differs from the "
-                             "input: ") +
-                 buf + (rewrites.empty() ? "" : "; its rewrites:" + rewrites)};
-  }
-  return r;
+  return Error{std::string("numerical check failed: the optimized graph differs from the "
+                           "input: ") +
+               buf + (rewrites.empty() ? "" : "; its rewrites:" + rewrites)};
 }
 
 }  // namespace tso::opt

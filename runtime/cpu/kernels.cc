@@ -337,19 +337,27 @@ void batchnorm_channels_last(const ChannelsLastBatchNorm& n, const float* x, con
   }
 }
 
-void erf(const float* x, float* y, int64_t n) {
+namespace {
+
+// y[i] = f(x[i]) for n elements, on the OpenMP team past 16K of them.
+template <class F>
+void map_floats(const float* x, float* y, int64_t n, F f) {
 #pragma omp parallel for simd schedule(static) if (n > 16384)
-  for (int64_t i = 0; i < n; ++i) y[i] = std::erf(x[i]);
+  for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+}
+
+}  // namespace
+
+void erf(const float* x, float* y, int64_t n) {
+  map_floats(x, y, n, [](float v) { return std::erf(v); });
 }
 
 void sin(const float* x, float* y, int64_t n) {
-#pragma omp parallel for simd schedule(static) if (n > 16384)
-  for (int64_t i = 0; i < n; ++i) y[i] = std::sin(x[i]);
+  map_floats(x, y, n, [](float v) { return std::sin(v); });
 }
 
 void cos(const float* x, float* y, int64_t n) {
-#pragma omp parallel for simd schedule(static) if (n > 16384)
-  for (int64_t i = 0; i < n; ++i) y[i] = std::cos(x[i]);
+  map_floats(x, y, n, [](float v) { return std::cos(v); });
 }
 
 void isnan(const float* x, uint8_t* y, int64_t n) {
