@@ -64,6 +64,15 @@
 // any), the lower index first among equal ones, NaN larger than any number
 // (runtime/common/top_k.h).
 //
+// Quantization. `quantize_linear(x, scale, zero_point; axis)` is ONNX
+// QuantizeLinear: saturate(round(x / scale) + zero_point), rounding half to
+// even, saturating to the range of zero_point's element type (u8 or i8),
+// which the result has; x and scale are f32. `dequantize_linear(x, scale,
+// zero_point; axis)` is ONNX DequantizeLinear: (x - zero_point) * scale, f32,
+// of x u8, i8 or i32 (zero_point of x's type). scale and zero_point are one
+// value (shape [] or [1]: per tensor) or one per index of x's `axis` (shape
+// [x.shape[axis]]: per axis); `axis` is normalized like concat's.
+//
 // Constants. const_ones(shape) is all ones; const_eye(shape=[n,n]) the
 // identity matrix; const_eye_conv(shape=[c,c,kh,kw]) the conv kernel that maps
 // each channel to itself (1 at the kernel centre of the diagonal, kh and kw

@@ -277,6 +277,35 @@ Result infer_top_k(Attrs* a, Inputs in) {
   return Types{TensorType{x.dtype, out}, TensorType{DType::kI64, out}};
 }
 
+// quantize_linear and dequantize_linear: x, then a scale and a zero point
+// for the whole tensor or for each index of x's axis.
+Result infer_quantize(Op op, Attrs* a, Inputs in) {
+  const TensorType &x = in[0], &scale = in[1], &zero = in[2];
+  const bool quantize = op == Op::QuantizeLinear;
+  if (quantize && x.dtype != DType::kF32) return err(op, "quantizes f32, not ", x);
+  if (!quantize && x.dtype != DType::kU8 && x.dtype != DType::kI8 && x.dtype != DType::kI32)
+    return err(op, "dequantizes u8, i8 or i32, not ", x);
+  if (scale.dtype != DType::kF32) return err(op, "scale ", scale, " must be f32");
+  // One scale for the tensor makes the axis meaningless (ONNX ignores it):
+  // it becomes 0, so that equal meaning gives equal attributes.
+  auto one_value = [](const Shape& s) { return s.rank() == 0 || s == Shape{1}; };
+  if (one_value(scale.shape)) {
+    a->set(AttrKey::axis, int64_t{0});
+  } else {
+    TSO_RETURN_IF_ERROR(normalize_axis_attr(op, a, x));
+    const int64_t axis = a->i(AttrKey::axis);
+    if (scale.shape != Shape{x.shape[axis]})
+      return err(op, "scale ", scale, " is neither one value nor one per index of axis ", axis,
+                 " of ", x);
+  }
+  if (zero.shape != scale.shape && !(one_value(zero.shape) && one_value(scale.shape)))
+    return err(op, "zero point ", zero, " and scale ", scale, " differ in shape");
+  if (quantize && zero.dtype != DType::kU8 && zero.dtype != DType::kI8)
+    return err(op, "zero point ", zero, " must be u8 or i8");
+  if (!quantize) TSO_RETURN_IF_ERROR(same_dtype(op, x, zero));
+  return one(quantize ? zero.dtype : DType::kF32, x.shape);
+}
+
 Result infer_clip(const Attrs& a, Inputs in) {
   // Written as a negation so that NaN bounds are rejected too.
   if (!(a.f(AttrKey::min) <= a.f(AttrKey::max)))
@@ -930,6 +959,8 @@ Result infer_unchecked(Op op, Attrs* attrs, Inputs in) {
     case Op::CumSum: return infer_cumsum(&a, in);
     case Op::ArgMax: return infer_arg_max(&a, in);
     case Op::TopK: return infer_top_k(&a, in);
+    case Op::QuantizeLinear:
+    case Op::DequantizeLinear: return infer_quantize(op, &a, in);
     case Op::Opaque: return err(op, "output types are recorded at import, not inferred");
   }
   TSO_CHECK(false, "operator out of range");
@@ -1009,6 +1040,8 @@ Count flop_count(Op op, const Attrs& a, Inputs in, Inputs out) {
     case Op::And:
     case Op::Or:
     case Op::CumSum: return n_out;
+    case Op::QuantizeLinear:
+    case Op::DequantizeLinear: return 2 * n_out;  // a multiply or divide, an add
     case Op::AvgPool:
     case Op::MaxPool: {
       const Ints& k = a.ints(AttrKey::kernel);

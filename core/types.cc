@@ -16,6 +16,7 @@ struct DTypeInfo {
 constexpr DTypeInfo kDTypes[] = {
     {DType::kF32, "f32", 4}, {DType::kF16, "f16", 2}, {DType::kF64, "f64", 8},
     {DType::kI64, "i64", 8}, {DType::kI32, "i32", 4}, {DType::kBool, "bool", 1},
+    {DType::kU8, "u8", 1},   {DType::kI8, "i8", 1},
 };
 }  // namespace
 

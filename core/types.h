@@ -14,7 +14,7 @@
 
 namespace tso {
 
-enum class DType : uint8_t { kF32, kF16, kF64, kI64, kI32, kBool };
+enum class DType : uint8_t { kF32, kF16, kF64, kI64, kI32, kBool, kU8, kI8 };
 
 const char* dtype_name(DType t);               // "f32", "i64", ...
 bool parse_dtype(std::string_view s, DType* out);

@@ -442,6 +442,18 @@ Status export_node(ExportContext& ctx, int i) {
       set_attr(p, "align_corners", n.attrs.i(AttrKey::align_corners));
       return Status::Ok();
     }
+    case Op::QuantizeLinear:
+    case Op::DequantizeLinear: {
+      // Below opset 13 the operators have no axis: one scale for the tensor.
+      const bool per_tensor = g.type(n.args[1]).shape.numel() == 1;
+      if (ctx.opset() < 13 && !per_tensor)
+        return Error{describe_node(g, i) + ": a scale per axis needs opset 13, the model has " +
+                     std::to_string(ctx.opset())};
+      const char* type = n.op == Op::QuantizeLinear ? "QuantizeLinear" : "DequantizeLinear";
+      onnx::NodeProto* p = ctx.add_node(type, input_names(ctx, n), out, name);
+      if (ctx.opset() >= 13) set_attr(p, "axis", n.attrs.i(AttrKey::axis));
+      return Status::Ok();
+    }
     case Op::Opaque: {
       Expected<onnx::NodeProto> p = opaque_node_proto(n, input_names(ctx, n), out);
       if (!p) return p.error();

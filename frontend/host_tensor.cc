@@ -21,6 +21,8 @@ int64_t wrap_int(DType t, int64_t v) {
   switch (t) {
     case DType::kI32: return static_cast<int32_t>(static_cast<uint32_t>(v));
     case DType::kBool: return v != 0;
+    case DType::kU8: return static_cast<uint8_t>(v);
+    case DType::kI8: return static_cast<int8_t>(static_cast<uint8_t>(v));
     default: return v;
   }
 }
@@ -55,6 +57,8 @@ HostTensor host_from_weight(const WeightData& w) {
       case DType::kI64: std::memcpy(&h.i[k], p + 8 * k, 8); break;
       case DType::kI32: { int32_t x; std::memcpy(&x, p + 4 * k, 4); h.i[k] = x; break; }
       case DType::kBool: h.i[k] = p[k] != std::byte{0}; break;
+      case DType::kU8: h.i[k] = static_cast<uint8_t>(p[k]); break;
+      case DType::kI8: h.i[k] = static_cast<int8_t>(p[k]); break;
     }
   }
   return h;
@@ -74,6 +78,8 @@ WeightData weight_from_host(const HostTensor& h) {
       case DType::kI64: std::memcpy(p + 8 * k, &h.i[k], 8); break;
       case DType::kI32: { int32_t x = static_cast<int32_t>(h.i[k]); std::memcpy(p + 4 * k, &x, 4); break; }
       case DType::kBool: p[k] = std::byte(h.i[k] != 0); break;
+      case DType::kU8:
+      case DType::kI8: p[k] = std::byte(static_cast<uint8_t>(h.i[k])); break;
     }
   }
   return w;

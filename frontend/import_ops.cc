@@ -10,6 +10,7 @@
 #include "frontend/lrn.h"
 #include "frontend/node_chain.h"
 #include "frontend/pad_modes.h"
+#include "frontend/quantize.h"
 
 #include <cmath>
 #include <limits>
@@ -720,6 +721,7 @@ MapFn find_data_mapping(std::string_view t) {
       {"Attention", map_attention},
       {"LRN", map_lrn},
       {"DepthToSpace", map_depth_space}, {"SpaceToDepth", map_depth_space},
+      {"QuantizeLinear", map_quantize}, {"DequantizeLinear", map_quantize},
   };
   for (const auto& [name, fn] : kMaps)
     if (name == t) return fn;
@@ -735,9 +737,25 @@ Expected<Mapped> add_one(NodeContext& ctx, Op op, std::vector<TensorRef> args, A
   return Mapped{{*r}, {}};
 }
 
+// Whether the IR computes `op_type` on 8-bit integers: quantization, casts
+// and the reshapes and transposes that move them; everything else on them
+// (a QOperator model's QLinearConv, a MaxPool of u8) stays opaque.
+bool reads_bytes(std::string_view op_type) {
+  for (std::string_view t : {"QuantizeLinear", "DequantizeLinear", "Cast", "Reshape", "Flatten",
+                             "Squeeze", "Unsqueeze", "Transpose"})
+    if (op_type == t) return true;
+  return false;
+}
+
 Expected<Mapped> map_node(NodeContext& ctx) {
   const onnx::NodeProto& n = ctx.node();
   if (!n.domain().empty() && n.domain() != "ai.onnx") return opaque("not in the IR");
+  for (int k = 0; k < n.input_size() && !reads_bytes(n.op_type()); ++k) {
+    if (!ctx.has_input(k)) continue;
+    const DType t = ctx.type(k).dtype;
+    if (t == DType::kU8 || t == DType::kI8)
+      return opaque("a " + n.op_type() + " of " + dtype_name(t) + " tensors");
+  }
   for (const Simple& s : kSimple)
     if (s.onnx == n.op_type()) {
       if (n.input_size() != s.inputs) return Error{"needs " + std::to_string(s.inputs) + " inputs"};

@@ -17,6 +17,7 @@ constexpr struct {
     {TensorProto::FLOAT, DType::kF32},  {TensorProto::FLOAT16, DType::kF16},
     {TensorProto::DOUBLE, DType::kF64}, {TensorProto::INT64, DType::kI64},
     {TensorProto::INT32, DType::kI32},  {TensorProto::BOOL, DType::kBool},
+    {TensorProto::UINT8, DType::kU8},   {TensorProto::INT8, DType::kI8},
 };
 
 // Copies the elements of a typed repeated field into little-endian bytes of
@@ -58,6 +59,10 @@ Status copy_typed(const Field& field, DType t, int64_t numel, std::vector<std::b
       }
       case DType::kBool:
         p[k] = std::byte(v != 0);
+        break;
+      case DType::kU8:
+      case DType::kI8:
+        p[k] = std::byte(static_cast<uint8_t>(v));
         break;
     }
   }
@@ -234,6 +239,8 @@ Expected<LoadedTensor> load_tensor(const TensorProto& t, const std::string& base
       case DType::kF16:
       case DType::kI32:
       case DType::kBool:
+      case DType::kU8:
+      case DType::kI8:
         s = copy_typed(t.int32_data(), *dt, numel, &w->bytes);
         break;
     }

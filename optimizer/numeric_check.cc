@@ -19,16 +19,20 @@ uint64_t next(uint64_t* s) {
   return z ^ (z >> 31);
 }
 
-// Uniform in [-1, 1) for floats; small non-negative integers otherwise (index
-// inputs stay in range of any axis of extent >= 2). The same values in f32
-// and f64 (24 random bits).
+// Uniform in [-1, 1) for floats; any value of the type for 8-bit integers
+// (a quantized image); small non-negative integers otherwise (index inputs
+// stay in range of any axis of extent >= 2). The same values in f32 and f64
+// (24 random bits).
 template <class S>
 ref::Tensor<S> random_tensor(const TensorType& t, uint64_t* state) {
   ref::Tensor<S> x(t.shape);
   bool integer = t.dtype == DType::kI64 || t.dtype == DType::kI32 || t.dtype == DType::kBool;
   for (S& v : x.data) {
     uint64_t r = next(state);
-    v = integer ? static_cast<S>(r % 2) : static_cast<S>((r >> 40) * 0x1.0p-23 - 1.0);
+    if (t.dtype == DType::kU8 || t.dtype == DType::kI8)
+      v = static_cast<S>(static_cast<int>(r % 256) - (t.dtype == DType::kI8 ? 128 : 0));
+    else
+      v = integer ? static_cast<S>(r % 2) : static_cast<S>((r >> 40) * 0x1.0p-23 - 1.0);
   }
   return x;
 }

@@ -9,13 +9,14 @@ namespace tso::python {
 namespace {
 
 struct DTypeMatch {
-  char kind;  // numpy's dtype.kind: 'f' float, 'i' signed integer, 'b' bool
+  char kind;  // numpy's dtype.kind: 'f' float, 'i' signed, 'u' unsigned integer, 'b' bool
   int itemsize;
   DType dtype;
 };
 constexpr DTypeMatch kDTypes[] = {
     {'f', 4, DType::kF32}, {'f', 2, DType::kF16}, {'f', 8, DType::kF64},
     {'i', 8, DType::kI64}, {'i', 4, DType::kI32}, {'b', 1, DType::kBool},
+    {'u', 1, DType::kU8},  {'i', 1, DType::kI8},
 };
 
 // numpy's name of each tso dtype.
@@ -33,6 +34,10 @@ const char* numpy_dtype(DType t) {
       return "int32";
     case DType::kBool:
       return "bool";
+    case DType::kU8:
+      return "uint8";
+    case DType::kI8:
+      return "int8";
   }
   throw TsoError{"internal error: unknown dtype"};
 }

@@ -112,6 +112,12 @@ Status lower_update_slice(Builder& b, int node);     // in place where the base 
 Status lower_gather(Builder& b, int node);           // rows picked by indices, checked each run
 Status lower_gather_elements(Builder& b, int node);  // one element per index, checked each run
 Status lower_grid_sample(Builder& b, int node);      // taps per position, every channel
+Status lower_quantize(Builder& b, int node);         // quantize_linear, dequantize_linear
+// Per node: the dequantize_linear that undoes a quantize_linear's single
+// scale and zero point as its only reader, and the other way round; -1
+// elsewhere. Such a pair is one step, lowered at the dequantize_linear.
+std::vector<int> quantize_pairs(const Graph& g);
+Status lower_quantize_pair(Builder& b, int q, int dq);
 bool is_movement(const Graph& g, int node);
 // A new row-major tensor for output `index` of `node`, of any element type
 // (no oneDNN descriptor for those oneDNN lacks: i64, bool).

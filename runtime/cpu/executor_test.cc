@@ -102,7 +102,8 @@ TEST(CpuExecutor, MatchesTheReferenceWithEveryAlternativeForced) {
 // and masks, whose integer and bool tensors the float cases cannot feed (and
 // the CUDA runtime, which shares the cases, does not run), have their own
 // tests (gather_test.cc); so have the reductions the CUDA runtime lacks
-// (ReductionsAfterBlockedConvolutions) and grid_sample (gather_test.cc).
+// (ReductionsAfterBlockedConvolutions), grid_sample (gather_test.cc) and
+// quantization, whose 8-bit tensors the cases cannot hold (quantize_test.cc).
 TEST(CpuExecutor, CasesCoverEveryOperatorButOpaqueAndThoseOfTokenIdsAndMasks) {
   std::set<Op> seen;
   for (const Case& c : ref::testing::kCases) {
@@ -113,7 +114,7 @@ TEST(CpuExecutor, CasesCoverEveryOperatorButOpaqueAndThoseOfTokenIdsAndMasks) {
       Op::Opaque, Op::Gather, Op::GatherElements, Op::Expand,    Op::Cast,
       Op::Equal,  Op::Less,   Op::Greater,        Op::Not,       Op::And,
       Op::Or,     Op::CumSum, Op::ReduceSum,      Op::ReduceMax, Op::ReduceL2, Op::ArgMax,
-      Op::GridSample, Op::TopK};
+      Op::GridSample, Op::TopK,        Op::QuantizeLinear, Op::DequantizeLinear};
   for (const OpInfo& info : all_ops()) {
     if (own_tests.count(info.op)) continue;
     EXPECT_TRUE(seen.count(info.op)) << info.name << " has no case";

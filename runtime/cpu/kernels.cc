@@ -216,6 +216,8 @@ template <class To, class V>
 To element_as(V v) {
   if constexpr (std::is_same_v<To, Half>)
     return Half{float_to_half(static_cast<float>(v))};
+  else if constexpr (sizeof(To) == 1 && std::is_floating_point_v<V>)
+    return static_cast<To>(static_cast<int64_t>(v));  // toward zero, then modulo 256
   else
     return static_cast<To>(v);  // floats to integers: toward zero
 }
@@ -246,6 +248,10 @@ void convert_from(const From* x, std::byte* y, DType to, int64_t n) {
       return convert_as(x, reinterpret_cast<int32_t*>(y), n);
     case DType::kBool:
       return convert_as<uint8_t, true>(x, reinterpret_cast<uint8_t*>(y), n);
+    case DType::kU8:
+      return convert_as(x, reinterpret_cast<uint8_t*>(y), n);
+    case DType::kI8:
+      return convert_as(x, reinterpret_cast<int8_t*>(y), n);
     case DType::kF16:
       return convert_as(x, reinterpret_cast<Half*>(y), n);
   }
@@ -290,7 +296,10 @@ void convert(const std::byte* x, DType from, std::byte* y, DType to, int64_t n) 
     case DType::kI32:
       return convert_from(reinterpret_cast<const int32_t*>(x), y, to, n);
     case DType::kBool:
+    case DType::kU8:
       return convert_from(reinterpret_cast<const uint8_t*>(x), y, to, n);
+    case DType::kI8:
+      return convert_from(reinterpret_cast<const int8_t*>(x), y, to, n);
     case DType::kF16:
       return convert_from(reinterpret_cast<const Half*>(x), y, to, n);
   }

@@ -204,9 +204,14 @@ Status lower_source(Builder& b, int i) {
   return {};
 }
 
-Status lower_node(Builder& b, const Fusion& fusion, int i) {
+Status lower_node(Builder& b, const Fusion& fusion, const std::vector<int>& pairs, int i) {
   const Node& n = b.graph().node(i);
   if (is_source(n.op)) return lower_source(b, i);
+  if (pairs[i] >= 0) {  // a quantize_linear runs with its dequantize_linear
+    if (n.op == Op::QuantizeLinear) return {};
+    ++b.plan().fused_nodes;
+    return lower_quantize_pair(b, pairs[i], i);
+  }
   if (n.op == Op::Opaque)
     return Error{b.describe(i) + " is the ONNX operator '" + n.attrs.str(AttrKey::op_type) +
                  "', which tso's CPU runtime cannot execute"};
@@ -220,6 +225,7 @@ Status lower_node(Builder& b, const Fusion& fusion, int i) {
   }
   if (is_movement(b.graph(), i)) return lower_movement(b, i);
   if (is_logic(b.graph(), i)) return lower_logic_node(b, i);
+  if (n.op == Op::QuantizeLinear || n.op == Op::DequantizeLinear) return lower_quantize(b, i);
   // where's condition is bool; every other computing operator reads f32.
   for (size_t k = n.op == Op::Where ? 1 : 0; k < n.args.size(); ++k)
     if (b.graph().type(n.args[k]).dtype != DType::kF32)
@@ -229,8 +235,12 @@ Status lower_node(Builder& b, const Fusion& fusion, int i) {
 }
 
 // The nodes lowering node `i` computes: its fusion group at the group's
-// tail, nothing at the group's other nodes, else `i` itself.
-std::vector<int> computed_nodes(const Fusion& fusion, int i) {
+// tail, nothing at the group's other nodes, a quantize pair at its
+// dequantize_linear, else `i` itself.
+std::vector<int> computed_nodes(const Graph& g, const Fusion& fusion,
+                                const std::vector<int>& pairs, int i) {
+  if (pairs[i] >= 0)
+    return g.node(i).op == Op::QuantizeLinear ? std::vector<int>{} : std::vector<int>{pairs[i], i};
   const int group = fusion.group_of[i];
   if (group < 0) return {i};
   const FusionGroup& fg = fusion.groups[group];
@@ -266,17 +276,19 @@ Expected<Plan> build_plan(const Graph& g, const ExecutorOptions& options,
         load_plan_choices(options.choices_file, device_description(options.threads)));
   Builder b(g, options, engine);
   const Fusion fusion = find_fusions(g, options.fuse);
+  const std::vector<int> pairs =
+      options.fuse ? quantize_pairs(g) : std::vector<int>(g.size(), -1);
   for (int i = 0; i < g.size(); ++i) {
     const size_t first = b.plan().steps.size();
     Status s;
     try {
-      s = lower_node(b, fusion, i);
+      s = lower_node(b, fusion, pairs, i);
     } catch (const dnnl::error& e) {
       s = Error{describe_node(g, i) + ": oneDNN " + e.what() + " (status " +
                 std::to_string(int(e.status)) + ")"};
     }
     if (!s) return s.error();
-    charge_flops(g, computed_nodes(fusion, i), b.plan(), first);
+    charge_flops(g, computed_nodes(g, fusion, pairs, i), b.plan(), first);
   }
   for (const GraphOutput& o : g.outputs()) b.plan().outputs.push_back(b.as_plain(b.value(o.ref)));
   return std::move(b.plan());

@@ -77,6 +77,8 @@ constexpr Kernel family(Op op) {
     case Op::CumSum:
     case Op::ArgMax:
     case Op::TopK:
+    case Op::QuantizeLinear:
+    case Op::DequantizeLinear:
     case Op::GridSample:
     case Op::ReduceSum:
     case Op::ReduceMax:

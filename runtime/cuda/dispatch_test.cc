@@ -23,6 +23,8 @@ bool refused_on_gpu(Op op) {
     case Op::CumSum:
     case Op::ArgMax:
     case Op::TopK:
+    case Op::QuantizeLinear:
+    case Op::DequantizeLinear:
     case Op::GridSample:
     case Op::ReduceSum:
     case Op::ReduceMax:

@@ -145,6 +145,10 @@ Outputs<S> run(const Node& n, Args<S> in) {
     case Op::CumSum: return one(Norm<S>::cumsum(x, a));
     case Op::ArgMax: return one(Norm<S>::arg_max(x, a));
     case Op::TopK: return Norm<S>::top_k(x, a);
+    case Op::QuantizeLinear:
+      return one(Quantize<S>::quantize(x, *in[1], *in[2], a.i(AttrKey::axis), n.outs[0].dtype));
+    case Op::DequantizeLinear:
+      return one(Quantize<S>::dequantize(x, *in[1], *in[2], a.i(AttrKey::axis)));
     case Op::Opaque: {
       const AttrValue* type = a.find(AttrKey::op_type);
       const std::string* name = type ? std::get_if<std::string>(type) : nullptr;
@@ -194,6 +198,8 @@ Expected<Tensor<S>> weight_value(const WeightData& data) {
       case DType::kI64: t.data[i] = from_int<S>(load<int64_t>(p)); continue;
       case DType::kI32: t.data[i] = from_int<S>(load<int32_t>(p)); continue;
       case DType::kBool: t.data[i] = from_int<S>(load<uint8_t>(p) != 0); continue;
+      case DType::kU8: t.data[i] = from_int<S>(load<uint8_t>(p)); continue;
+      case DType::kI8: t.data[i] = from_int<S>(load<int8_t>(p)); continue;
     }
     if (!fn::Real<S> && !std::isfinite(real))
       return Error{"weight data holds a non-finite value, which has no Mod image"};

@@ -148,6 +148,17 @@ struct Norm {
   static Expected<std::vector<Tensor<S>>> top_k(const Tensor<S>& x, const Attrs& a);
 };
 
+// quantize_linear into element type `to` (u8 or i8) and dequantize_linear,
+// with one scale and zero point or one per index of `axis`
+// (runtime/common/quantize.h); errors on Mod, which has no rounding.
+template <class S>
+struct Quantize {
+  static Expected<Tensor<S>> quantize(const Tensor<S>& x, const Tensor<S>& scale,
+                                      const Tensor<S>& zero, int64_t axis, DType to);
+  static Expected<Tensor<S>> dequantize(const Tensor<S>& x, const Tensor<S>& scale,
+                                        const Tensor<S>& zero, int64_t axis);
+};
+
 // Normalizes a possibly negative axis against `rank`; false when out of range.
 bool normalize_axis(int64_t* axis, int rank);
 

@@ -432,15 +432,22 @@ Expected<Tensor<S>> ShapeOps<S>::expand(const Tensor<S>& x, const Attrs& a) {
 
 // Values are held by value in every scalar type, so only integer and bool
 // targets change them (floats to f16 keep full precision, as every f16
-// tensor does here).
+// tensor does here). Eight-bit targets wrap modulo 256 after truncation, as
+// the CPU runtime's conversion does.
 template <class S>
 Tensor<S> ShapeOps<S>::cast(Tensor<S> x, DType to) {
   const bool integer = to == DType::kI64 || to == DType::kI32;
+  const bool byte = to == DType::kU8 || to == DType::kI8;
   const S zero = fn::zero<S>(), one = fn::one<S>();
   for (S& v : x.data) {
     if (to == DType::kBool) v = v == zero ? zero : one;
-    if constexpr (fn::Real<S>)
+    if constexpr (fn::Real<S>) {
       if (integer) v = std::trunc(v);
+      if (byte) {
+        const auto w = static_cast<uint8_t>(static_cast<int64_t>(v));
+        v = static_cast<S>(to == DType::kU8 ? int{w} : int{static_cast<int8_t>(w)});
+      }
+    }
   }
   return x;
 }

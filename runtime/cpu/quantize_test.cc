@@ -1,0 +1,193 @@
+// quantize_linear and dequantize_linear on the CPU runtime: the own steps
+// and the pair step against the reference executor, value for value.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <random>
+
+#include "core/text_format.h"
+#include "runtime/cpu/executor.h"
+#include "runtime/cpu/executor_testing.h"
+#include "runtime/reference/executor.h"
+
+namespace tso::cpu {
+namespace {
+
+// The bytes of `values` in element type `t` (f32, i32, u8 or i8).
+std::vector<std::byte> bytes_in(DType t, const std::vector<double>& values) {
+  std::vector<std::byte> b(values.size() * dtype_bytes(t));
+  for (size_t k = 0; k < values.size(); ++k) {
+    std::byte* p = b.data() + k * dtype_bytes(t);
+    if (t == DType::kF32) {
+      const float v = static_cast<float>(values[k]);
+      std::memcpy(p, &v, 4);
+    } else if (t == DType::kI32) {
+      const int32_t v = static_cast<int32_t>(values[k]);
+      std::memcpy(p, &v, 4);
+    } else {
+      *p = std::byte(static_cast<uint8_t>(static_cast<int>(values[k])));
+    }
+  }
+  return b;
+}
+
+// `text` with the weights' values given in `values`.
+Graph with_values(std::string_view text, const std::map<std::string, std::vector<double>>& values) {
+  Expected<Graph> p = parse_graph(text, "<test>");
+  EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().message);
+  if (!p) return Graph{};
+  GraphBuilder b(p->name());
+  for (const Node& n : p->nodes()) {
+    Node copy = n;
+    if (n.op == Op::Weight) {
+      auto w = std::make_shared<WeightData>();
+      w->type = n.outs[0];
+      w->bytes = bytes_in(n.outs[0].dtype, values.at(n.name));
+      copy.data = std::move(w);
+    }
+    b.add_node(std::move(copy));
+  }
+  for (const GraphOutput& o : p->outputs()) b.output(o.name, o.ref);
+  Expected<Graph> g = b.finish();
+  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
+  return g.ok() ? std::move(*g) : Graph{};
+}
+
+// Runs `g` on input "x" = `x` on `threads` threads and expects every output
+// to equal the reference executor's, element for element (as f32, integer
+// outputs converted); returns them.
+std::vector<std::vector<float>> expect_equal_to_reference(const Graph& g, std::vector<float> x,
+                                                          int threads) {
+  const Shape shape = g.node(g.input_nodes()[0]).outs[0].shape;
+  std::map<std::string, ref::Tensor<float>> feed;
+  feed["x"] = ref::Tensor<float>(shape, x);
+  Expected<std::vector<ref::Tensor<float>>> want = ref::evaluate<float>(g, feed);
+  EXPECT_TRUE(want.ok()) << want.error().message;
+  ExecutorOptions o;
+  o.threads = threads;
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, o);
+  EXPECT_TRUE(ex.ok()) << ex.error().message;
+  if (!want || !ex) return {};
+  EXPECT_TRUE((*ex)->set_input("x", std::span<const float>(x)).ok());
+  const Status s = (*ex)->run();
+  EXPECT_TRUE(s.ok()) << s.error().message;
+  std::vector<std::vector<float>> outs;
+  for (size_t k = 0; k < g.outputs().size(); ++k) {
+    Expected<std::vector<std::byte>> bytes = (*ex)->output_bytes(static_cast<int>(k));
+    EXPECT_TRUE(bytes.ok()) << bytes.error().message;
+    if (!bytes) return {};
+    const DType t = g.type(g.outputs()[k].ref).dtype;
+    std::vector<float> got;
+    for (size_t i = 0; i < bytes->size() / dtype_bytes(t); ++i) {
+      const std::byte* p = bytes->data() + i * dtype_bytes(t);
+      float v = 0;
+      if (t == DType::kF32) std::memcpy(&v, p, 4);
+      else if (t == DType::kU8) v = static_cast<float>(static_cast<uint8_t>(*p));
+      else v = static_cast<float>(static_cast<int8_t>(*p));
+      got.push_back(v);
+    }
+    const std::vector<float>& w = (*want)[k].data;
+    EXPECT_EQ(got.size(), w.size()) << g.outputs()[k].name;
+    for (size_t i = 0; i < std::min(got.size(), w.size()); ++i) {
+      if (std::isnan(w[i])) EXPECT_TRUE(std::isnan(got[i])) << g.outputs()[k].name << " " << i;
+      else EXPECT_EQ(got[i], w[i]) << g.outputs()[k].name << " at " << i;
+    }
+    outs.push_back(std::move(got));
+  }
+  return outs;
+}
+
+// Ties round to even, values past the range saturate, NaN takes the zero
+// point; u8 and i8, with a zero point and without. 19 elements: two vectors
+// of eight and three by the scalar loop.
+TEST(CpuQuantize, RoundsTiesToEvenSaturatesAndMapsNaNToTheZeroPoint) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
+  const Graph g = with_values(R"(graph q {
+  input x: f32[19]
+  weight s: f32[]
+  weight z: u8[]
+  weight zi: i8[1]
+  %u = quantize_linear(x, s, z, axis=0)
+  %i = quantize_linear(x, s, zi, axis=0)
+  %du = dequantize_linear(%u, s, z, axis=0)
+  %di = dequantize_linear(%i, s, zi, axis=0)
+  output u = %u
+  output i = %i
+  output du = %du
+  output di = %di
+})",
+                              {{"s", {0.5}}, {"z", {10}}, {"zi", {-3}}});
+  const std::vector<float> x = {0.25f, 0.75f, 1.25f, -0.25f, -0.75f, 1e10f, -1e10f, nan, inf, -inf,
+                                63.75f, 63.25f, -64.25f, -65.75f, 0.f, 1.f, 0.2499999f, 2.f, -3.f};
+  for (int threads : {1, 2}) {
+    const std::vector<std::vector<float>> out = expect_equal_to_reference(g, x, threads);
+    ASSERT_EQ(out.size(), 4u);
+    // x / 0.5 = 0.5, 1.5, 2.5, -0.5, -1.5 round to 0, 2, 2, -0, -2.
+    // 63.75 / 0.5 = 127.5 rounds to 128, 63.25 / 0.5 = 126.5 to 126.
+    EXPECT_EQ(out[0], (std::vector<float>{10, 12, 12, 10, 8, 255, 0, 10, 255, 0, 138, 136, 0, 0,
+                                          10, 12, 10, 14, 4}));
+    EXPECT_EQ(out[1], (std::vector<float>{-3, -1, -1, -3, -5, 127, -128, -3, 127, -128, 125, 123,
+                                          -128, -128, -3, -1, -3, 1, -9}));
+  }
+}
+
+// A quantize_linear whose only reader is a dequantize_linear of the same
+// parameters runs with it as one step on the convolution's output in the
+// layout the convolution wrote (no reorder between the two convolutions);
+// one per axis, or read twice, runs as two own steps on row-major tensors.
+// Integer inputs and weights keep the 1x1 convolutions exact, and a scale
+// of 2 puts every odd sum on a tie.
+TEST(CpuQuantize, APairRunsAsOneStepInTheConvolutionsLayout) {
+  std::map<std::string, std::vector<double>> values = {
+      {"s", {2}}, {"z", {128}}, {"zi", {0}}, {"cs", {}}, {"cz", {}}, {"w", {}}};
+  std::mt19937_64 rng(7);
+  for (int k = 0; k < 32; ++k) {
+    values["cs"].push_back(0.25 * (1 + k % 3));
+    values["cz"].push_back(k % 5 - 2);
+  }
+  for (int k = 0; k < 32 * 32; ++k) values["w"].push_back(static_cast<int>(rng() % 5) - 2);
+  const Graph g = with_values(R"(graph pair {
+  input x: f32[1,32,9,9]
+  weight w: f32[32,32,1,1]
+  weight s: f32[]
+  weight z: u8[]
+  weight zi: i8[]
+  weight cs: f32[32]
+  weight cz: i8[32]
+  %c = conv2d(x, w)
+  %q = quantize_linear(%c, s, z, axis=0)
+  %d = dequantize_linear(%q, s, z, axis=0)
+  %c2 = conv2d(%d, w)
+  %q2 = quantize_linear(x, cs, cz, axis=1)
+  %d2 = dequantize_linear(%q2, cs, cz, axis=1)
+  %q3 = quantize_linear(%c2, s, zi, axis=0)
+  %d3 = dequantize_linear(%q3, s, zi, axis=0)
+  output y = %c2
+  output d2 = %d2
+  output q3 = %q3
+  output d3 = %d3
+})",
+                              values);
+  std::vector<float> x(32 * 81);
+  for (float& v : x) v = static_cast<float>(static_cast<int>(rng() % 41) - 20);
+  for (int threads : {1, 2}) expect_equal_to_reference(g, x, threads);
+  int pairs = 0, own = 0;
+  for (const StepTime& s : testing::profiled_steps(g, {})) {
+    pairs += s.what == "quantize and dequantize (own)";
+    own += s.what == "quantize_linear (own)" || s.what == "dequantize_linear (own)";
+  }
+  EXPECT_EQ(pairs, 1);
+  EXPECT_EQ(own, 4);
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
+  ASSERT_TRUE(ex.ok()) << ex.error().message;
+  EXPECT_EQ((*ex)->stats().fused_nodes, 1);
+  // x into the convolution's layout, %c2 to row-major for its own steps and
+  // the output; none around the pair (two more if it ran row-major).
+  EXPECT_EQ((*ex)->stats().reorders, 2);
+}
+
+}  // namespace
+}  // namespace tso::cpu
