@@ -220,6 +220,38 @@ TEST(ArgMax, GivesI64WithTheAxisKeptOrDropped) {
                {"select_last_index must be 0 or 1, got 2"});
 }
 
+// quantize_linear takes its element type from the zero point; a scale and
+// zero point of one value make the axis 0, whatever it was.
+TEST(Quantize, TypesFollowTheZeroPointAndTheScaleIsOneOrOnePerIndexOfTheAxis) {
+  const TensorType u8{DType::kU8, Shape{}}, i8c{DType::kI8, Shape{4}}, s1 = f32({}),
+                   s4 = f32({4}), x = f32({2, 4, 3});
+  Attrs a = attrs({{AttrKey::axis, I(7)}}), normalized;
+  EXPECT_EQ(infer(Op::QuantizeLinear, {x, s1, u8}, a, &normalized), "u8[2,4,3]");
+  EXPECT_EQ(normalized.i(AttrKey::axis), 0);
+  EXPECT_EQ(infer(Op::QuantizeLinear, {x, s4, i8c}, attrs({{AttrKey::axis, I(-2)}})),
+            "i8[2,4,3]");
+  EXPECT_EQ(infer(Op::DequantizeLinear, {{DType::kI8, Shape{2, 4, 3}}, s4, i8c},
+                  attrs({{AttrKey::axis, I(1)}})),
+            "f32[2,4,3]");
+  EXPECT_EQ(infer(Op::DequantizeLinear, {{DType::kI32, Shape{4}}, f32({1}), {DType::kI32, Shape{}}},
+                  attrs({{AttrKey::axis, I(1)}})),
+            "f32[4]");
+  expect_error(infer(Op::QuantizeLinear, {x, s4, i8c}, attrs({{AttrKey::axis, I(2)}})),
+               {"scale f32[4] is neither one value nor one per index of axis 2 of f32[2,4,3]"});
+  expect_error(infer(Op::QuantizeLinear, {x, s4, u8}, attrs({{AttrKey::axis, I(1)}})),
+               {"zero point u8[] and scale f32[4] differ in shape"});
+  expect_error(infer(Op::QuantizeLinear, {x, s1, {DType::kI32, Shape{}}}, a),
+               {"zero point i32[] must be u8 or i8"});
+  expect_error(infer(Op::QuantizeLinear, {{DType::kI64, Shape{2}}, s1, u8}, a),
+               {"quantizes f32, not i64[2]"});
+  expect_error(infer(Op::DequantizeLinear, {x, s1, u8}, a),
+               {"dequantizes u8, i8 or i32, not f32[2,4,3]"});
+  expect_error(infer(Op::DequantizeLinear, {{DType::kI8, Shape{2}}, s1, u8}, a),
+               {"element types of i8[2] and u8[] differ"});
+  expect_error(infer(Op::DequantizeLinear, {{DType::kU8, Shape{2}}, {DType::kF16, Shape{}}, u8}, a),
+               {"scale f16[] must be f32"});
+}
+
 TEST(TopK, GivesValuesAndI64IndicesWithKAlongTheAxis) {
   Attrs a = attrs({{AttrKey::axis, I(-1)}, {AttrKey::k, I(3)}});
   EXPECT_EQ(infer(Op::TopK, {f32({2, 8})}, a), "(f32[2,3], i64[2,3])");

@@ -188,6 +188,20 @@ const char* const kCanonical[] = {
   output u = %3
 }
 )",
+    R"(graph quantized {
+  input x: f32[1,4,3,3]
+  weight s: f32[]
+  weight z: u8[]
+  weight cs: f32[4]
+  weight cz: i8[4]
+  %0: u8[1,4,3,3] = quantize_linear(x, s, z, axis=0)
+  %1: f32[1,4,3,3] = dequantize_linear(%0, s, z, axis=0)
+  %2: i8[1,4,3,3] = quantize_linear(%1, cs, cz, axis=1)
+  %3: f32[1,4,3,3] = dequantize_linear(%2, cs, cz, axis=1)
+  output y = %3
+  output q = %2
+}
+)",
     R"(graph timestep_embedding {
   input t: f32[1,8]
   %0: f32[1,8] = sin(t)

@@ -62,6 +62,18 @@ inline void add_i64s(onnx::GraphProto* g, const std::string& name,
   for (int64_t x : values) t->add_int64_data(x);
 }
 
+// An integer initializer of element type `elem` (INT32, UINT8, INT8, ...,
+// stored in int32_data as ONNX wants) holding `values`, of shape `dims`
+// (rank 0 when empty).
+inline void add_ints(onnx::GraphProto* g, const std::string& name, int32_t elem,
+                     const std::vector<int32_t>& values, const std::vector<int64_t>& dims = {}) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(elem);
+  for (int64_t d : dims) t->add_dims(d);
+  for (int32_t x : values) t->add_int32_data(x);
+}
+
 // A 1-D f32 initializer holding `values`.
 inline void add_f32s(onnx::GraphProto* g, const std::string& name,
                      const std::vector<float>& values) {

@@ -16,7 +16,8 @@ struct FoldStats {
 
 // Fails, naming the node, when a weight it needs has no data or the reference
 // executor cannot evaluate an operator. f32 values are folded, and f16 ones
-// that data movement alone makes of f16 weights (exact).
+// that data movement alone makes of f16 weights (exact); a dequantize_linear
+// of weights is kept (their 8-bit storage), operators on it fold.
 Expected<Graph> fold_weights(const Graph& g, FoldStats* stats = nullptr);
 
 }  // namespace tso::opt

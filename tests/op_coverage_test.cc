@@ -1,7 +1,7 @@
 // Every operator of core/ops.def has a text spelling, shape inference, a
 // printer round trip and an implementation in the reference executor for
-// each scalar type (isnan, the comparisons and arg_max on Mod are the deliberate
-// errors: Mod has no NaN and no order). A new operator
+// each scalar type (isnan, the comparisons, arg_max and quantization on Mod
+// are the deliberate errors: Mod has no NaN, no order and no rounding). A new operator
 // without one of them fails here.
 #include <gtest/gtest.h>
 
@@ -92,6 +92,8 @@ const std::map<std::string, std::string> kExamples = {
     {"cumsum", "input i: i64[3,2]\n%0 = cumsum(i, axis=-2, exclusive=1, reverse=1)\noutput y = %0"},
     {"arg_max", "%0 = arg_max(x, axis=-2, keepdims=0, select_last_index=1)\noutput y = %0"},
     {"top_k", "%0, %1 = top_k(x, axis=1, k=2, largest=0)\noutput y = %0\noutput z = %1"},
+    {"quantize_linear", "weight sc: f32[4]\nweight z: i8[4]\n%0 = quantize_linear(x, sc, z, axis=1)\n%1 = cast(%0, to=\"f32\")\noutput y = %1"},
+    {"dequantize_linear", "weight sc: f32[]\nweight z: u8[]\n%0 = quantize_linear(x, sc, z, axis=0)\n%1 = dequantize_linear(%0, sc, z, axis=0)\noutput y = %1"},
     {"opaque", "%0: f32[2,4,5,5] = opaque(x, op_type=\"Foo\", domain=\"ai.example\", payload=\"\\x01\")\noutput y = %0"},
 };
 
@@ -129,7 +131,8 @@ TEST(OpCoverage, ParsesInfersChecksAndRoundTrips) {
 
 template <class S>
 S random_scalar(std::mt19937_64& rng, DType dtype) {
-  if (dtype == DType::kBool || dtype == DType::kI64 || dtype == DType::kI32) {
+  if (dtype == DType::kBool || dtype == DType::kI64 || dtype == DType::kI32 ||
+      dtype == DType::kU8 || dtype == DType::kI8) {
     if constexpr (std::is_same_v<S, ref::Mod>)
       return ref::Mod(rng() % 2);
     else
@@ -172,7 +175,8 @@ void run_every_example() {
         name == "isnan" || name == "equal" || name == "less" || name == "greater" ||
         name == "leaky_relu" || name == "softplus" || name == "arg_max" || name == "log" ||
         name == "abs" || name == "max" || name == "min" || name == "log_softmax" ||
-        name == "grid_sample" || name == "sin" || name == "cos" || name == "top_k";
+        name == "grid_sample" || name == "sin" || name == "cos" || name == "top_k" ||
+        name == "quantize_linear" || name == "dequantize_linear";
     if (no_mod_image && std::is_same_v<S, ref::Mod>) {  // Mod has no NaN and no order (executor.h)
       ASSERT_FALSE(out.ok());
       EXPECT_NE(out.error().message.find("no Mod image"), std::string::npos) << out.error().message;

@@ -307,6 +307,10 @@ class Generator {
     std::vector<TensorType> types(n, t);
     auto shaped = [&](Shape shape) { return TensorType{t.dtype, shape}; };
     int64_t out = rng_.range(1, 4);
+    // quantization's scale and zero point: one, or one per index of the axis
+    const int64_t q_axis = a.has(AttrKey::axis) ? normalized(a.i(AttrKey::axis), r) : 0;
+    const Shape q_shape = rng_.chance(50) || q_axis < 0 || q_axis >= r ? Shape{} : Shape{s[q_axis]};
+    const DType q_type = rng_.chance(50) ? DType::kU8 : DType::kI8;
     for (int i = 1; i < n; ++i) {
       switch (op) {
         case Op::Conv2d: {
@@ -385,6 +389,12 @@ class Generator {
           types[i] = TensorType{DType::kI64, b};
           break;
         }
+        case Op::QuantizeLinear:
+        case Op::DequantizeLinear: {
+          const DType zero = op == Op::QuantizeLinear ? q_type : t.dtype;
+          types[i] = TensorType{i == 1 ? DType::kF32 : zero, q_shape};
+          break;
+        }
         case Op::Concat: {
           int64_t axis = a.has(AttrKey::axis) ? normalized(a.i(AttrKey::axis), r) : 0;
           Shape b = s;
@@ -423,6 +433,18 @@ class Generator {
     return fresh->back();
   }
 
+  // dequantize_linear's input: mostly a quantized tensor already there,
+  // else a new u8 or i8 weight.
+  TensorRef quantized(GraphBuilder& b, std::vector<TensorRef>* fresh) {
+    std::vector<TensorRef> bytes;
+    for (TensorRef r : tensors_)
+      if (b.type(r).dtype == DType::kU8 || b.type(r).dtype == DType::kI8) bytes.push_back(r);
+    if (!bytes.empty() && rng_.chance(80)) return rng_.pick(bytes);
+    const DType t = rng_.chance(50) ? DType::kU8 : DType::kI8;
+    fresh->push_back(b.weight(fresh_name(), TensorType{t, random_type().shape}));
+    return fresh->back();
+  }
+
   bool try_operator(GraphBuilder& b, Op op, std::vector<TensorRef>* fresh) {
     const OpInfo& info = op_info(op);
     int max = info.max_inputs == kVariadic ? info.min_inputs + 2 : info.max_inputs;
@@ -431,7 +453,9 @@ class Generator {
     TensorType first;
     if (n > 0) {
       const bool on_masks = op == Op::Where || op == Op::Not || op == Op::And || op == Op::Or;
-      args.push_back(on_masks ? condition(b, fresh) : pick_tensor(b, preferred_rank(op)));
+      args.push_back(on_masks                         ? condition(b, fresh)
+                     : op == Op::DequantizeLinear ? quantized(b, fresh)
+                                                  : pick_tensor(b, preferred_rank(op)));
       first = b.type(args[0]);
     }
     Attrs attrs = random_attrs(op, first);
