@@ -559,6 +559,44 @@ TEST(ImportOps, TopKOfAConstantKIsTopK) {
   }
 }
 
+// QuantizeLinear without a zero point quantizes to u8, or to i8 when
+// output_dtype says so (opset 21), a zero of that type added; a 16-bit
+// zero point is an error naming it (no IR type); an operator other than
+// quantization, a cast or a reshape of 8-bit tensors stays opaque.
+TEST(ImportOps, QuantizationMapsAndWhatTheIrLacksStaysOpaque) {
+  auto quantize = [](std::function<void(onnx::NodeProto*, onnx::GraphProto*)> edit) {
+    onnx::ModelProto m = one_node("QuantizeLinear", {{"x", {2, 3}}, {"s", {}}},
+                                  [](onnx::GraphProto* g) { testing::add_scalar(g, "s", 0.5f); });
+    m.mutable_opset_import(0)->set_version(21);
+    edit(m.mutable_graph()->mutable_node(0), m.mutable_graph());
+    return import_proto(m);
+  };
+  Expected<ImportedModel> u8 = quantize([](onnx::NodeProto*, onnx::GraphProto*) {});
+  ASSERT_TRUE(u8.ok()) << u8.error().message;
+  EXPECT_EQ(to_string(u8->graph.type(u8->graph.outputs()[0].ref)), "u8[2,3]");
+  Expected<ImportedModel> i8 = quantize(
+      [](onnx::NodeProto* n, onnx::GraphProto*) { testing::set_int(n, "output_dtype", 3); });
+  ASSERT_TRUE(i8.ok()) << i8.error().message;
+  EXPECT_EQ(to_string(i8->graph.type(i8->graph.outputs()[0].ref)), "i8[2,3]");
+  Expected<ImportedModel> wide = quantize([](onnx::NodeProto* n, onnx::GraphProto* g) {
+    testing::add_ints(g, "z", onnx::TensorProto::UINT16, {7});
+    n->add_input("z");
+  });
+  ASSERT_FALSE(wide.ok());
+  EXPECT_NE(wide.error().message.find("'z' has element type UINT16"), std::string::npos)
+      << wide.error().message;
+  onnx::ModelProto add = one_node("Add", {{"a", {}}, {"b", {}}}, [](onnx::GraphProto* g) {
+    testing::add_ints(g, "a", onnx::TensorProto::UINT8, {1, 2}, {2});
+    testing::add_ints(g, "b", onnx::TensorProto::UINT8, {3, 4}, {2});
+  });
+  testing::declare(add.mutable_graph()->add_input(), "c", onnx::TensorProto::UINT8, {2});
+  add.mutable_graph()->mutable_node(0)->set_input(1, "c");  // not constant: no fold
+  Expected<ImportedModel> bytes = import_proto(add);
+  ASSERT_TRUE(bytes.ok()) << bytes.error().message;
+  ASSERT_EQ(bytes->opaque_nodes.size(), 1u);
+  EXPECT_EQ(bytes->opaque_nodes[0].reason, "a Add of u8 tensors");
+}
+
 // GlobalMaxPool (its ONNX test models are opset 1, below the importer's
 // range) is reduce_max over the spatial axes, kept; a rank-2 input is an
 // error naming the node.

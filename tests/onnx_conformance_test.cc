@@ -50,7 +50,7 @@ const char* kPrefixes[] = {
     "test_edge_pad",     "test_log",           "test_abs",          "test_max_",
     "test_min_",         "test_reduce_l1_",    "test_reduce_min_",  "test_reduce_log_sum",
     "test_depthtospace", "test_spacetodepth",  "test_gridsample",  "test_sin_example",
-    "test_cos_example",
+    "test_cos_example",  "test_quantizelinear", "test_dequantizelinear",
 };
 
 // Operators the importer folds when their inputs are constants, as in the
@@ -94,7 +94,8 @@ bool read_as_data(const onnx::ModelProto& m, const std::string& name) {
   for (const auto& n : m.graph().node())
     for (int i = 0; i < n.input_size(); ++i) {
       if (n.input(i) != name) continue;
-      if (!kAnyType.count(n.op_type()) && !(n.op_type() == "CumSum" && i == 0)) return false;
+      const bool data = (n.op_type() == "CumSum" || n.op_type() == "DequantizeLinear") && i == 0;
+      if (!kAnyType.count(n.op_type()) && !data) return false;
       read = true;
     }
   return read;
@@ -105,7 +106,9 @@ bool read_as_data(const onnx::ModelProto& m, const std::string& name) {
 // CumSum's axis), and Clip's and Pad's parameters, become initializers holding
 // the test's values, except the data of comparisons, logic and CumSum, which
 // stays an input of its own element type so that the operator runs; so do
-// ConvTranspose's weights, which a model holds as constants.
+// ConvTranspose's weights and quantization's scales and zero points, which a
+// model holds as constants. DequantizeLinear's data stays an input of its own
+// element type.
 bool is_parameter(const onnx::ModelProto& m, int k, const WeightData& value) {
   const std::string& name = m.graph().input(k).name();
   if (read_as_data(m, name)) return false;
@@ -115,7 +118,8 @@ bool is_parameter(const onnx::ModelProto& m, int k, const WeightData& value) {
   for (const auto& n : m.graph().node())
     for (int i = 1; i < n.input_size(); ++i)
       if (n.input(i) == name && (n.op_type() == "Clip" || n.op_type() == "Pad" ||
-                                 n.op_type() == "Resize" ||
+                                 n.op_type() == "Resize" || n.op_type() == "QuantizeLinear" ||
+                                 n.op_type() == "DequantizeLinear" ||
                                  (n.op_type() == "ConvTranspose" && i == 1)))
         return true;
   return false;
