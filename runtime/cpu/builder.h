@@ -55,6 +55,10 @@ class Builder {
   int as_layout(int t, const memory::desc& want);
   // `t` in row-major layout.
   int as_plain(int t);
+  // f32 `t` quantized (round(t / scale) + zero, saturated) into `want`, a u8
+  // or s8 layout, by a oneDNN reorder (made once per tensor, layout and
+  // parameters): the input of an int8 convolution.
+  int as_quantized(int t, const memory::desc& want, float scale, int32_t zero);
 
   // A primitive with the shared scratchpad (its size is recorded).
   dnnl::primitive_attr attr() const;
@@ -83,6 +87,14 @@ class Builder {
     int to = -1;
   };
   std::vector<Reorder> reorders_;
+  struct Quantized {
+    int from = -1;
+    memory::desc md;
+    float scale = 1;
+    int32_t zero = 0;
+    int to = -1;
+  };
+  std::vector<Quantized> quantized_;
 };
 
 // Lowering of one group or node; each appends steps and sets the values of
@@ -93,6 +105,9 @@ Status lower_linear(Builder& b, const FusionGroup& group);  // conv2d, matmul, g
 Expected<bool> lower_winograd(Builder& b, const FusionGroup& group,
                               const dnnl::convolution_forward::primitive_desc& direct,
                               const std::vector<Arg>& direct_extra);
+// A conv2d group of a quantized model (a dequantize_linear of its input and
+// of stored i8 weights) on oneDNN's int8 kernels; false: lower it in f32.
+Expected<bool> lower_int8_conv(Builder& b, const FusionGroup& group);
 // A 1x1 stride-1 NHWC conv2d group as an inner product of [rows, C] by
 // [C, K] when that measures faster than `direct`; false: lower it direct.
 bool lower_pointwise(Builder& b, const FusionGroup& group,

@@ -18,6 +18,10 @@ memory::data_type dnnl_type(DType t) {
       return memory::data_type::f16;
     case DType::kI32:
       return memory::data_type::s32;
+    case DType::kU8:
+      return memory::data_type::u8;
+    case DType::kI8:
+      return memory::data_type::s8;
     default:
       return memory::data_type::undef;
   }

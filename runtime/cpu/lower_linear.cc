@@ -97,6 +97,9 @@ std::pair<memory::desc, memory::desc> choose_layouts(Builder& b, int node, const
 }
 
 Status lower_conv(Builder& b, const FusionGroup& group) {
+  Expected<bool> int8 = lower_int8_conv(b, group);
+  if (!int8) return int8.error();
+  if (*int8) return {};
   const Node& n = b.graph().node(group.anchor);
   const Shape& xs = b.graph().type(n.args[0]).shape;
   const Shape& ws = b.graph().type(n.args[1]).shape;

@@ -109,6 +109,29 @@ int Builder::as_layout(int t, const memory::desc& want) {
   return to;
 }
 
+int Builder::as_quantized(int t, const memory::desc& want, float scale, int32_t zero) {
+  for (const Quantized& q : quantized_)
+    if (q.from == t && q.md == want && q.scale == scale && q.zero == zero) return q.to;
+  const int s = host_floats({scale}, Shape{1});
+  auto zero_value = std::make_shared<int32_t>(zero);
+  const int z = host_tensor({DType::kI32, Shape{1}}, zero_value,
+                            reinterpret_cast<const std::byte*>(zero_value.get()));
+  dnnl::primitive_attr a = attr();
+  a.set_scales_mask(DNNL_ARG_DST, 0);
+  a.set_zero_points_mask(DNNL_ARG_DST, 0);
+  dnnl::reorder::primitive_desc pd(engine_, plan_.tensors[t].md, engine_, want, a);
+  note_scratchpad(pd);
+  const DType type = want.get_data_type() == memory::data_type::u8 ? DType::kU8 : DType::kI8;
+  const int to = output_tensor({type, plan_.tensors[t].type.shape}, want, {t, s, z});
+  add_primitive("quantize " + std::string(pd.impl_info_str()), "int8 input", dnnl::reorder(pd),
+                {{DNNL_ARG_FROM, t},
+                 {DNNL_ARG_TO, to},
+                 {DNNL_ARG_ATTR_SCALES | DNNL_ARG_DST, s},
+                 {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, z}});
+  quantized_.push_back({t, want, scale, zero, to});
+  return to;
+}
+
 int Builder::as_plain(int t) {
   const PlanTensor& p = plan_.tensors[t];
   if (p.md.get_ndims() == 0 || is_plain(p.md)) return t;

@@ -2,6 +2,7 @@
 // and the pair step against the reference executor, value for value.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -187,6 +188,73 @@ TEST(CpuQuantize, APairRunsAsOneStepInTheConvolutionsLayout) {
   // x into the convolution's layout, %c2 to row-major for its own steps and
   // the output; none around the pair (two more if it ran row-major).
   EXPECT_EQ((*ex)->stats().reorders, 2);
+}
+
+// A convolution of a quantized model (its input and its i8 weights, per
+// output channel, dequantized; an i32 bias) runs on oneDNN's int8 kernels,
+// with its padding read as the input's zero point. It sums in int32, exactly,
+// where the reference sums the dequantized values in f32: the convolution's
+// output agrees to rounding, and the quantized output to one quantum.
+TEST(CpuQuantize, AQuantizedConvolutionRunsOnInt8Kernels) {
+  std::mt19937_64 rng(11);
+  std::map<std::string, std::vector<double>> values = {{"s", {0.05}}, {"z", {120}},
+                                                       {"ys", {0.1}},  {"yz", {3}}};
+  for (int k = 0; k < 32 * 16 * 9; ++k) values["wq"].push_back(static_cast<int>(rng() % 255) - 127);
+  for (int k = 0; k < 32; ++k) {
+    values["ws"].push_back(0.001 * (1 + k % 7));
+    values["wz"].push_back(0);
+    values["bq"].push_back(static_cast<int>(rng() % 20001) - 10000);
+    values["bs"].push_back(0.05 * values["ws"].back());
+    values["bz"].push_back(0);
+  }
+  const Graph g = with_values(R"(graph int8 {
+  input x: f32[1,16,10,10]
+  weight s: f32[]
+  weight z: u8[]
+  weight wq: i8[32,16,3,3]
+  weight ws: f32[32]
+  weight wz: i8[32]
+  weight bq: i32[32]
+  weight bs: f32[32]
+  weight bz: i32[32]
+  weight ys: f32[]
+  weight yz: u8[]
+  %xq = quantize_linear(x, s, z, axis=0)
+  %xd = dequantize_linear(%xq, s, z, axis=0)
+  %wd = dequantize_linear(wq, ws, wz, axis=0)
+  %bd = dequantize_linear(bq, bs, bz, axis=0)
+  %c = conv2d(%xd, %wd, %bd, pad=same, act=relu)
+  %yq = quantize_linear(%c, ys, yz, axis=0)
+  %y = dequantize_linear(%yq, ys, yz, axis=0)
+  output c = %c
+  output y = %y
+})",
+                              values);
+  std::vector<float> x(16 * 100);
+  std::normal_distribution<float> normal(0.f, 3.f);
+  for (float& v : x) v = normal(rng);
+  std::map<std::string, ref::Tensor<float>> feed;
+  feed["x"] = ref::Tensor<float>(Shape{1, 16, 10, 10}, x);
+  Expected<std::vector<ref::Tensor<float>>> want = ref::evaluate<float>(g, feed);
+  ASSERT_TRUE(want.ok()) << want.error().message;
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
+  ASSERT_TRUE(ex.ok()) << ex.error().message;
+  ASSERT_TRUE((*ex)->set_input("x", std::span<const float>(x)).ok());
+  ASSERT_TRUE((*ex)->run().ok());
+  Expected<std::vector<float>> c = (*ex)->output(0), y = (*ex)->output(1);
+  ASSERT_TRUE(c.ok() && y.ok());
+  float largest = 0;
+  for (float v : (*want)[0].data) largest = std::max(largest, std::abs(v));
+  int off = 0;
+  for (size_t i = 0; i < c->size(); ++i) {
+    EXPECT_NEAR((*c)[i], (*want)[0].data[i], 1e-5f * largest) << i;
+    EXPECT_NEAR((*y)[i], (*want)[1].data[i], 0.1f * 1.0001f) << i;
+    off += (*y)[i] != (*want)[1].data[i];
+  }
+  EXPECT_LE(off, static_cast<int>(y->size() / 100));
+  int int8 = 0;
+  for (const StepTime& s : testing::profiled_steps(g, {})) int8 += s.what.starts_with("conv int8");
+  EXPECT_EQ(int8, 1);
 }
 
 }  // namespace

@@ -1,0 +1,165 @@
+// The convolutions of a quantized (QDQ) model on oneDNN's int8 kernels. In
+// such a model a convolution reads a dequantize_linear of its input (one
+// scale and zero point: a pair step's or a lone DQ's output) and a
+// dequantize_linear of stored i8 weights (one scale, or one per output
+// channel, and zero points of zero). It then computes
+//   sx * sw[o] * sum((xq - zx) * wq) + bias
+// which oneDNN's int8 convolution computes from the u8 or i8 input and the
+// stored i8 weights, summing in int32: exactly, where the f32 convolution of
+// the dequantized values rounds each partial sum. The input, whose values
+// are exactly sx * (xq - zx), is quantized back by a reorder (lossless: each
+// value divides back to its integer); the post-ops are the f32 ones.
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <optional>
+
+#include "core/signature.h"
+#include "runtime/common/geometry.h"
+#include "runtime/cpu/builder.h"
+#include "runtime/cpu/post_ops.h"
+
+namespace tso::cpu {
+
+using dnnl::algorithm;
+using dnnl::prop_kind;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+namespace {
+
+struct Int8Form {
+  float sx = 1;
+  int32_t zx = 0;
+  DType x_type = DType::kU8;
+  TensorRef wq, w_scale;  // the stored i8 weights and their scales
+  bool per_channel = false;
+};
+
+const WeightData* stored(const Graph& g, TensorRef r) {
+  const Node& n = g.node(r.node);
+  return n.op == Op::Weight && n.data ? n.data.get() : nullptr;
+}
+
+// The one value of a stored weight of one element, as float.
+std::optional<double> one_value(const Graph& g, TensorRef r) {
+  const WeightData* w = stored(g, r);
+  if (!w || w->type.shape.numel() != 1) return std::nullopt;
+  const std::byte* p = w->bytes.data();
+  switch (w->type.dtype) {
+    case DType::kF32: {
+      float v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DType::kU8: return static_cast<double>(static_cast<uint8_t>(*p));
+    case DType::kI8: return static_cast<double>(static_cast<int8_t>(*p));
+    default: return std::nullopt;
+  }
+}
+
+std::optional<Int8Form> int8_form(const Graph& g, const Node& conv) {
+  if (conv.attrs.i(AttrKey::groups) != 1) return std::nullopt;
+  const Node& x = g.node(conv.args[0].node);
+  const Node& w = g.node(conv.args[1].node);
+  if (x.op != Op::DequantizeLinear || w.op != Op::DequantizeLinear) return std::nullopt;
+  Int8Form f;
+  f.x_type = g.type(x.args[0]).dtype;
+  const std::optional<double> sx = one_value(g, x.args[1]), zx = one_value(g, x.args[2]);
+  if (f.x_type == DType::kI32 || !sx || !zx || !(*sx > 0) || !std::isfinite(*sx))
+    return std::nullopt;
+  f.sx = static_cast<float>(*sx);
+  f.zx = static_cast<int32_t>(*zx);
+  const WeightData* wq = stored(g, w.args[0]);
+  const WeightData* ws = stored(g, w.args[1]);
+  const WeightData* wz = stored(g, w.args[2]);
+  if (!wq || !ws || !wz || wq->type.dtype != DType::kI8) return std::nullopt;
+  for (std::byte b : wz->bytes)
+    if (b != std::byte{0}) return std::nullopt;  // oneDNN's weights are symmetric
+  f.per_channel = ws->type.shape.numel() != 1;
+  if (f.per_channel && w.attrs.i(AttrKey::axis) != 0) return std::nullopt;
+  f.wq = w.args[0];
+  f.w_scale = w.args[1];
+  return f;
+}
+
+}  // namespace
+
+Expected<bool> lower_int8_conv(Builder& b, const FusionGroup& group) {
+  const Graph& g = b.graph();
+  const Node& n = g.node(group.anchor);
+  const std::optional<Int8Form> q = int8_form(g, n);
+  if (!q) return false;
+  const Shape& xs = g.type(n.args[0]).shape;
+  const Shape& ws = g.type(n.args[1]).shape;
+  const Shape& ys = n.outs[0].shape;
+  Expected<std::vector<rt::WindowAxis>> win = rt::resolve_window(xs, ws[2], ws[3], n.attrs, false);
+  if (!win) return Error{b.describe(group.anchor) + ": " + win.error().message};
+  const rt::WindowAxis &h = (*win)[0], &w = (*win)[1];
+  const dt x_dt = q->x_type == DType::kU8 ? dt::u8 : dt::s8;
+  const memory::desc src_any(dims_of(xs), x_dt, tag::any);
+  const memory::desc wei_any(dims_of(ws), dt::s8, tag::any);
+  const memory::desc dst_any(dims_of(ys), dt::f32, tag::any);
+  const bool has_bias = n.args.size() == 3;
+  const memory::desc bias_md = has_bias ? plain_desc({ws[0]}) : memory::desc();
+  auto conv_pd = [&](const memory::desc& dst_md, const dnnl::post_ops& ops) {
+    dnnl::primitive_attr attr = b.attr();
+    attr.set_scales_mask(DNNL_ARG_SRC, 0);
+    attr.set_scales_mask(DNNL_ARG_WEIGHTS, q->per_channel ? 1 : 0);
+    if (q->zx != 0) attr.set_zero_points_mask(DNNL_ARG_SRC, 0);
+    attr.set_post_ops(ops);
+    return dnnl::convolution_forward::primitive_desc(
+        b.engine(), prop_kind::forward_inference, algorithm::convolution_direct, src_any, wei_any,
+        bias_md, dst_md, {h.stride, w.stride}, {h.dil - 1, w.dil - 1}, {h.pad_lo, w.pad_lo},
+        {h.pad_hi, w.pad_hi}, attr);
+  };
+  dnnl::convolution_forward::primitive_desc plain;
+  try {
+    plain = conv_pd(dst_any, dnnl::post_ops());
+  } catch (const dnnl::error&) {
+    return false;  // no int8 convolution of this shape: the f32 one
+  }
+  const std::string impl = plain.impl_info_str();
+  if (impl.find("ref") != std::string::npos || impl.find("gemm") != std::string::npos)
+    return false;
+  PostOps post;
+  const DstView dst{dims_of(ys), group_type(b, group).shape, true, plain.dst_desc()};
+  TSO_RETURN_IF_ERROR(append_post_ops(b, group, dst, &post));
+  const dnnl::convolution_forward::primitive_desc pd = conv_pd(plain.dst_desc(), post.ops);
+  b.note_scratchpad(pd);
+
+  // The input quantized back into the layout the convolution reads, once
+  // for every convolution reading it so (SqueezeNet's expand pairs).
+  const int xq = b.as_quantized(b.value(n.args[0]), pd.src_desc(), q->sx, q->zx);
+  const int sx = b.host_floats({q->sx}, Shape{1});
+  auto zx_value = std::make_shared<int32_t>(q->zx);
+  const int zx = b.host_tensor({DType::kI32, Shape{1}}, zx_value,
+                               reinterpret_cast<const std::byte*>(zx_value.get()));
+  const int wt = b.as_layout(b.value(q->wq), pd.weights_desc());
+  const int w_scale = b.as_plain(b.value(q->w_scale));
+  std::vector<Arg> args = {{DNNL_ARG_SRC, xq},
+                           {DNNL_ARG_WEIGHTS, wt},
+                           {DNNL_ARG_ATTR_SCALES | DNNL_ARG_SRC, sx},
+                           {DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS, w_scale,
+                            plain_desc({q->per_channel ? ws[0] : 1})}};
+  std::vector<int> reads = {xq, wt, sx, w_scale};
+  if (q->zx != 0) {
+    args.push_back({DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zx});
+    reads.push_back(zx);
+  }
+  if (has_bias) {
+    const int bias = b.as_plain(b.value(n.args[2]));
+    args.push_back({DNNL_ARG_BIAS, bias, bias_md});
+    reads.push_back(bias);
+  }
+  reads.insert(reads.end(), post.reads.begin(), post.reads.end());
+  const int y = b.output_tensor(group_type(b, group), pd.dst_desc(), reads);
+  args.push_back({DNNL_ARG_DST, y});
+  args.insert(args.end(), post.args.begin(), post.args.end());
+  b.add_primitive("conv int8 " + std::string(pd.impl_info_str()), group_nodes(b, group, post),
+                  dnnl::convolution_forward(pd), std::move(args));
+  b.set_value({group.tail(), 0}, y);
+  return true;
+}
+
+}  // namespace tso::cpu
