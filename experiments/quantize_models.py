@@ -11,7 +11,7 @@ with --seed S, cached in --filled-dir, build/bench_models by default, as
 experiments/cpu_bench.sh fills them) and runs onnxruntime.quantization's
 quantize_static on it: QDQ format, u8 activations and i8 weights (per output
 channel unless --per-tensor), calibrated by min-max on N seeded inputs
-uniform in [0, 1) (default 8). OUT_DIR/<model>.onnx is the int8 model;
+(floats uniform in [0, 1), token ids in [0, 100), masks of ones; default 8). OUT_DIR/<model>.onnx is the int8 model;
 experiments/cpu_bench.sh --models-dir OUT_DIR times it on ONNX Runtime (its
 int8 kernels) and on tso's CPU runtime. Progress goes to stderr.
 """
@@ -30,15 +30,23 @@ DEFAULT_MODELS = ["squeezenet1_1", "resnet50", "resnext50_32x4d", "inception_v3"
 
 
 class RandomInputs(CalibrationDataReader):
-    """N seeded inputs uniform in [0, 1) for every input of the model."""
+    """N seeded inputs: floats uniform in [0, 1); integer inputs (token ids,
+    masks) uniform in [0, 100), and 1 for inputs named like a mask."""
 
     def __init__(self, model, n, seed):
         rng = np.random.default_rng(seed)
-        shapes = {i.name: [d.dim_value or 1 for d in i.type.tensor_type.shape.dim]
-                  for i in model.graph.input
-                  if i.name not in {t.name for t in model.graph.initializer}}
-        self.feeds = iter([{k: rng.random(s, dtype=np.float32) for k, s in shapes.items()}
-                           for _ in range(n)])
+        stored = {t.name for t in model.graph.initializer}
+        inputs = [i for i in model.graph.input if i.name not in stored]
+
+        def feed(i):
+            shape = [d.dim_value or 1 for d in i.type.tensor_type.shape.dim]
+            if i.type.tensor_type.elem_type == onnx.TensorProto.FLOAT:
+                return rng.random(shape, dtype=np.float32)
+            if "mask" in i.name:
+                return np.ones(shape, dtype=np.int64)
+            return rng.integers(0, 100, shape, dtype=np.int64)
+
+        self.feeds = iter([{i.name: feed(i) for i in inputs} for _ in range(n)])
 
     def get_next(self):
         return next(self.feeds, None)

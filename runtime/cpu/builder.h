@@ -105,9 +105,14 @@ Status lower_linear(Builder& b, const FusionGroup& group);  // conv2d, matmul, g
 Expected<bool> lower_winograd(Builder& b, const FusionGroup& group,
                               const dnnl::convolution_forward::primitive_desc& direct,
                               const std::vector<Arg>& direct_extra);
+struct PostOps;
 // A conv2d group of a quantized model (a dequantize_linear of its input and
 // of stored i8 weights) on oneDNN's int8 kernels; false: lower it in f32.
 Expected<bool> lower_int8_conv(Builder& b, const FusionGroup& group);
+// The same for a product of `rows` x K by constant K x N weights (stored
+// [N, K] when `b_transposed`) with the group's post-ops `post`.
+Expected<bool> lower_int8_product(Builder& b, const FusionGroup& group, int64_t rows, int64_t k,
+                                  int64_t n, bool b_transposed, const PostOps& post);
 // A 1x1 stride-1 NHWC conv2d group as an inner product of [rows, C] by
 // [C, K] when that measures faster than `direct`; false: lower it direct.
 bool lower_pointwise(Builder& b, const FusionGroup& group,
@@ -117,7 +122,6 @@ bool lower_pointwise(Builder& b, const FusionGroup& group,
 // `transposed`, `bt`) on row_product.h's kernel and the group's post-ops;
 // its time on scratch buffers, its weights cold (time_primitive's
 // cold_weights).
-struct PostOps;
 double time_row_product(Builder& b, int64_t k, int64_t n, const PostOps& post);
 void lower_row_product(Builder& b, const FusionGroup& group, int a, int64_t k, int64_t n, int bt,
                        bool transposed, const PostOps& post);

@@ -1,8 +1,9 @@
-// The convolutions of a quantized (QDQ) model on oneDNN's int8 kernels. In
-// such a model a convolution reads a dequantize_linear of its input (one
-// scale and zero point: a pair step's or a lone DQ's output) and a
-// dequantize_linear of stored i8 weights (one scale, or one per output
-// channel, and zero points of zero). It then computes
+// The convolutions and matrix products by weights of a quantized (QDQ)
+// model on oneDNN's int8 kernels. In such a model a convolution (or product)
+// reads a dequantize_linear of its input (one scale and zero point: a pair
+// step's or a lone DQ's output) and a dequantize_linear of stored i8 weights
+// (one scale, or one per output channel, and zero points of zero). It then
+// computes
 //   sx * sw[o] * sum((xq - zx) * wq) + bias
 // which oneDNN's int8 convolution computes from the u8 or i8 input and the
 // stored i8 weights, summing in int32: exactly, where the f32 convolution of
@@ -58,10 +59,12 @@ std::optional<double> one_value(const Graph& g, TensorRef r) {
   }
 }
 
-std::optional<Int8Form> int8_form(const Graph& g, const Node& conv) {
-  if (conv.attrs.i(AttrKey::groups) != 1) return std::nullopt;
-  const Node& x = g.node(conv.args[0].node);
-  const Node& w = g.node(conv.args[1].node);
+// The int8 form of a product reading x (args[0]) and weights (args[1]):
+// `per_channel_axis` is the weights' axis a scale per output channel runs
+// along (a convolution's 0, [K, N] weights' 1, transposed [N, K] ones' 0).
+std::optional<Int8Form> int8_form(const Graph& g, const Node& op, int64_t per_channel_axis) {
+  const Node& x = g.node(op.args[0].node);
+  const Node& w = g.node(op.args[1].node);
   if (x.op != Op::DequantizeLinear || w.op != Op::DequantizeLinear) return std::nullopt;
   Int8Form f;
   f.x_type = g.type(x.args[0]).dtype;
@@ -77,10 +80,49 @@ std::optional<Int8Form> int8_form(const Graph& g, const Node& conv) {
   for (std::byte b : wz->bytes)
     if (b != std::byte{0}) return std::nullopt;  // oneDNN's weights are symmetric
   f.per_channel = ws->type.shape.numel() != 1;
-  if (f.per_channel && w.attrs.i(AttrKey::axis) != 0) return std::nullopt;
+  if (f.per_channel && w.attrs.i(AttrKey::axis) != per_channel_axis) return std::nullopt;
   f.wq = w.args[0];
   f.w_scale = w.args[1];
   return f;
+}
+
+// An s32 tensor of one value, for a zero point argument.
+int zero_point_tensor(Builder& b, int32_t zero) {
+  auto value = std::make_shared<int32_t>(zero);
+  return b.host_tensor({DType::kI32, Shape{1}}, value,
+                       reinterpret_cast<const std::byte*>(value.get()));
+}
+
+// Scales and the input's zero point as attributes of an int8 product whose
+// weights take per-output-channel scales along mask `channel_mask`.
+dnnl::primitive_attr int8_attr(Builder& b, const Int8Form& q, int channel_mask,
+                               const dnnl::post_ops& ops) {
+  dnnl::primitive_attr attr = b.attr();
+  attr.set_scales_mask(DNNL_ARG_SRC, 0);
+  attr.set_scales_mask(DNNL_ARG_WEIGHTS, q.per_channel ? channel_mask : 0);
+  if (q.zx != 0) attr.set_zero_points_mask(DNNL_ARG_SRC, 0);
+  attr.set_post_ops(ops);
+  return attr;
+}
+
+// The scale and zero point arguments of such a product (reads included).
+void int8_args(Builder& b, const Int8Form& q, int64_t channels, std::vector<Arg>* args,
+               std::vector<int>* reads) {
+  const int sx = b.host_floats({q.sx}, Shape{1});
+  const int w_scale = b.as_plain(b.value(q.w_scale));
+  args->push_back({DNNL_ARG_ATTR_SCALES | DNNL_ARG_SRC, sx});
+  args->push_back({DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS, w_scale,
+                   plain_desc({q.per_channel ? channels : 1})});
+  reads->insert(reads->end(), {sx, w_scale});
+  if (q.zx != 0) {
+    const int zx = zero_point_tensor(b, q.zx);
+    args->push_back({DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zx});
+    reads->push_back(zx);
+  }
+}
+
+bool slow(const std::string& impl) {
+  return impl.find("ref") != std::string::npos || impl.find("gemm") != std::string::npos;
 }
 
 }  // namespace
@@ -88,7 +130,8 @@ std::optional<Int8Form> int8_form(const Graph& g, const Node& conv) {
 Expected<bool> lower_int8_conv(Builder& b, const FusionGroup& group) {
   const Graph& g = b.graph();
   const Node& n = g.node(group.anchor);
-  const std::optional<Int8Form> q = int8_form(g, n);
+  if (n.attrs.i(AttrKey::groups) != 1) return false;
+  const std::optional<Int8Form> q = int8_form(g, n, 0);
   if (!q) return false;
   const Shape& xs = g.type(n.args[0]).shape;
   const Shape& ws = g.type(n.args[1]).shape;
@@ -103,15 +146,10 @@ Expected<bool> lower_int8_conv(Builder& b, const FusionGroup& group) {
   const bool has_bias = n.args.size() == 3;
   const memory::desc bias_md = has_bias ? plain_desc({ws[0]}) : memory::desc();
   auto conv_pd = [&](const memory::desc& dst_md, const dnnl::post_ops& ops) {
-    dnnl::primitive_attr attr = b.attr();
-    attr.set_scales_mask(DNNL_ARG_SRC, 0);
-    attr.set_scales_mask(DNNL_ARG_WEIGHTS, q->per_channel ? 1 : 0);
-    if (q->zx != 0) attr.set_zero_points_mask(DNNL_ARG_SRC, 0);
-    attr.set_post_ops(ops);
     return dnnl::convolution_forward::primitive_desc(
         b.engine(), prop_kind::forward_inference, algorithm::convolution_direct, src_any, wei_any,
         bias_md, dst_md, {h.stride, w.stride}, {h.dil - 1, w.dil - 1}, {h.pad_lo, w.pad_lo},
-        {h.pad_hi, w.pad_hi}, attr);
+        {h.pad_hi, w.pad_hi}, int8_attr(b, *q, 1, ops));
   };
   dnnl::convolution_forward::primitive_desc plain;
   try {
@@ -119,34 +157,19 @@ Expected<bool> lower_int8_conv(Builder& b, const FusionGroup& group) {
   } catch (const dnnl::error&) {
     return false;  // no int8 convolution of this shape: the f32 one
   }
-  const std::string impl = plain.impl_info_str();
-  if (impl.find("ref") != std::string::npos || impl.find("gemm") != std::string::npos)
-    return false;
+  if (slow(plain.impl_info_str())) return false;
   PostOps post;
   const DstView dst{dims_of(ys), group_type(b, group).shape, true, plain.dst_desc()};
   TSO_RETURN_IF_ERROR(append_post_ops(b, group, dst, &post));
   const dnnl::convolution_forward::primitive_desc pd = conv_pd(plain.dst_desc(), post.ops);
   b.note_scratchpad(pd);
-
   // The input quantized back into the layout the convolution reads, once
   // for every convolution reading it so (SqueezeNet's expand pairs).
   const int xq = b.as_quantized(b.value(n.args[0]), pd.src_desc(), q->sx, q->zx);
-  const int sx = b.host_floats({q->sx}, Shape{1});
-  auto zx_value = std::make_shared<int32_t>(q->zx);
-  const int zx = b.host_tensor({DType::kI32, Shape{1}}, zx_value,
-                               reinterpret_cast<const std::byte*>(zx_value.get()));
   const int wt = b.as_layout(b.value(q->wq), pd.weights_desc());
-  const int w_scale = b.as_plain(b.value(q->w_scale));
-  std::vector<Arg> args = {{DNNL_ARG_SRC, xq},
-                           {DNNL_ARG_WEIGHTS, wt},
-                           {DNNL_ARG_ATTR_SCALES | DNNL_ARG_SRC, sx},
-                           {DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS, w_scale,
-                            plain_desc({q->per_channel ? ws[0] : 1})}};
-  std::vector<int> reads = {xq, wt, sx, w_scale};
-  if (q->zx != 0) {
-    args.push_back({DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zx});
-    reads.push_back(zx);
-  }
+  std::vector<Arg> args = {{DNNL_ARG_SRC, xq}, {DNNL_ARG_WEIGHTS, wt}};
+  std::vector<int> reads = {xq, wt};
+  int8_args(b, *q, ws[0], &args, &reads);
   if (has_bias) {
     const int bias = b.as_plain(b.value(n.args[2]));
     args.push_back({DNNL_ARG_BIAS, bias, bias_md});
@@ -158,6 +181,45 @@ Expected<bool> lower_int8_conv(Builder& b, const FusionGroup& group) {
   args.insert(args.end(), post.args.begin(), post.args.end());
   b.add_primitive("conv int8 " + std::string(pd.impl_info_str()), group_nodes(b, group, post),
                   dnnl::convolution_forward(pd), std::move(args));
+  b.set_value({group.tail(), 0}, y);
+  return true;
+}
+
+Expected<bool> lower_int8_product(Builder& b, const FusionGroup& group, int64_t rows, int64_t k,
+                                  int64_t n, bool b_transposed, const PostOps& post) {
+  const Graph& g = b.graph();
+  const Node& node = g.node(group.anchor);
+  const std::optional<Int8Form> q = int8_form(g, node, b_transposed ? 0 : 1);
+  if (!q) return false;
+  const memory::desc src_md({rows, k}, q->x_type == DType::kU8 ? dt::u8 : dt::s8, tag::ab);
+  const memory::desc dst_md = plain_desc({rows, n});
+  dnnl::matmul::primitive_desc pd;
+  try {
+    pd = dnnl::matmul::primitive_desc(b.engine(), src_md, memory::desc({k, n}, dt::s8, tag::any),
+                                      dst_md, int8_attr(b, *q, 2, post.ops));
+  } catch (const dnnl::error&) {
+    return false;
+  }
+  if (slow(pd.impl_info_str())) return false;
+  b.note_scratchpad(pd);
+  const int x = b.as_plain(b.value(node.args[0]));
+  const int xq = b.as_quantized(x, plain_desc(b.tensor(x).md.get_dims(), src_md.get_data_type()),
+                                q->sx, q->zx);
+  // [K, N] weights, or [N, K] ones seen transposed.
+  const int w_plain = b.as_plain(b.value(q->wq));
+  const int w_view = b.view(w_plain, b.tensor(w_plain).type);
+  b.plan().tensors[w_view].md = b_transposed ? memory::desc({k, n}, dt::s8, Dims{1, k})
+                                             : plain_desc({k, n}, dt::s8);
+  const int wt = b.as_layout(w_view, pd.weights_desc());
+  std::vector<Arg> args = {{DNNL_ARG_SRC, xq, src_md}, {DNNL_ARG_WEIGHTS, wt}};
+  std::vector<int> reads = {xq, wt};
+  int8_args(b, *q, n, &args, &reads);
+  reads.insert(reads.end(), post.reads.begin(), post.reads.end());
+  const int y = b.output_tensor(group_type(b, group), plain_desc(group_type(b, group)), reads);
+  args.push_back({DNNL_ARG_DST, y, dst_md});
+  args.insert(args.end(), post.args.begin(), post.args.end());
+  b.add_primitive("matmul int8 " + std::string(pd.impl_info_str()), group_nodes(b, group, post),
+                  dnnl::matmul(pd), std::move(args));
   b.set_value({group.tail(), 0}, y);
   return true;
 }

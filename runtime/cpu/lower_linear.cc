@@ -357,6 +357,9 @@ Status lower_product(Builder& b, const FusionGroup& group) {
     append_gemm_terms(b, group.anchor, n.args.size() == 3 ? b.value(n.args[2]) : -1, dst, &post);
   TSO_RETURN_IF_ERROR(append_post_ops(b, group, dst, &post));
   if (weights_path) {
+    Expected<bool> int8 = lower_int8_product(b, group, rows, k, nn, tb, post);
+    if (!int8) return int8.error();
+    if (*int8) return {};
     Operand a{b.as_plain(b.value(n.args[0])), {}};
     return lower_weights_product(b, group, a, rows, k, nn, bt, tb, post);
   }

@@ -257,5 +257,69 @@ TEST(CpuQuantize, AQuantizedConvolutionRunsOnInt8Kernels) {
   EXPECT_EQ(int8, 1);
 }
 
+// Products by quantized weights, [K, N] with a scale per column and [N, K]
+// (gemm, trans_b) with a scale per row, of a dequantized input with a zero
+// point, run on oneDNN's int8 matmul: its exact int32 sums agree with the
+// reference's f32 sums to rounding.
+TEST(CpuQuantize, QuantizedProductsRunOnInt8Kernels) {
+  std::mt19937_64 rng(13);
+  std::map<std::string, std::vector<double>> values = {{"s", {0.02}}, {"z", {7}}};
+  for (int k = 0; k < 32 * 16; ++k) {
+    values["wq"].push_back(static_cast<int>(rng() % 255) - 127);
+    values["tq"].push_back(static_cast<int>(rng() % 255) - 127);
+  }
+  for (int k = 0; k < 16; ++k) {
+    values["ws"].push_back(0.001 * (1 + k % 5));
+    values["wz"].push_back(0);
+    values["c"].push_back(0.1 * (k % 3));
+  }
+  const Graph g = with_values(R"(graph products {
+  input x: f32[2,8,32]
+  weight s: f32[]
+  weight z: u8[]
+  weight wq: i8[32,16]
+  weight tq: i8[16,32]
+  weight ws: f32[16]
+  weight wz: i8[16]
+  weight c: f32[16]
+  %xq = quantize_linear(x, s, z, axis=0)
+  %xd = dequantize_linear(%xq, s, z, axis=0)
+  %wd = dequantize_linear(wq, ws, wz, axis=1)
+  %td = dequantize_linear(tq, ws, wz, axis=0)
+  %m = matmul(%xd, %wd)
+  %a = add(%m, c)
+  %r = reshape(x, shape=[16,32])
+  %rq = quantize_linear(%r, s, z, axis=0)
+  %rd = dequantize_linear(%rq, s, z, axis=0)
+  %t = gemm(%rd, %td, c, trans_b=1)
+  output a = %a
+  output t = %t
+})",
+                              values);
+  std::vector<float> x(2 * 8 * 32);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  for (float& v : x) v = normal(rng);
+  std::map<std::string, ref::Tensor<float>> feed;
+  feed["x"] = ref::Tensor<float>(Shape{2, 8, 32}, x);
+  Expected<std::vector<ref::Tensor<float>>> want = ref::evaluate<float>(g, feed);
+  ASSERT_TRUE(want.ok()) << want.error().message;
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
+  ASSERT_TRUE(ex.ok()) << ex.error().message;
+  ASSERT_TRUE((*ex)->set_input("x", std::span<const float>(x)).ok());
+  ASSERT_TRUE((*ex)->run().ok());
+  for (int k = 0; k < 2; ++k) {
+    Expected<std::vector<float>> got = (*ex)->output(k);
+    ASSERT_TRUE(got.ok()) << got.error().message;
+    float largest = 0;
+    for (float v : (*want)[k].data) largest = std::max(largest, std::abs(v));
+    for (size_t i = 0; i < got->size(); ++i)
+      EXPECT_NEAR((*got)[i], (*want)[k].data[i], 1e-5f * largest) << k << " at " << i;
+  }
+  int int8 = 0;
+  for (const StepTime& s : testing::profiled_steps(g, {}))
+    int8 += s.what.starts_with("matmul int8");
+  EXPECT_EQ(int8, 2);
+}
+
 }  // namespace
 }  // namespace tso::cpu
