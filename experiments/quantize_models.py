@@ -11,9 +11,10 @@ with --seed S, cached in --filled-dir, build/bench_models by default, as
 experiments/cpu_bench.sh fills them) and runs onnxruntime.quantization's
 quantize_static on it: QDQ format, u8 activations and i8 weights (per output
 channel unless --per-tensor), calibrated by min-max on N seeded inputs
-(floats uniform in [0, 1), token ids in [0, 100), masks of ones; default 8). OUT_DIR/<model>.onnx is the int8 model;
-experiments/cpu_bench.sh --models-dir OUT_DIR times it on ONNX Runtime (its
-int8 kernels) and on tso's CPU runtime. Progress goes to stderr.
+(floats uniform in [0, 1), token ids in [0, 100), masks of ones; default 8).
+OUT_DIR/<model>.onnx is the int8 model; experiments/cpu_bench.sh --models-dir
+OUT_DIR times it on ONNX Runtime (its int8 kernels) and on tso's CPU runtime.
+Progress goes to stderr.
 """
 import argparse
 import os

@@ -19,7 +19,8 @@ Expected<Mapped> map_quantize(NodeContext& ctx) {
     q = ctx.type(2).dtype;
   } else if (quantize) {
     const int64_t out = attr_int(n, "output_dtype", 0);
-    if (out == onnx::TensorProto::INT8) q = DType::kI8;
+    if (out == onnx::TensorProto::INT8)
+      q = DType::kI8;
     else if (out != 0 && out != onnx::TensorProto::UINT8)
       return opaque("a quantization to ONNX type " + std::to_string(out));
   }

@@ -22,8 +22,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using testing::add_node;
 using testing::add_ints;
+using testing::add_node;
 
 constexpr float kOutputScale = 0.05f;
 

@@ -53,9 +53,12 @@ std::optional<double> one_value(const Graph& g, TensorRef r) {
       std::memcpy(&v, p, 4);
       return v;
     }
-    case DType::kU8: return static_cast<double>(static_cast<uint8_t>(*p));
-    case DType::kI8: return static_cast<double>(static_cast<int8_t>(*p));
-    default: return std::nullopt;
+    case DType::kU8:
+      return static_cast<double>(static_cast<uint8_t>(*p));
+    case DType::kI8:
+      return static_cast<double>(static_cast<int8_t>(*p));
+    default:
+      return std::nullopt;
   }
 }
 
@@ -208,8 +211,8 @@ Expected<bool> lower_int8_product(Builder& b, const FusionGroup& group, int64_t 
   // [K, N] weights, or [N, K] ones seen transposed.
   const int w_plain = b.as_plain(b.value(q->wq));
   const int w_view = b.view(w_plain, b.tensor(w_plain).type);
-  b.plan().tensors[w_view].md = b_transposed ? memory::desc({k, n}, dt::s8, Dims{1, k})
-                                             : plain_desc({k, n}, dt::s8);
+  b.plan().tensors[w_view].md =
+      b_transposed ? memory::desc({k, n}, dt::s8, Dims{1, k}) : plain_desc({k, n}, dt::s8);
   const int wt = b.as_layout(w_view, pd.weights_desc());
   std::vector<Arg> args = {{DNNL_ARG_SRC, xq, src_md}, {DNNL_ARG_WEIGHTS, wt}};
   std::vector<int> reads = {xq, wt};

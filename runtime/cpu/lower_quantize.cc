@@ -44,23 +44,36 @@ QuantLayout layout_of(const Shape& x, const Shape& scale, int64_t axis) {
   return l;
 }
 
+#ifdef __AVX2__
+// quantize_value's levels of eight elements, as floats: the same division
+// and rounding, NaN to the zero point, the clamp.
+struct Levels {
+  __m256 scale, zero, lo, hi;
+  Levels(float s, int z, rt::QuantRange r)
+      : scale(_mm256_set1_ps(s)),
+        zero(_mm256_set1_ps(static_cast<float>(z))),
+        lo(_mm256_set1_ps(static_cast<float>(r.lo))),
+        hi(_mm256_set1_ps(static_cast<float>(r.hi))) {}
+  __m256 of(const float* x) const {
+    const __m256 d = _mm256_div_ps(_mm256_loadu_ps(x), scale);
+    __m256 q =
+        _mm256_add_ps(_mm256_round_ps(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zero);
+    q = _mm256_blendv_ps(q, zero, _mm256_cmp_ps(q, q, _CMP_UNORD_Q));
+    return _mm256_min_ps(_mm256_max_ps(q, lo), hi);
+  }
+};
+#endif
+
 // Eight elements an instruction with AVX2, each exactly as quantize_value
-// computes it: the same division and rounding, NaN to the zero point, the
-// clamp, then the integers packed to bytes (in range, so packing keeps them).
+// computes it, the levels packed to bytes (in range, so packing keeps them).
 // Returns how many elements it did.
 template <class Q>
 int64_t quantize_vector(const float* x, float s, int z, rt::QuantRange r, Q* y, int64_t n) {
   int64_t i = 0;
 #ifdef __AVX2__
-  const __m256 vs = _mm256_set1_ps(s), vz = _mm256_set1_ps(static_cast<float>(z));
-  const __m256 lo = _mm256_set1_ps(static_cast<float>(r.lo)),
-               hi = _mm256_set1_ps(static_cast<float>(r.hi));
+  const Levels levels(s, z, r);
   for (; i + 8 <= n; i += 8) {
-    const __m256 d = _mm256_div_ps(_mm256_loadu_ps(x + i), vs);
-    __m256 q = _mm256_add_ps(_mm256_round_ps(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), vz);
-    q = _mm256_blendv_ps(q, vz, _mm256_cmp_ps(q, q, _CMP_UNORD_Q));
-    q = _mm256_min_ps(_mm256_max_ps(q, lo), hi);
-    const __m256i v = _mm256_cvtps_epi32(q);
+    const __m256i v = _mm256_cvtps_epi32(levels.of(x + i));
     const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
     const __m128i b = std::is_same_v<Q, uint8_t> ? _mm_packus_epi16(w, w) : _mm_packs_epi16(w, w);
     _mm_storel_epi64(reinterpret_cast<__m128i*>(y + i), b);
@@ -80,7 +93,8 @@ int64_t dequantize_vector(const Q* x, float s, int z, float* y, int64_t n) {
     const __m256i vz = _mm256_set1_epi32(z);
     for (; i + 8 <= n; i += 8) {
       const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x + i));
-      const __m256i v = std::is_same_v<Q, uint8_t> ? _mm256_cvtepu8_epi32(b) : _mm256_cvtepi8_epi32(b);
+      const __m256i v =
+          std::is_same_v<Q, uint8_t> ? _mm256_cvtepu8_epi32(b) : _mm256_cvtepi8_epi32(b);
       _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(v, vz)), vs));
     }
   }
@@ -92,16 +106,10 @@ int64_t dequantize_vector(const Q* x, float s, int z, float* y, int64_t n) {
 void fake_quantize(const float* x, float s, int z, rt::QuantRange r, float* y, int64_t n) {
   int64_t i = 0;
 #ifdef __AVX2__
-  const __m256 vs = _mm256_set1_ps(s), vz = _mm256_set1_ps(static_cast<float>(z));
-  const __m256 lo = _mm256_set1_ps(static_cast<float>(r.lo)),
-               hi = _mm256_set1_ps(static_cast<float>(r.hi));
-  for (; i + 8 <= n; i += 8) {
-    const __m256 d = _mm256_div_ps(_mm256_loadu_ps(x + i), vs);
-    __m256 q = _mm256_add_ps(_mm256_round_ps(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), vz);
-    q = _mm256_blendv_ps(q, vz, _mm256_cmp_ps(q, q, _CMP_UNORD_Q));
-    q = _mm256_min_ps(_mm256_max_ps(q, lo), hi);
-    _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_sub_ps(q, vz), vs));
-  }
+  const Levels levels(s, z, r);
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(y + i,
+                     _mm256_mul_ps(_mm256_sub_ps(levels.of(x + i), levels.zero), levels.scale));
 #endif
   for (; i < n; ++i) y[i] = rt::dequantize_value<float>(rt::quantize_value(x[i], s, z, r), s, z);
 }
@@ -234,8 +242,8 @@ Status lower_quantize(Builder& b, int node) {
   const Node& n = b.graph().node(node);
   const int x = b.as_plain(b.value(n.args[0]));
   const int scale = b.as_plain(b.value(n.args[1])), zero = b.as_plain(b.value(n.args[2]));
-  const QuantLayout l = layout_of(b.tensor(x).type.shape, b.tensor(scale).type.shape,
-                                  n.attrs.i(AttrKey::axis));
+  const QuantLayout l =
+      layout_of(b.tensor(x).type.shape, b.tensor(scale).type.shape, n.attrs.i(AttrKey::axis));
   const bool q = n.op == Op::QuantizeLinear;
   const DType t = q ? n.outs[0].dtype : b.tensor(x).type.dtype;
   const int y = row_major_output(b, node, 0, {x, scale, zero});

@@ -85,20 +85,66 @@ std::vector<std::vector<float>> expect_equal_to_reference(const Graph& g, std::v
     for (size_t i = 0; i < bytes->size() / dtype_bytes(t); ++i) {
       const std::byte* p = bytes->data() + i * dtype_bytes(t);
       float v = 0;
-      if (t == DType::kF32) std::memcpy(&v, p, 4);
-      else if (t == DType::kU8) v = static_cast<float>(static_cast<uint8_t>(*p));
-      else v = static_cast<float>(static_cast<int8_t>(*p));
+      if (t == DType::kF32)
+        std::memcpy(&v, p, 4);
+      else if (t == DType::kU8)
+        v = static_cast<float>(static_cast<uint8_t>(*p));
+      else
+        v = static_cast<float>(static_cast<int8_t>(*p));
       got.push_back(v);
     }
     const std::vector<float>& w = (*want)[k].data;
     EXPECT_EQ(got.size(), w.size()) << g.outputs()[k].name;
     for (size_t i = 0; i < std::min(got.size(), w.size()); ++i) {
-      if (std::isnan(w[i])) EXPECT_TRUE(std::isnan(got[i])) << g.outputs()[k].name << " " << i;
-      else EXPECT_EQ(got[i], w[i]) << g.outputs()[k].name << " at " << i;
+      if (std::isnan(w[i]))
+        EXPECT_TRUE(std::isnan(got[i])) << g.outputs()[k].name << " " << i;
+      else
+        EXPECT_EQ(got[i], w[i]) << g.outputs()[k].name << " at " << i;
     }
     outs.push_back(std::move(got));
   }
   return outs;
+}
+
+// `g`'s f32 outputs for input "x" = `x` on the CPU runtime, and the
+// reference executor's; empty after a failure, which it reports.
+struct Runs {
+  std::vector<std::vector<float>> cpu;
+  std::vector<ref::Tensor<float>> reference;
+};
+
+Runs run_both(const Graph& g, const std::vector<float>& x) {
+  std::map<std::string, ref::Tensor<float>> feed;
+  feed["x"] = ref::Tensor<float>(g.node(g.input_nodes()[0]).outs[0].shape, x);
+  Expected<std::vector<ref::Tensor<float>>> want = ref::evaluate<float>(g, feed);
+  EXPECT_TRUE(want.ok()) << want.error().message;
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
+  EXPECT_TRUE(ex.ok()) << ex.error().message;
+  if (!want || !ex || !(*ex)->set_input("x", std::span<const float>(x)).ok() || !(*ex)->run().ok())
+    return {};
+  Runs r{{}, std::move(*want)};
+  for (size_t k = 0; k < g.outputs().size(); ++k) {
+    Expected<std::vector<float>> got = (*ex)->output(static_cast<int>(k));
+    EXPECT_TRUE(got.ok()) << got.error().message;
+    if (!got) return {};
+    r.cpu.push_back(std::move(*got));
+  }
+  return r;
+}
+
+// Whether output k agrees with the reference to `tolerance` of its largest
+// magnitude.
+void expect_close(const Runs& r, size_t k, float tolerance) {
+  float largest = 0;
+  for (float v : r.reference[k].data) largest = std::max(largest, std::abs(v));
+  for (size_t i = 0; i < r.cpu[k].size(); ++i)
+    EXPECT_NEAR(r.cpu[k][i], r.reference[k].data[i], tolerance * largest) << k << " at " << i;
+}
+
+int steps_named(const Graph& g, const std::string& prefix) {
+  int count = 0;
+  for (const StepTime& s : testing::profiled_steps(g, {})) count += s.what.starts_with(prefix);
+  return count;
 }
 
 // Ties round to even, values past the range saturate, NaN takes the zero
@@ -121,15 +167,16 @@ TEST(CpuQuantize, RoundsTiesToEvenSaturatesAndMapsNaNToTheZeroPoint) {
   output di = %di
 })",
                               {{"s", {0.5}}, {"z", {10}}, {"zi", {-3}}});
-  const std::vector<float> x = {0.25f, 0.75f, 1.25f, -0.25f, -0.75f, 1e10f, -1e10f, nan, inf, -inf,
-                                63.75f, 63.25f, -64.25f, -65.75f, 0.f, 1.f, 0.2499999f, 2.f, -3.f};
+  const std::vector<float> x = {0.25f, 0.75f, 1.25f,      -0.25f, -0.75f, 1e10f,   -1e10f,
+                                nan,   inf,   -inf,       63.75f, 63.25f, -64.25f, -65.75f,
+                                0.f,   1.f,   0.2499999f, 2.f,    -3.f};
   for (int threads : {1, 2}) {
     const std::vector<std::vector<float>> out = expect_equal_to_reference(g, x, threads);
     ASSERT_EQ(out.size(), 4u);
     // x / 0.5 = 0.5, 1.5, 2.5, -0.5, -1.5 round to 0, 2, 2, -0, -2.
     // 63.75 / 0.5 = 127.5 rounds to 128, 63.25 / 0.5 = 126.5 to 126.
-    EXPECT_EQ(out[0], (std::vector<float>{10, 12, 12, 10, 8, 255, 0, 10, 255, 0, 138, 136, 0, 0,
-                                          10, 12, 10, 14, 4}));
+    EXPECT_EQ(out[0], (std::vector<float>{10, 12, 12, 10, 8, 255, 0, 10, 255, 0, 138, 136, 0, 0, 10,
+                                          12, 10, 14, 4}));
     EXPECT_EQ(out[1], (std::vector<float>{-3, -1, -1, -3, -5, 127, -128, -3, 127, -128, 125, 123,
                                           -128, -128, -3, -1, -3, 1, -9}));
   }
@@ -142,8 +189,8 @@ TEST(CpuQuantize, RoundsTiesToEvenSaturatesAndMapsNaNToTheZeroPoint) {
 // Integer inputs and weights keep the 1x1 convolutions exact, and a scale
 // of 2 puts every odd sum on a tie.
 TEST(CpuQuantize, APairRunsAsOneStepInTheConvolutionsLayout) {
-  std::map<std::string, std::vector<double>> values = {
-      {"s", {2}}, {"z", {128}}, {"zi", {0}}, {"cs", {}}, {"cz", {}}, {"w", {}}};
+  std::map<std::string, std::vector<double>> values = {{"s", {2}}, {"z", {128}}, {"zi", {0}},
+                                                       {"cs", {}}, {"cz", {}},   {"w", {}}};
   std::mt19937_64 rng(7);
   for (int k = 0; k < 32; ++k) {
     values["cs"].push_back(0.25 * (1 + k % 3));
@@ -197,8 +244,8 @@ TEST(CpuQuantize, APairRunsAsOneStepInTheConvolutionsLayout) {
 // output agrees to rounding, and the quantized output to one quantum.
 TEST(CpuQuantize, AQuantizedConvolutionRunsOnInt8Kernels) {
   std::mt19937_64 rng(11);
-  std::map<std::string, std::vector<double>> values = {{"s", {0.05}}, {"z", {120}},
-                                                       {"ys", {0.1}},  {"yz", {3}}};
+  std::map<std::string, std::vector<double>> values = {
+      {"s", {0.05}}, {"z", {120}}, {"ys", {0.1}}, {"yz", {3}}};
   for (int k = 0; k < 32 * 16 * 9; ++k) values["wq"].push_back(static_cast<int>(rng() % 255) - 127);
   for (int k = 0; k < 32; ++k) {
     values["ws"].push_back(0.001 * (1 + k % 7));
@@ -233,28 +280,16 @@ TEST(CpuQuantize, AQuantizedConvolutionRunsOnInt8Kernels) {
   std::vector<float> x(16 * 100);
   std::normal_distribution<float> normal(0.f, 3.f);
   for (float& v : x) v = normal(rng);
-  std::map<std::string, ref::Tensor<float>> feed;
-  feed["x"] = ref::Tensor<float>(Shape{1, 16, 10, 10}, x);
-  Expected<std::vector<ref::Tensor<float>>> want = ref::evaluate<float>(g, feed);
-  ASSERT_TRUE(want.ok()) << want.error().message;
-  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
-  ASSERT_TRUE(ex.ok()) << ex.error().message;
-  ASSERT_TRUE((*ex)->set_input("x", std::span<const float>(x)).ok());
-  ASSERT_TRUE((*ex)->run().ok());
-  Expected<std::vector<float>> c = (*ex)->output(0), y = (*ex)->output(1);
-  ASSERT_TRUE(c.ok() && y.ok());
-  float largest = 0;
-  for (float v : (*want)[0].data) largest = std::max(largest, std::abs(v));
+  const Runs r = run_both(g, x);
+  ASSERT_EQ(r.cpu.size(), 2u);
+  expect_close(r, 0, 1e-5f);
   int off = 0;
-  for (size_t i = 0; i < c->size(); ++i) {
-    EXPECT_NEAR((*c)[i], (*want)[0].data[i], 1e-5f * largest) << i;
-    EXPECT_NEAR((*y)[i], (*want)[1].data[i], 0.1f * 1.0001f) << i;
-    off += (*y)[i] != (*want)[1].data[i];
+  for (size_t i = 0; i < r.cpu[1].size(); ++i) {
+    EXPECT_NEAR(r.cpu[1][i], r.reference[1].data[i], 0.1f * 1.0001f) << i;
+    off += r.cpu[1][i] != r.reference[1].data[i];
   }
-  EXPECT_LE(off, static_cast<int>(y->size() / 100));
-  int int8 = 0;
-  for (const StepTime& s : testing::profiled_steps(g, {})) int8 += s.what.starts_with("conv int8");
-  EXPECT_EQ(int8, 1);
+  EXPECT_LE(off, static_cast<int>(r.cpu[1].size() / 100));
+  EXPECT_EQ(steps_named(g, "conv int8"), 1);
 }
 
 // Products by quantized weights, [K, N] with a scale per column and [N, K]
@@ -299,26 +334,10 @@ TEST(CpuQuantize, QuantizedProductsRunOnInt8Kernels) {
   std::vector<float> x(2 * 8 * 32);
   std::normal_distribution<float> normal(0.f, 1.f);
   for (float& v : x) v = normal(rng);
-  std::map<std::string, ref::Tensor<float>> feed;
-  feed["x"] = ref::Tensor<float>(Shape{2, 8, 32}, x);
-  Expected<std::vector<ref::Tensor<float>>> want = ref::evaluate<float>(g, feed);
-  ASSERT_TRUE(want.ok()) << want.error().message;
-  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
-  ASSERT_TRUE(ex.ok()) << ex.error().message;
-  ASSERT_TRUE((*ex)->set_input("x", std::span<const float>(x)).ok());
-  ASSERT_TRUE((*ex)->run().ok());
-  for (int k = 0; k < 2; ++k) {
-    Expected<std::vector<float>> got = (*ex)->output(k);
-    ASSERT_TRUE(got.ok()) << got.error().message;
-    float largest = 0;
-    for (float v : (*want)[k].data) largest = std::max(largest, std::abs(v));
-    for (size_t i = 0; i < got->size(); ++i)
-      EXPECT_NEAR((*got)[i], (*want)[k].data[i], 1e-5f * largest) << k << " at " << i;
-  }
-  int int8 = 0;
-  for (const StepTime& s : testing::profiled_steps(g, {}))
-    int8 += s.what.starts_with("matmul int8");
-  EXPECT_EQ(int8, 2);
+  const Runs r = run_both(g, x);
+  ASSERT_EQ(r.cpu.size(), 2u);
+  for (size_t k = 0; k < 2; ++k) expect_close(r, k, 1e-5f);
+  EXPECT_EQ(steps_named(g, "matmul int8"), 2);
 }
 
 }  // namespace
