@@ -597,6 +597,43 @@ TEST(ImportOps, QuantizationMapsAndWhatTheIrLacksStaysOpaque) {
   EXPECT_EQ(bytes->opaque_nodes[0].reason, "a Add of u8 tensors");
 }
 
+// Quantization exports with its axis from opset 13 on; below it the
+// operators have none, so one scale per axis there is an error naming the
+// node, and one scale for the tensor is written without the attribute.
+TEST(ImportOps, QuantizationExportsItsAxisFromOpset13On) {
+  for (const char* scale : {"f32[3]", "f32[]"}) {
+    Expected<Graph> g = parse_graph(std::string(R"(graph q {
+  input x: f32[2,3]
+  input s: )") + scale + R"(
+  input z: )" + (std::string(scale) == "f32[]" ? "u8[]" : "u8[3]") + R"(
+  %q = quantize_linear(x, s, z, axis=1)
+  %d = dequantize_linear(%q, s, z, axis=1)
+  output y = %d
+})",
+                                    "q");
+    ASSERT_TRUE(g.ok()) << g.error().message;
+    const bool per_axis = std::string(scale) == "f32[3]";
+    for (int64_t opset : {12, 13}) {
+      OnnxModelInfo info;
+      info.opset = opset;
+      info.opset_imports = {{"", opset}};
+      Expected<std::string> bytes = export_onnx_bytes(*g, info);
+      if (per_axis && opset == 12) {
+        ASSERT_FALSE(bytes.ok());
+        EXPECT_EQ(bytes.error().message,
+                  "node '%q' (quantize_linear): a scale per axis needs opset 13, the model has 12");
+        continue;
+      }
+      ASSERT_TRUE(bytes.ok()) << bytes.error().message;
+      onnx::ModelProto out;
+      ASSERT_TRUE(out.ParseFromString(*bytes));
+      ASSERT_EQ(out.graph().node_size(), 2);
+      EXPECT_EQ(out.graph().node(0).op_type(), "QuantizeLinear");
+      EXPECT_EQ(out.graph().node(0).attribute_size(), opset >= 13 ? 1 : 0) << scale << opset;
+    }
+  }
+}
+
 // GlobalMaxPool (its ONNX test models are opset 1, below the importer's
 // range) is reduce_max over the spatial axes, kept; a rank-2 input is an
 // error naming the node.

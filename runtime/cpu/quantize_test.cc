@@ -292,6 +292,42 @@ TEST(CpuQuantize, AQuantizedConvolutionRunsOnInt8Kernels) {
   EXPECT_EQ(steps_named(g, "conv int8"), 1);
 }
 
+// Two int8 convolutions of one dequantized input (SqueezeNet's expand pair)
+// read one quantized copy of it: one quantize step, not two.
+TEST(CpuQuantize, ConvolutionsOfOneInputShareItsQuantizedCopy) {
+  std::map<std::string, std::vector<double>> values = {
+      {"s", {0.05}}, {"z", {128}}, {"ws", {0.01}}, {"wz", {0}}};
+  for (int k = 0; k < 8 * 8 * 9; ++k) values["w3"].push_back(k % 7 - 3);
+  for (int k = 0; k < 8 * 8; ++k) values["w1"].push_back(k % 5 - 2);
+  const Graph g = with_values(R"(graph expand {
+  input x: f32[1,8,6,6]
+  weight s: f32[]
+  weight z: u8[]
+  weight w1: i8[8,8,1,1]
+  weight w3: i8[8,8,3,3]
+  weight ws: f32[]
+  weight wz: i8[]
+  %xq = quantize_linear(x, s, z, axis=0)
+  %xd = dequantize_linear(%xq, s, z, axis=0)
+  %d1 = dequantize_linear(w1, ws, wz, axis=0)
+  %d3 = dequantize_linear(w3, ws, wz, axis=0)
+  %a = conv2d(%xd, %d1)
+  %b = conv2d(%xd, %d3, pad=same)
+  output a = %a
+  output b = %b
+})",
+                              values);
+  std::vector<float> x(8 * 36);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 0.1f * static_cast<float>(i % 23) - 1.f;
+  const Runs r = run_both(g, x);
+  ASSERT_EQ(r.cpu.size(), 2u);
+  for (size_t k = 0; k < 2; ++k) expect_close(r, k, 1e-5f);
+  EXPECT_EQ(steps_named(g, "conv int8"), 2);
+  // The input's pair step, then the one reorder into the convolutions' u8.
+  EXPECT_EQ(steps_named(g, "quantize and dequantize"), 1);
+  EXPECT_EQ(steps_named(g, "quantize "), 2);
+}
+
 // Products by quantized weights, [K, N] with a scale per column and [N, K]
 // (gemm, trans_b) with a scale per row, of a dequantized input with a zero
 // point, run on oneDNN's int8 matmul: its exact int32 sums agree with the
