@@ -173,14 +173,6 @@ void dequantize(const QuantLayout& l, DType from, const std::byte* x, const std:
   }
 }
 
-int uses(const Graph& g, int node) {
-  int count = 0;
-  for (int i = 0; i < g.size(); ++i)
-    for (const TensorRef& a : g.node(i).args) count += a.node == node;
-  for (const GraphOutput& o : g.outputs()) count += o.ref.node == node;
-  return count;
-}
-
 // Whether a and b hold the same values: the same tensor or stored weights
 // of equal type and bytes.
 bool same_values(const Graph& g, TensorRef a, TensorRef b) {
@@ -193,13 +185,16 @@ bool same_values(const Graph& g, TensorRef a, TensorRef b) {
 }  // namespace
 
 std::vector<int> quantize_pairs(const Graph& g) {
-  std::vector<int> pair(g.size(), -1);
+  std::vector<int> pair(g.size(), -1), uses(g.size(), 0);
+  for (const Node& n : g.nodes())
+    for (const TensorRef& a : n.args) ++uses[a.node];
+  for (const GraphOutput& o : g.outputs()) ++uses[o.ref.node];
   for (int d = 0; d < g.size(); ++d) {
     const Node& dq = g.node(d);
     if (dq.op != Op::DequantizeLinear) continue;
     const int q = dq.args[0].node;
     const Node& qn = g.node(q);
-    if (qn.op != Op::QuantizeLinear || g.type(qn.args[1]).shape.numel() != 1 || uses(g, q) != 1)
+    if (qn.op != Op::QuantizeLinear || g.type(qn.args[1]).shape.numel() != 1 || uses[q] != 1)
       continue;
     if (same_values(g, qn.args[1], dq.args[1]) && same_values(g, qn.args[2], dq.args[2]))
       pair[d] = q, pair[q] = d;
