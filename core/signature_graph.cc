@@ -3,11 +3,54 @@
 #include <cstring>
 #include <memory>
 
+#include "core/post_ops.h"
+#include "core/quantized.h"
+
 namespace tso {
 namespace {
 
 bool binary_elementwise(Op op) {
   return op == Op::Add || op == Op::Mul || op == Op::Sub || op == Op::Div || op == Op::Pow;
+}
+
+// The attributes of a quantize_linear or dequantize_linear with one scale.
+Attrs per_tensor() {
+  Attrs a;
+  a.set(AttrKey::axis, int64_t{0});
+  return a;
+}
+
+// A stored tensor of one value of type `t`.
+TensorRef scalar(GraphBuilder& b, const std::string& name, DType t, float value) {
+  const TensorType type{t, Shape{}};
+  auto data = std::make_shared<WeightData>();
+  data->type = type;
+  data->bytes.resize(t == DType::kF32 ? 4 : 1);
+  if (t == DType::kF32) std::memcpy(data->bytes.data(), &value, 4);
+  return b.weight(name, type, std::move(data));
+}
+
+// `q` (stored i8 weights) through a dequantize_linear (one scale, zero
+// point 0): what an int8 kernel's weights are in a quantized model.
+Expected<TensorRef> dequantized(GraphBuilder& b, const std::string& name, TensorRef q) {
+  const DType t = b.type(q).dtype;
+  return b.add1(Op::DequantizeLinear, {q, scalar(b, name + ".scale", DType::kF32, 0.02f),
+                                       scalar(b, name + ".zero", t, 0)},
+                per_tensor());
+}
+
+// An f32 input named `name`, quantized to `quantized` (one scale, zero
+// point 0) and dequantized at once: what an int8 kernel's input is in a
+// quantized model, the pair step (core/quantized.h) after its producer.
+Expected<TensorRef> quantized_input(GraphBuilder& b, const std::string& name,
+                                    const TensorType& quantized) {
+  const TensorRef scale = scalar(b, name + ".scale", DType::kF32, 0.02f);
+  const TensorRef zero = scalar(b, name + ".zero", quantized.dtype, 0);
+  Expected<TensorRef> q =
+      b.add1(Op::QuantizeLinear,
+             {b.input(name, TensorType{DType::kF32, quantized.shape}), scale, zero}, per_tensor());
+  if (!q) return q.error();
+  return b.add1(Op::DequantizeLinear, {*q, scale, zero}, per_tensor());
 }
 
 }  // namespace
@@ -77,7 +120,15 @@ Expected<Graph> signature_graph(const Node& n, std::span<const TensorType> input
   copy.data = nullptr;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const std::string name = "in" + std::to_string(i);
-    if (i < weights.size() && weights[i]) {
+    const bool weight = i < weights.size() && weights[i];
+    const bool int8 = is_post_op_anchor(n.op) && is_8bit(inputs[i].dtype);
+    if (int8 && !weight) {
+      Expected<TensorRef> x = quantized_input(b, name, inputs[i]);
+      if (!x) return x.error();
+      copy.args.push_back(*x);
+      continue;
+    }
+    if (weight) {
       auto data = std::make_shared<WeightData>();
       data->type = inputs[i];
       data->bytes = random_tensor_bytes(inputs[i], seed + i);
@@ -85,10 +136,41 @@ Expected<Graph> signature_graph(const Node& n, std::span<const TensorType> input
     } else {
       copy.args.push_back(b.input(name, inputs[i]));
     }
+    if (int8) {
+      Expected<TensorRef> w = dequantized(b, name, copy.args.back());
+      if (!w) return w.error();
+      copy.args.back() = *w;
+    }
   }
   const TensorRef first = b.add_node(std::move(copy));
   for (int o = 0; o < static_cast<int>(n.outs.size()); ++o)
     b.output("out" + std::to_string(o), {first.node, o});
+  return b.finish();
+}
+
+Expected<Graph> quantized_inputs_graph(std::span<const TensorType> inputs,
+                                       const std::vector<bool>& weights) {
+  GraphBuilder b("quantized inputs");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if ((i < weights.size() && weights[i]) || !is_8bit(inputs[i].dtype)) continue;
+    const std::string name = "in" + std::to_string(i);
+    Expected<TensorRef> x = quantized_input(b, name, inputs[i]);
+    if (!x) return x.error();
+    b.output("out" + std::to_string(i), *x);
+  }
+  return b.finish();
+}
+
+Expected<Graph> quantize_graph(const TensorType& quantized, bool pair) {
+  if (pair) return quantized_inputs_graph({&quantized, 1}, {false});
+  GraphBuilder b("quantize");
+  Expected<TensorRef> q =
+      b.add1(Op::QuantizeLinear,
+             {b.input("x", TensorType{DType::kF32, quantized.shape}),
+              scalar(b, "scale", DType::kF32, 0.02f), scalar(b, "zero", quantized.dtype, 0)},
+             per_tensor());
+  if (!q) return q.error();
+  b.output("out", *q);
   return b.finish();
 }
 

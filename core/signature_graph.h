@@ -44,8 +44,25 @@ std::vector<std::byte> random_tensor_bytes(const TensorType& type, uint64_t seed
 
 // The one-node graph of `n`: arguments named in0, in1, ... (inputs, or
 // weights holding random_tensor_bytes(type, seed + i) where `weights` says),
-// outputs out0, out1, ...
+// outputs out0, out1, ... An 8-bit argument of a product (an int8 kernel's
+// signature, core/quantized.h) is, as in a quantized model, an f32 input
+// quantized and dequantized at once (a pair), or stored i8 weights read
+// through a dequantize_linear (one scale, zero points 0).
 Expected<Graph> signature_graph(const Node& n, std::span<const TensorType> inputs,
                                 const std::vector<bool>& weights, uint64_t seed);
+
+// The steps of signature_graph's graph that only quantize and dequantize
+// the 8-bit inputs (not weights) of a product: each such input, an f32
+// one, through its quantize_linear and dequantize_linear pair, to an
+// output. A runtime times them to take them out of the product's time: in a
+// model the pair is a step of its own, costed apart.
+Expected<Graph> quantized_inputs_graph(std::span<const TensorType> inputs,
+                                       const std::vector<bool>& weights);
+
+// An f32 input quantized to `quantized` (u8 or i8, one scale and zero
+// point), then, when `pair`, dequantized with the same scale and zero point:
+// a quantize_linear alone, or the pair a runtime runs as one step
+// (core/quantized.h).
+Expected<Graph> quantize_graph(const TensorType& quantized, bool pair);
 
 }  // namespace tso

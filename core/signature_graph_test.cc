@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/quantized.h"
 #include "core/signature.h"
 #include "core/text_format.h"
 
@@ -87,6 +88,35 @@ TEST(SignatureGraph, StoresSeededWeightsAndKeepsTheSignature) {
   EXPECT_EQ(op_signature(*one, 3), op_signature(g, conv));
   ASSERT_EQ(one->outputs().size(), 1u);
   EXPECT_EQ(one->outputs()[0].name, "out0");
+}
+
+// An int8 kernel's signature is a graph of a quantized model: its input an
+// f32 one quantized and dequantized (a pair), its weights stored i8
+// dequantized; the product there runs on int8 and has the signature.
+TEST(SignatureGraph, AnInt8ProductsSignatureIsAQuantizedGraph) {
+  const Graph g = parse(kModel);
+  const int conv = find_op(g, Op::Conv2d);
+  std::vector<TensorType> in = arg_types(g, conv);
+  in[0].dtype = DType::kU8;
+  in[1].dtype = DType::kI8;
+  Expected<Graph> one = signature_graph(g.node(conv), in, weight_args(g.node(conv), in), 7);
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  const int c = find_op(*one, Op::Conv2d);
+  ASSERT_TRUE(int8_form(*one, one->node(c)));
+  std::vector<TensorType> run = arg_types(*one, c);
+  to_run_types(*one, one->node(c), run);
+  EXPECT_EQ(op_signature(one->node(c), run), op_signature(g.node(conv), in));
+  EXPECT_EQ(one->node(find_op(*one, Op::Input)).outs[0], (TensorType{DType::kF32, in[0].shape}));
+  const std::vector<int> pairs = quantize_pairs(*one);
+  EXPECT_GE(pairs[find_op(*one, Op::QuantizeLinear)], 0);
+  // Its pair alone: what the product's time leaves out.
+  Expected<Graph> pair = quantized_inputs_graph(in, weight_args(g.node(conv), in));
+  ASSERT_TRUE(pair.ok()) << pair.error().message;
+  EXPECT_EQ(pair->outputs().size(), 1u);
+  EXPECT_GE(quantize_pairs(*pair)[find_op(*pair, Op::QuantizeLinear)], 0);
+  Expected<Graph> q = quantize_graph(TensorType{DType::kI8, Shape{4, 4}}, false);
+  ASSERT_TRUE(q.ok()) << q.error().message;
+  EXPECT_EQ(q->type(q->outputs()[0].ref), (TensorType{DType::kI8, Shape{4, 4}}));
 }
 
 TEST(SignatureGraph, RandomBytesAreSeededFloatsInRange) {

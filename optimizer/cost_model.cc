@@ -2,6 +2,9 @@
 
 #include <vector>
 
+#include "core/post_ops.h"
+#include "core/quantized.h"
+
 namespace tso::opt {
 
 std::optional<double> fused_activation_us(const CostModel& model, const Node& n,
@@ -23,6 +26,10 @@ double node_cost(const Graph& g, const GraphIndex& index, const CostModel& model
     in = big.data();
   }
   for (size_t k = 0; k < n.args.size(); ++k) in[k] = g.type(n.args[k]);
+  if (is_post_op_anchor(n.op)) to_run_types(g, n, {in, n.args.size()});
+  if (n.op == Op::DequantizeLinear && only_reader(g, index, n.args[0], i) &&
+      undoes(g, g.node(n.args[0].node), n))
+    return model.post_op_us(PostOp{Op::QuantizeLinear, 0}, n, {in, n.args.size()});
   // Only a model that costs post-ops apart needs to know (the walk up a
   // chain is wasted on the others).
   if (std::optional<PostOp> p = model.fuses() ? post_op(g, index, i) : std::nullopt)

@@ -4,7 +4,12 @@
 // folded into weights after the search) and neither do graph inputs. A node
 // the runtime fuses into a convolution or product (optimizer/post_op.h)
 // costs what it adds to that kernel; in a model that costs post-ops apart,
-// so does a fused activation (act=relu, split_fused_activation).
+// so does a fused activation (act=relu, split_fused_activation). In a
+// quantized model (core/quantized.h), an int8 product costs its int8
+// kernel (its signature names its input and weights' integer types), and a
+// dequantize_linear that runs in the step of the quantize_linear it undoes
+// costs what it adds to that step: a post-op of that quantize_linear
+// (quantize_linear+dequantize_linear(u8[...],f32[],u8[]) in a table).
 #pragma once
 
 #include <memory>

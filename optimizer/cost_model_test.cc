@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/signature.h"
+#include "core/testing/stored_weights.h"
 #include "core/text_format.h"
 #include "optimizer/analytic_cost.h"
 #include "optimizer/measured_cost.h"
@@ -114,6 +115,50 @@ TEST(MeasuredCost, ReadsTheTableAndFallsBackForMissingEntries) {
   EXPECT_EQ(m->hits(), 1);
   EXPECT_EQ(m->misses(), 1);
   EXPECT_NE(m->describe().find("t.json"), std::string::npos);
+}
+
+// In a quantized model, a convolution of a pair's output and of dequantized
+// i8 weights costs its int8 kernel, the pair's dequantize_linear what it
+// adds to its quantize_linear's step, and the weights' one nothing.
+TEST(MeasuredCost, AQuantizedModelCostsItsInt8KernelsAndPairSteps) {
+  const Graph g = tso::testing::with_values(R"(graph q {
+  input x: f32[1,8,10,10]
+  weight s: f32[]
+  weight z: u8[]
+  weight w: i8[16,8,1,1]
+  weight ws: f32[]
+  weight wz: i8[]
+  %q = quantize_linear(x, s, z, axis=0)
+  %d = dequantize_linear(%q, s, z, axis=0)
+  %wd = dequantize_linear(w, ws, wz, axis=0)
+  %c = conv2d(%d, %wd)
+  output y = %c
+})",
+      {{"s", {0.05}}, {"z", {0}}, {"ws", {0.01}}, {"wz", {0}}});
+  GraphIndex gi(g);
+  Expected<MeasuredCost> m = MeasuredCost::parse(R"json({"format": "tso-cost-table", "version": 1,
+    "device": "toy CPU", "tf32": false, "model": "q",
+    "entries": [
+      {"signature": "conv2d(u8[1,8,10,10],i8[16,8,1,1])", "op": "conv2d", "kernel": "conv int8",
+       "median_ms": 0.003, "min_ms": 0.003, "samples": 5, "occurrences": 1},
+      {"signature": "conv2d(f32[1,8,10,10],f32[16,8,1,1])", "op": "conv2d", "kernel": "conv",
+       "median_ms": 0.009, "min_ms": 0.009, "samples": 5, "occurrences": 1},
+      {"signature": "quantize_linear(f32[1,8,10,10],f32[],u8[];axis=0)", "op": "quantize_linear",
+       "kernel": "quantize_linear (own)", "median_ms": 0.002, "min_ms": 0.002, "samples": 5,
+       "occurrences": 1},
+      {"signature": "quantize_linear+dequantize_linear(u8[1,8,10,10],f32[],u8[];axis=0)",
+       "op": "dequantize_linear", "kernel": "quantize and dequantize (own)",
+       "median_ms": 0.0005, "min_ms": 0.0005, "samples": 5, "occurrences": 1}]})json",
+                                                 "t.json", nullptr);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  // Nodes in the order written: x, s, z, w, ws, wz, %q, %d, %wd, %c.
+  EXPECT_EQ(g.node(9).op, Op::Conv2d);
+  EXPECT_DOUBLE_EQ(node_cost(g, gi, *m, 9), 3.0);
+  EXPECT_DOUBLE_EQ(node_cost(g, gi, *m, 6), 2.0);
+  EXPECT_DOUBLE_EQ(node_cost(g, gi, *m, 7), 0.5);
+  EXPECT_DOUBLE_EQ(node_cost(g, gi, *m, 8), 0);
+  EXPECT_DOUBLE_EQ(graph_cost(g, gi, *m), 5.5);
+  EXPECT_EQ(m->misses(), 0);
 }
 
 TEST(MeasuredCost, RemembersEachMissedSignatureOnce) {

@@ -132,10 +132,8 @@ Status lower_gather(Builder& b, int node);           // rows picked by indices, 
 Status lower_gather_elements(Builder& b, int node);  // one element per index, checked each run
 Status lower_grid_sample(Builder& b, int node);      // taps per position, every channel
 Status lower_quantize(Builder& b, int node);         // quantize_linear, dequantize_linear
-// Per node: the dequantize_linear that undoes a quantize_linear's single
-// scale and zero point as its only reader, and the other way round; -1
-// elsewhere. Such a pair is one step, lowered at the dequantize_linear.
-std::vector<int> quantize_pairs(const Graph& g);
+// A pair of core/quantized.h's quantize_pairs as one step, lowered at the
+// dequantize_linear.
 Status lower_quantize_pair(Builder& b, int q, int dq);
 bool is_movement(const Graph& g, int node);
 // A new row-major tensor for output `index` of `node`, of any element type

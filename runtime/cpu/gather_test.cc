@@ -13,6 +13,7 @@
 #include <map>
 #include <random>
 
+#include "core/testing/stored_weights.h"
 #include "core/text_format.h"
 #include "runtime/cpu/executor.h"
 #include "runtime/reference/executor.h"
@@ -20,43 +21,13 @@
 namespace tso::cpu {
 namespace {
 
+using tso::testing::with_values;
+
 template <class T>
 std::vector<std::byte> bytes_of(const std::vector<T>& v) {
   std::vector<std::byte> b(v.size() * sizeof(T));
   std::memcpy(b.data(), v.data(), b.size());
   return b;
-}
-
-// `text` with stored values in every weight: those named in `ints` hold
-// them (in the weight's integer type), the others seeded floats in [-1, 1).
-Graph with_values(std::string_view text, const std::map<std::string, std::vector<int64_t>>& ints) {
-  Expected<Graph> p = parse_graph(text, "<test>");
-  EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().message);
-  if (!p) return Graph{};
-  GraphBuilder b(p->name());
-  std::mt19937_64 rng(3);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  for (const Node& n : p->nodes()) {
-    Node copy = n;
-    if (n.op == Op::Weight) {
-      auto w = std::make_shared<WeightData>();
-      w->type = n.outs[0];
-      if (auto it = ints.find(n.name); it != ints.end()) {
-        std::vector<int32_t> narrow(it->second.begin(), it->second.end());
-        w->bytes = n.outs[0].dtype == DType::kI32 ? bytes_of(narrow) : bytes_of(it->second);
-      } else {
-        std::vector<float> v(n.outs[0].shape.numel());
-        for (float& x : v) x = u(rng);
-        w->bytes = bytes_of(v);
-      }
-      copy.data = std::move(w);
-    }
-    b.add_node(std::move(copy));
-  }
-  for (const GraphOutput& o : p->outputs()) b.output(o.name, o.ref);
-  Expected<Graph> g = b.finish();
-  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
-  return g.ok() ? std::move(*g) : Graph{};
 }
 
 // Feeds: `ids` to the i64 input "ids" (when the graph has one), seeded
@@ -189,8 +160,8 @@ TEST(CpuGather, ClassTokenAndInnerAxesByStoredIndices) {
 // result on one thread and two.
 TEST(CpuGather, SingleElementRowsOfAPadGiveTheSameValuesOnAnyThreadCount) {
   for (const char* type : {"i64", "i32"}) {
-    std::vector<int64_t> cols{1};  // reflect by 1; odd columns from the front, even from the end
-    for (int64_t k = 0; k < 128; ++k) cols.push_back(k % 2 ? k : k - 128);
+    std::vector<double> cols{1};  // reflect by 1; odd columns from the front, even from the end
+    for (int k = 0; k < 128; ++k) cols.push_back(k % 2 ? k : k - 128);
     cols.push_back(-2);
     const Graph g = with_values(std::string(R"(graph pad {
   input x: f32[64,130,128]
@@ -330,7 +301,8 @@ TEST(CpuGather, ElementsOfRelativePositionScores) {
   %g = gather_elements(%r, pos, axis=-1)
   output y = %g
 })";
-      const Graph g = with_values(text, {{"pos", ids_in(2 * heads * 64, 16, 9)}});
+      const std::vector<int64_t> pos = ids_in(2 * heads * 64, 16, 9);
+      const Graph g = with_values(text, {{"pos", std::vector<double>(pos.begin(), pos.end())}});
       std::vector<std::vector<float>> out = expect_matches_reference(g, {});
       ASSERT_EQ(out.size(), 1u);
       EXPECT_EQ(out[0].size(), static_cast<size_t>(2 * heads * 64));

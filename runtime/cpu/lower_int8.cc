@@ -10,11 +10,10 @@
 // the dequantized values rounds each partial sum. The input, whose values
 // are exactly sx * (xq - zx), is quantized back by a reorder (lossless: each
 // value divides back to its integer); the post-ops are the f32 ones.
-#include <cmath>
-#include <cstring>
 #include <memory>
 #include <optional>
 
+#include "core/quantized.h"
 #include "core/signature.h"
 #include "runtime/common/geometry.h"
 #include "runtime/cpu/builder.h"
@@ -28,66 +27,6 @@ using tag = memory::format_tag;
 using dt = memory::data_type;
 
 namespace {
-
-struct Int8Form {
-  float sx = 1;
-  int32_t zx = 0;
-  DType x_type = DType::kU8;
-  TensorRef wq, w_scale;  // the stored i8 weights and their scales
-  bool per_channel = false;
-};
-
-const WeightData* stored(const Graph& g, TensorRef r) {
-  const Node& n = g.node(r.node);
-  return n.op == Op::Weight && n.data ? n.data.get() : nullptr;
-}
-
-// The one value of a stored weight of one element, as float.
-std::optional<double> one_value(const Graph& g, TensorRef r) {
-  const WeightData* w = stored(g, r);
-  if (!w || w->type.shape.numel() != 1) return std::nullopt;
-  const std::byte* p = w->bytes.data();
-  switch (w->type.dtype) {
-    case DType::kF32: {
-      float v;
-      std::memcpy(&v, p, 4);
-      return v;
-    }
-    case DType::kU8:
-      return static_cast<double>(static_cast<uint8_t>(*p));
-    case DType::kI8:
-      return static_cast<double>(static_cast<int8_t>(*p));
-    default:
-      return std::nullopt;
-  }
-}
-
-// The int8 form of a product reading x (args[0]) and weights (args[1]):
-// `per_channel_axis` is the weights' axis a scale per output channel runs
-// along (a convolution's 0, [K, N] weights' 1, transposed [N, K] ones' 0).
-std::optional<Int8Form> int8_form(const Graph& g, const Node& op, int64_t per_channel_axis) {
-  const Node& x = g.node(op.args[0].node);
-  const Node& w = g.node(op.args[1].node);
-  if (x.op != Op::DequantizeLinear || w.op != Op::DequantizeLinear) return std::nullopt;
-  Int8Form f;
-  f.x_type = g.type(x.args[0]).dtype;
-  const std::optional<double> sx = one_value(g, x.args[1]), zx = one_value(g, x.args[2]);
-  if (f.x_type == DType::kI32 || !sx || !zx || !(*sx > 0) || !std::isfinite(*sx))
-    return std::nullopt;
-  f.sx = static_cast<float>(*sx);
-  f.zx = static_cast<int32_t>(*zx);
-  const WeightData* wq = stored(g, w.args[0]);
-  const WeightData* ws = stored(g, w.args[1]);
-  const WeightData* wz = stored(g, w.args[2]);
-  if (!wq || !ws || !wz || wq->type.dtype != DType::kI8) return std::nullopt;
-  for (std::byte b : wz->bytes)
-    if (b != std::byte{0}) return std::nullopt;  // oneDNN's weights are symmetric
-  f.per_channel = ws->type.shape.numel() != 1;
-  if (f.per_channel && w.attrs.i(AttrKey::axis) != per_channel_axis) return std::nullopt;
-  f.wq = w.args[0];
-  f.w_scale = w.args[1];
-  return f;
-}
 
 // An s32 tensor of one value, for a zero point argument.
 int zero_point_tensor(Builder& b, int32_t zero) {
@@ -134,7 +73,7 @@ Expected<bool> lower_int8_conv(Builder& b, const FusionGroup& group) {
   const Graph& g = b.graph();
   const Node& n = g.node(group.anchor);
   if (n.attrs.i(AttrKey::groups) != 1) return false;
-  const std::optional<Int8Form> q = int8_form(g, n, 0);
+  const std::optional<Int8Form> q = int8_form(g, n);
   if (!q) return false;
   const Shape& xs = g.type(n.args[0]).shape;
   const Shape& ws = g.type(n.args[1]).shape;
@@ -192,7 +131,7 @@ Expected<bool> lower_int8_product(Builder& b, const FusionGroup& group, int64_t 
                                   int64_t n, bool b_transposed, const PostOps& post) {
   const Graph& g = b.graph();
   const Node& node = g.node(group.anchor);
-  const std::optional<Int8Form> q = int8_form(g, node, b_transposed ? 0 : 1);
+  const std::optional<Int8Form> q = int8_form(g, node);
   if (!q) return false;
   const memory::desc src_md({rows, k}, q->x_type == DType::kU8 ? dt::u8 : dt::s8, tag::ab);
   const memory::desc dst_md = plain_desc({rows, n});

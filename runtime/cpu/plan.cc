@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/post_ops.h"
+#include "core/quantized.h"
 #include "runtime/cpu/builder.h"
 #include "runtime/cpu/plan_choices.h"
 #include "runtime/cpu/profiler.h"

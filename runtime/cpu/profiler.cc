@@ -9,6 +9,8 @@
 #include <memory>
 #include <optional>
 
+#include "core/post_ops.h"
+#include "core/quantized.h"
 #include "core/signature.h"
 #include "core/signature_graph.h"
 #include "core/stats.h"
@@ -178,6 +180,18 @@ Expected<rt::CostEntry> profile_node(const Node& n, std::span<const TensorType> 
   std::vector<bool> layouts = {false};
   if (rank4 && (n.op == Op::Conv2d || op_info(n.op).kind == OpKind::Shape)) layouts = {true};
   else if (rank4) layouts = {true, false};
+  // An int8 product's signature graph reads its input through a quantize
+  // and dequantize pair, a step of its own in a model, costed there: the
+  // product costs the rest, the reorder that quantizes its input back and
+  // its kernel.
+  bool reads_8bit = false;
+  for (size_t i = 0; i < inputs.size(); ++i) reads_8bit |= !weights[i] && is_8bit(inputs[i].dtype);
+  std::optional<Graph> dequantize;
+  if (is_post_op_anchor(n.op) && reads_8bit) {
+    Expected<Graph> d = quantized_inputs_graph(inputs, weights);
+    if (!d) return Error{signature + ": " + d.error().message};
+    dequantize = std::move(*d);
+  }
   std::optional<rt::CostEntry> best;
   for (bool channels_last : layouts) {
     ExecutorOptions eo;
@@ -186,6 +200,12 @@ Expected<rt::CostEntry> profile_node(const Node& n, std::span<const TensorType> 
     eo.choices_file = options.choices_file;
     Expected<rt::CostEntry> e = time_plan(*g, eo, options);
     if (!e) return Error{signature + ": " + e.error().message};
+    if (dequantize) {
+      Expected<rt::CostEntry> d = time_plan(*dequantize, eo, options);
+      if (!d) return Error{signature + ": " + d.error().message};
+      e->median_ms = std::max(0.0, e->median_ms - d->median_ms);
+      e->min_ms = std::max(0.0, e->min_ms - d->min_ms);
+    }
     if (!best || rt::typical_ms(*e) < rt::typical_ms(*best)) best = std::move(*e);
   }
   best->signature = signature;
@@ -261,15 +281,22 @@ Expected<rt::CostEntry> profile_post_op(Op anchor, const Node& n,
   const Node planned = widened(n);
   if (chain < 0 || chain >= static_cast<int>(inputs.size()))
     return Error{signature + ": no argument " + std::to_string(chain)};
+  // A dequantize_linear in the step of the quantize_linear it undoes (a
+  // pair, core/quantized.h), on the NHWC output of a convolution.
+  const bool pair = anchor == Op::QuantizeLinear;
+  if (pair && n.op != Op::DequantizeLinear)
+    return Error{signature + ": only a dequantize_linear runs in a quantize_linear's step"};
   Expected<Graph> alone =
-      anchored_graph(anchor, inputs[chain], nullptr, inputs, chain, options.seed);
+      pair ? quantize_graph(inputs[chain], false)
+           : anchored_graph(anchor, inputs[chain], nullptr, inputs, chain, options.seed);
   if (!alone) return Error{signature + ": " + alone.error().message};
   Expected<Graph> fused =
-      anchored_graph(anchor, inputs[chain], &planned, inputs, chain, options.seed);
+      pair ? quantize_graph(inputs[chain], true)
+           : anchored_graph(anchor, inputs[chain], &planned, inputs, chain, options.seed);
   if (!fused) return Error{signature + ": " + fused.error().message};
   ExecutorOptions eo;
   eo.threads = options.threads;
-  eo.channels_last_inputs = anchor == Op::Conv2d;
+  eo.channels_last_inputs = anchor == Op::Conv2d || (pair && inputs[chain].shape.rank() == 4);
   eo.choices_file = options.choices_file;
   int alone_steps = 0, fused_steps = 0;
   Expected<rt::CostEntry> a = time_plan(*alone, eo, options, &alone_steps);
@@ -289,12 +316,15 @@ Expected<rt::CostEntry> profile_post_op(Op anchor, const Node& n,
 
 Expected<rt::CostTable> profile_model(const Graph& g, const std::string& model_name,
                                       const ProfileOptions& options) {
-  // Every node alone, and every node the plan fuses into a convolution or
-  // product as that post-op (the five-node GELU excepted: the optimizer
-  // costs its nodes alone).
+  // Every node alone (an int8 product on its integer types), every node the
+  // plan fuses into a convolution or product as that post-op (the five-node
+  // GELU excepted: the optimizer costs its nodes alone), and every
+  // dequantize_linear that runs in its quantize_linear's step, as the
+  // optimizer's cost model asks for them (optimizer/cost_model.h).
   struct Use {
     int node = -1;
-    int anchor = -1;  // -1: the node alone
+    std::vector<TensorType> in;
+    Op anchor = Op::Input;  // Input: the node alone
     int chain = 0;
     int occurrences = 0;
   };
@@ -304,20 +334,29 @@ Expected<rt::CostTable> profile_model(const Graph& g, const std::string& model_n
     for (TensorRef a : g.node(i).args) in.push_back(g.type(a));
     return in;
   };
+  auto count = [&](const std::string& sig, Use use) {
+    ++uses.try_emplace(sig, std::move(use)).first->second.occurrences;
+  };
+  const std::vector<int> pairs = quantize_pairs(g);
   for (int i = 0; i < g.size(); ++i) {
-    if (is_source(g.node(i).op)) continue;
-    Use& u = uses.try_emplace(op_signature(g, i), Use{i}).first->second;
-    ++u.occurrences;
+    const Node& n = g.node(i);
+    if (is_source(n.op)) continue;
+    std::vector<TensorType> in = types(i);
+    if (pairs[i] >= 0 && n.op == Op::DequantizeLinear) {
+      count(post_op_signature(Op::QuantizeLinear, n, in, 0), {i, in, Op::QuantizeLinear, 0});
+      continue;
+    }
+    if (is_post_op_anchor(n.op)) to_run_types(g, n, in);
+    count(op_signature(n, in), {i, in});
   }
   for (const FusionGroup& group : find_fusions(g, true).groups) {
     for (const PostOpNode& p : group.post) {
       if (!p.inner.empty()) continue;
       const std::vector<TensorRef>& args = g.node(p.node).args;
       const int chain = p.other.node >= 0 && args.size() > 1 && args[0] == p.other ? 1 : 0;
-      const std::string sig =
-          post_op_signature(g.node(group.anchor).op, g.node(p.node), types(p.node), chain);
-      Use& u = uses.try_emplace(sig, Use{p.node, group.anchor, chain}).first->second;
-      ++u.occurrences;
+      const Op anchor = g.node(group.anchor).op;
+      std::vector<TensorType> in = types(p.node);
+      count(post_op_signature(anchor, g.node(p.node), in, chain), {p.node, in, anchor, chain});
     }
   }
   rt::CostTable table;
@@ -327,10 +366,9 @@ Expected<rt::CostTable> profile_model(const Graph& g, const std::string& model_n
   int done = 0;
   for (const auto& [sig, u] : uses) {
     const Node& n = g.node(u.node);
-    const std::vector<TensorType> in = types(u.node);
-    Expected<rt::CostEntry> e = u.anchor < 0
-                                    ? profile_node(n, in, options)
-                                    : profile_post_op(g.node(u.anchor).op, n, in, u.chain, options);
+    Expected<rt::CostEntry> e = u.anchor == Op::Input
+                                    ? profile_node(n, u.in, options)
+                                    : profile_post_op(u.anchor, n, u.in, u.chain, options);
     if (!e) return Error{describe_node(g, u.node) + ": " + e.error().message};
     e->occurrences = u.occurrences;
     table.entries.push_back(std::move(*e));

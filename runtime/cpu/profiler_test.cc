@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <thread>
 #include <vector>
 
 #include "core/signature.h"
+#include "core/testing/stored_weights.h"
 #include "core/text_format.h"
 
 namespace tso::cpu {
@@ -177,6 +179,55 @@ TEST(CpuProfiler, ModelTableCountsSignaturesAndParses) {
                           [](const rt::CostEntry& e) { return is_post_op_signature(e.signature); }),
             1);
   EXPECT_EQ(back->device, t->device);
+}
+
+// A quantized model's table: its convolution on its int8 kernel (without
+// the pair step before it, timed apart), and the pair's dequantize_linear
+// as what it adds to its quantize_linear's step.
+TEST(CpuProfiler, AQuantizedModelsTableHasItsInt8KernelAndPairStep) {
+  const Graph g = tso::testing::with_values(R"(graph q {
+  input x: f32[1,16,14,14]
+  weight s: f32[]
+  weight z: u8[]
+  weight w: i8[32,16,3,3]
+  weight ws: f32[]
+  weight wz: i8[]
+  %q = quantize_linear(x, s, z, axis=0)
+  %d = dequantize_linear(%q, s, z, axis=0)
+  %wd = dequantize_linear(w, ws, wz, axis=0)
+  %c = conv2d(%d, %wd, pad=same)
+  output y = %c
+})",
+      {{"s", {0.05}}, {"z", {0}}, {"ws", {0.01}}, {"wz", {0}}});
+  ProfileOptions o;
+  o.iters = 3;
+  o.threads = 1;
+  Expected<rt::CostTable> t = profile_model(g, "q.tso", o);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  std::map<std::string, const rt::CostEntry*> by;
+  for (const rt::CostEntry& e : t->entries) by[e.signature] = &e;
+  const rt::CostEntry* conv = by["conv2d(u8[1,16,14,14],i8[32,16,3,3];pad=[1,1,1,1])"];
+  ASSERT_NE(conv, nullptr);
+  EXPECT_NE(conv->kernel.find("conv int8"), std::string::npos) << conv->kernel;
+  EXPECT_GT(conv->median_ms, 0);
+  const rt::CostEntry* pair =
+      by["quantize_linear+dequantize_linear(u8[1,16,14,14],f32[],u8[];axis=0)"];
+  ASSERT_NE(pair, nullptr);
+  EXPECT_EQ(pair->kernel, "quantize and dequantize (own)");
+  EXPECT_GE(pair->median_ms, 0);
+  EXPECT_NE(by["quantize_linear(f32[1,16,14,14],f32[],u8[];axis=0)"], nullptr);
+  EXPECT_EQ(by.count("conv2d(f32[1,16,14,14],f32[32,16,3,3];pad=[1,1,1,1])"), 0u);
+  // Only a dequantize_linear runs in a quantize_linear's step.
+  const Node relu = [] {
+    Node n;
+    n.op = Op::Relu;
+    n.outs = {TensorType{DType::kF32, Shape{4, 4}}};
+    return n;
+  }();
+  const std::vector<TensorType> in = {TensorType{DType::kF32, Shape{4, 4}}};
+  Expected<rt::CostEntry> bad = profile_post_op(Op::QuantizeLinear, relu, in, 0, o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("only a dequantize_linear"), std::string::npos);
 }
 
 TEST(CpuProfiler, PostOpCostsWhatItAddsToTheAnchor) {

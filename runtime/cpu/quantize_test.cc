@@ -9,6 +9,7 @@
 #include <map>
 #include <random>
 
+#include "core/testing/stored_weights.h"
 #include "core/text_format.h"
 #include "runtime/cpu/executor.h"
 #include "runtime/cpu/executor_testing.h"
@@ -17,45 +18,7 @@
 namespace tso::cpu {
 namespace {
 
-// The bytes of `values` in element type `t` (f32, i32, u8 or i8).
-std::vector<std::byte> bytes_in(DType t, const std::vector<double>& values) {
-  std::vector<std::byte> b(values.size() * dtype_bytes(t));
-  for (size_t k = 0; k < values.size(); ++k) {
-    std::byte* p = b.data() + k * dtype_bytes(t);
-    if (t == DType::kF32) {
-      const float v = static_cast<float>(values[k]);
-      std::memcpy(p, &v, 4);
-    } else if (t == DType::kI32) {
-      const int32_t v = static_cast<int32_t>(values[k]);
-      std::memcpy(p, &v, 4);
-    } else {
-      *p = std::byte(static_cast<uint8_t>(static_cast<int>(values[k])));
-    }
-  }
-  return b;
-}
-
-// `text` with the weights' values given in `values`.
-Graph with_values(std::string_view text, const std::map<std::string, std::vector<double>>& values) {
-  Expected<Graph> p = parse_graph(text, "<test>");
-  EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().message);
-  if (!p) return Graph{};
-  GraphBuilder b(p->name());
-  for (const Node& n : p->nodes()) {
-    Node copy = n;
-    if (n.op == Op::Weight) {
-      auto w = std::make_shared<WeightData>();
-      w->type = n.outs[0];
-      w->bytes = bytes_in(n.outs[0].dtype, values.at(n.name));
-      copy.data = std::move(w);
-    }
-    b.add_node(std::move(copy));
-  }
-  for (const GraphOutput& o : p->outputs()) b.output(o.name, o.ref);
-  Expected<Graph> g = b.finish();
-  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
-  return g.ok() ? std::move(*g) : Graph{};
-}
+using tso::testing::with_values;
 
 // Runs `g` on input "x" = `x` on `threads` threads and expects every output
 // to equal the reference executor's, element for element (as f32, integer

@@ -1,0 +1,104 @@
+#include "core/quantized.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "core/post_ops.h"
+
+namespace tso {
+namespace {
+
+const WeightData* stored(const Graph& g, TensorRef r) {
+  const Node& n = g.node(r.node);
+  return n.op == Op::Weight && n.data ? n.data.get() : nullptr;
+}
+
+// The one value of a stored weight of one element, as a double.
+std::optional<double> one_value(const Graph& g, TensorRef r) {
+  const WeightData* w = stored(g, r);
+  if (!w || w->type.shape.numel() != 1) return std::nullopt;
+  const std::byte* p = w->bytes.data();
+  switch (w->type.dtype) {
+    case DType::kF32: {
+      float v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DType::kU8:
+      return static_cast<double>(static_cast<uint8_t>(*p));
+    case DType::kI8:
+      return static_cast<double>(static_cast<int8_t>(*p));
+    default:
+      return std::nullopt;
+  }
+}
+
+// Whether a and b hold the same values: the same tensor or stored weights
+// of equal type and bytes.
+bool same_values(const Graph& g, TensorRef a, TensorRef b) {
+  if (a == b) return true;
+  const WeightData *wa = stored(g, a), *wb = stored(g, b);
+  return wa && wb && wa->type == wb->type && wa->bytes == wb->bytes;
+}
+
+}  // namespace
+
+bool is_8bit(DType t) { return t == DType::kU8 || t == DType::kI8; }
+
+bool undoes(const Graph& g, const Node& q, const Node& dq) {
+  return q.op == Op::QuantizeLinear && dq.op == Op::DequantizeLinear &&
+         g.type(q.args[1]).shape.numel() == 1 && same_values(g, q.args[1], dq.args[1]) &&
+         same_values(g, q.args[2], dq.args[2]);
+}
+
+std::vector<int> quantize_pairs(const Graph& g) {
+  std::vector<int> pair(g.size(), -1), uses(g.size(), 0);
+  for (const Node& n : g.nodes())
+    for (const TensorRef& a : n.args) ++uses[a.node];
+  for (const GraphOutput& o : g.outputs()) ++uses[o.ref.node];
+  for (int d = 0; d < g.size(); ++d) {
+    const Node& dq = g.node(d);
+    if (dq.op != Op::DequantizeLinear) continue;
+    const int q = dq.args[0].node;
+    if (uses[q] == 1 && undoes(g, g.node(q), dq)) pair[d] = q, pair[q] = d;
+  }
+  return pair;
+}
+
+int64_t int8_weights_axis(const Node& op) {
+  if (op.op == Op::Conv2d) return 0;
+  return op.op == Op::Gemm && op.attrs.i(AttrKey::trans_b) ? 0 : 1;
+}
+
+std::optional<Int8Form> int8_form(const Graph& g, const Node& op) {
+  if (!is_post_op_anchor(op.op) || op.args.size() < 2) return std::nullopt;
+  const Node& x = g.node(op.args[0].node);
+  const Node& w = g.node(op.args[1].node);
+  if (x.op != Op::DequantizeLinear || w.op != Op::DequantizeLinear) return std::nullopt;
+  Int8Form f;
+  f.x_type = g.type(x.args[0]).dtype;
+  const std::optional<double> sx = one_value(g, x.args[1]), zx = one_value(g, x.args[2]);
+  if (!is_8bit(f.x_type) || !sx || !zx || !(*sx > 0) || !std::isfinite(*sx)) return std::nullopt;
+  f.sx = static_cast<float>(*sx);
+  f.zx = static_cast<int32_t>(*zx);
+  const WeightData* wq = stored(g, w.args[0]);
+  const WeightData* ws = stored(g, w.args[1]);
+  const WeightData* wz = stored(g, w.args[2]);
+  if (!wq || !ws || !wz || wq->type.dtype != DType::kI8) return std::nullopt;
+  for (std::byte b : wz->bytes)
+    if (b != std::byte{0}) return std::nullopt;  // oneDNN's weights are symmetric
+  f.per_channel = ws->type.shape.numel() != 1;
+  if (f.per_channel && w.attrs.i(AttrKey::axis) != int8_weights_axis(op)) return std::nullopt;
+  f.wq = w.args[0];
+  f.w_scale = w.args[1];
+  return f;
+}
+
+void to_run_types(const Graph& g, const Node& n, std::span<TensorType> in) {
+  if (std::optional<Int8Form> q = int8_form(g, n)) {
+    in[0].dtype = q->x_type;
+    in[1].dtype = DType::kI8;
+  }
+}
+
+}  // namespace tso

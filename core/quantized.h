@@ -1,0 +1,57 @@
+// What a runtime runs in a form of its own in a quantized (QDQ) model, and
+// what the optimizer's cost models must therefore cost as that form: a
+// quantize_linear and the dequantize_linear that undoes it (a pair: one
+// step), and a convolution or product by weights that reads the
+// dequantize_linear of its input and of stored i8 weights (an int8 kernel).
+// runtime/cpu lowers them so; optimizer/cost_model.cc costs them so. Both
+// must agree, so the rules are stated once, here.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "core/graph.h"
+
+namespace tso {
+
+// Whether dequantize_linear `dq` reads quantize_linear `q` and undoes it:
+// one scale, and the same scale and zero point values. Where `dq` is the
+// only reader of `q`, the two are a pair.
+bool undoes(const Graph& g, const Node& q, const Node& dq);
+
+// Per node: the dequantize_linear that undoes a quantize_linear as its only
+// reader, and the other way round; -1 elsewhere.
+std::vector<int> quantize_pairs(const Graph& g);
+
+// The integer form of a product `op` (conv2d, matmul or gemm) whose input
+// (args[0]) is a dequantize_linear with one scale and zero point and whose
+// weights (args[1]) are a dequantize_linear of stored i8 values with zero
+// points of zero and one scale, or one per output channel along
+// int8_weights_axis. Such a product sums integers exactly:
+//   sx * sw[o] * sum((xq - zx) * wq) + bias.
+struct Int8Form {
+  float sx = 1;  // the input's scale and zero point
+  int32_t zx = 0;
+  DType x_type = DType::kU8;  // u8 or i8
+  TensorRef wq, w_scale;      // the stored i8 weights and their scales
+  bool per_channel = false;
+};
+std::optional<Int8Form> int8_form(const Graph& g, const Node& op);
+
+// The weights' axis that runs along a product's output channels: a
+// convolution's 0, [K, N] weights' 1, a gemm's transposed [N, K] ones' 0.
+int64_t int8_weights_axis(const Node& op);
+
+// The argument types `n`, a node of `g` whose arguments' types `in` holds,
+// runs on: an int8 product's input and weights become their stored integer
+// types (u8 or i8, and i8), so that its signature (core/signature.h) names
+// the int8 kernel:
+//   conv2d(u8[1,64,56,56],i8[64,64,1,1],f32[64])
+void to_run_types(const Graph& g, const Node& n, std::span<TensorType> in);
+
+// Whether `t` is an element type of quantized values (u8, i8).
+bool is_8bit(DType t);
+
+}  // namespace tso
