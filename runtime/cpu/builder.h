@@ -106,8 +106,8 @@ Expected<bool> lower_winograd(Builder& b, const FusionGroup& group,
                               const dnnl::convolution_forward::primitive_desc& direct,
                               const std::vector<Arg>& direct_extra);
 struct PostOps;
-// A conv2d group of a quantized model (a dequantize_linear of its input and
-// of stored i8 weights) on oneDNN's int8 kernels; false: lower it in f32.
+// A conv2d group (grouped or not) of a quantized model (a dequantize_linear of
+// its input and of stored i8 weights) on oneDNN's int8 kernels; false: f32.
 Expected<bool> lower_int8_conv(Builder& b, const FusionGroup& group);
 // The same for a product of `rows` x K by constant K x N weights (stored
 // [N, K] when `b_transposed`) with the group's post-ops `post`.

@@ -1,9 +1,7 @@
-// The convolutions and matrix products by weights of a quantized (QDQ)
-// model on oneDNN's int8 kernels. In such a model a convolution (or product)
-// reads a dequantize_linear of its input (one scale and zero point: a pair
-// step's or a lone DQ's output) and a dequantize_linear of stored i8 weights
-// (one scale, or one per output channel, and zero points of zero). It then
-// computes
+// The convolutions (grouped ones too) and matrix products by weights of a
+// quantized (QDQ) model on oneDNN's int8 kernels: where core/quantized.h's
+// int8_form holds, the product reads a dequantize_linear of its input (a
+// pair step's or a lone DQ's output) and of stored i8 weights, and computes
 //   sx * sw[o] * sum((xq - zx) * wq) + bias
 // which oneDNN's int8 convolution computes from the u8 or i8 input and the
 // stored i8 weights, summing in int32: exactly, where the f32 convolution of
@@ -72,18 +70,24 @@ bool slow(const std::string& impl) {
 Expected<bool> lower_int8_conv(Builder& b, const FusionGroup& group) {
   const Graph& g = b.graph();
   const Node& n = g.node(group.anchor);
-  if (n.attrs.i(AttrKey::groups) != 1) return false;
   const std::optional<Int8Form> q = int8_form(g, n);
   if (!q) return false;
   const Shape& xs = g.type(n.args[0]).shape;
   const Shape& ws = g.type(n.args[1]).shape;
   const Shape& ys = n.outs[0].shape;
+  // Grouped weights [O, I/g, KH, KW] are oneDNN's [g, O/g, I/g, KH, KW]
+  // (the same bytes), their scales per output channel along both first
+  // dimensions.
+  const int64_t groups = n.attrs.i(AttrKey::groups);
+  const Dims wdims =
+      groups == 1 ? dims_of(ws) : Dims{groups, ws[0] / groups, ws[1], ws[2], ws[3]};
+  const int channel_mask = groups == 1 ? 1 : 3;
   Expected<std::vector<rt::WindowAxis>> win = rt::resolve_window(xs, ws[2], ws[3], n.attrs, false);
   if (!win) return Error{b.describe(group.anchor) + ": " + win.error().message};
   const rt::WindowAxis &h = (*win)[0], &w = (*win)[1];
   const dt x_dt = q->x_type == DType::kU8 ? dt::u8 : dt::s8;
   const memory::desc src_any(dims_of(xs), x_dt, tag::any);
-  const memory::desc wei_any(dims_of(ws), dt::s8, tag::any);
+  const memory::desc wei_any(wdims, dt::s8, tag::any);
   const memory::desc dst_any(dims_of(ys), dt::f32, tag::any);
   const bool has_bias = n.args.size() == 3;
   const memory::desc bias_md = has_bias ? plain_desc({ws[0]}) : memory::desc();
@@ -91,7 +95,7 @@ Expected<bool> lower_int8_conv(Builder& b, const FusionGroup& group) {
     return dnnl::convolution_forward::primitive_desc(
         b.engine(), prop_kind::forward_inference, algorithm::convolution_direct, src_any, wei_any,
         bias_md, dst_md, {h.stride, w.stride}, {h.dil - 1, w.dil - 1}, {h.pad_lo, w.pad_lo},
-        {h.pad_hi, w.pad_hi}, int8_attr(b, *q, 1, ops));
+        {h.pad_hi, w.pad_hi}, int8_attr(b, *q, channel_mask, ops));
   };
   dnnl::convolution_forward::primitive_desc plain;
   try {
@@ -108,7 +112,12 @@ Expected<bool> lower_int8_conv(Builder& b, const FusionGroup& group) {
   // The input quantized back into the layout the convolution reads, once
   // for every convolution reading it so (SqueezeNet's expand pairs).
   const int xq = b.as_quantized(b.value(n.args[0]), pd.src_desc(), q->sx, q->zx);
-  const int wt = b.as_layout(b.value(q->wq), pd.weights_desc());
+  int w_plain = b.as_plain(b.value(q->wq));
+  if (groups != 1) {
+    w_plain = b.view(w_plain, b.tensor(w_plain).type);
+    b.plan().tensors[w_plain].md = plain_desc(wdims, dt::s8);
+  }
+  const int wt = b.as_layout(w_plain, pd.weights_desc());
   std::vector<Arg> args = {{DNNL_ARG_SRC, xq}, {DNNL_ARG_WEIGHTS, wt}};
   std::vector<int> reads = {xq, wt};
   int8_args(b, *q, ws[0], &args, &reads);

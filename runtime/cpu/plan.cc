@@ -129,6 +129,7 @@ int Builder::as_quantized(int t, const memory::desc& want, float scale, int32_t 
                  {DNNL_ARG_TO, to},
                  {DNNL_ARG_ATTR_SCALES | DNNL_ARG_DST, s},
                  {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, z}});
+  plan_.steps.back().operand_copy = true;
   quantized_.push_back({t, want, scale, zero, to});
   return to;
 }

@@ -84,7 +84,8 @@ struct PlanStep {
   std::vector<int> reads, writes;
   bool prologue = false;
   // A reorder or copy the plan inserted to bring another step's operand into
-  // the layout or shape that step reads (a layout change, gemm's C stretched).
+  // the layout, shape or type that step reads (a layout change, gemm's C
+  // stretched, an int8 kernel's input quantized back).
   bool operand_copy = false;
   // The FLOPs of the graph nodes the step computes (node_flops, core/graph.h):
   // a node, or a fused group, lowered to several run steps is charged to the

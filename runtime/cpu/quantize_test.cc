@@ -291,6 +291,46 @@ TEST(CpuQuantize, ConvolutionsOfOneInputShareItsQuantizedCopy) {
   EXPECT_EQ(steps_named(g, "quantize "), 2);
 }
 
+// Grouped convolutions (ResNeXt's 32 groups, a depthwise one) of a quantized
+// model, with a scale per output channel, on int8 kernels too: the weights
+// seen as [groups, O/groups, I/groups, KH, KW], their scales along both
+// first dimensions.
+TEST(CpuQuantize, GroupedAndDepthwiseConvolutionsRunOnInt8Kernels) {
+  std::mt19937_64 rng(17);
+  std::map<std::string, std::vector<double>> values = {{"s", {0.05}}, {"z", {100}}};
+  for (int k = 0; k < 32 * 4 * 9; ++k) values["wg"].push_back(static_cast<int>(rng() % 255) - 127);
+  for (int k = 0; k < 32 * 9; ++k) values["wd"].push_back(static_cast<int>(rng() % 255) - 127);
+  for (int k = 0; k < 32; ++k) {
+    values["ws"].push_back(0.001 * (1 + k % 5));
+    values["wz"].push_back(0);
+  }
+  const Graph g = with_values(R"(graph grouped {
+  input x: f32[1,32,9,9]
+  weight s: f32[]
+  weight z: u8[]
+  weight wg: i8[32,4,3,3]
+  weight wd: i8[32,1,3,3]
+  weight ws: f32[32]
+  weight wz: i8[32]
+  %xq = quantize_linear(x, s, z, axis=0)
+  %xd = dequantize_linear(%xq, s, z, axis=0)
+  %gd = dequantize_linear(wg, ws, wz, axis=0)
+  %dd = dequantize_linear(wd, ws, wz, axis=0)
+  %a = conv2d(%xd, %gd, pad=same, groups=8)
+  %b = conv2d(%xd, %dd, stride=[2,2], pad=same, groups=32)
+  output a = %a
+  output b = %b
+})",
+                              values);
+  std::vector<float> x(32 * 81);
+  std::normal_distribution<float> normal(0.f, 3.f);
+  for (float& v : x) v = normal(rng);
+  const Runs r = run_both(g, x);
+  ASSERT_EQ(r.cpu.size(), 2u);
+  for (size_t k = 0; k < 2; ++k) expect_close(r, k, 1e-5f);
+  EXPECT_EQ(steps_named(g, "conv int8"), 2);
+}
+
 // Products by quantized weights, [K, N] with a scale per column and [N, K]
 // (gemm, trans_b) with a scale per row, of a dequantized input with a zero
 // point, run on oneDNN's int8 matmul: its exact int32 sums agree with the
