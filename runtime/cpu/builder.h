@@ -3,6 +3,7 @@
 // to runtime/cpu.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -56,9 +57,24 @@ class Builder {
   // `t` in row-major layout.
   int as_plain(int t);
   // f32 `t` quantized (round(t / scale) + zero, saturated) into `want`, a u8
-  // or s8 layout, by a oneDNN reorder (made once per tensor, layout and
-  // parameters): the input of an int8 convolution.
+  // or s8 layout (made once per tensor, layout and parameters): the input
+  // of an int8 kernel. A pair step's output (note_pair) is its input
+  // quantized by the pair's own formula (quantize_pair_input), in that
+  // input's layout: the same levels, without the pair's floats in between;
+  // otherwise a oneDNN reorder quantizes `t` (lossless where `t` holds
+  // dequantized values).
   int as_quantized(int t, const memory::desc& want, float scale, int32_t zero);
+
+  // The f32 input, scale, zero point (tensors) and quantized type of the pair
+  // step (lower_quantize_pair) that wrote tensor `y`.
+  struct PairSource {
+    int x = -1, scale = -1, zero = -1;
+    DType type = DType::kU8;
+  };
+  void note_pair(int y, PairSource source);
+  // Drops the pair steps whose output no step reads and no graph output is:
+  // every reader of it read the quantized input instead (as_quantized).
+  void drop_unread_pairs();
 
   // A primitive with the shared scratchpad (its size is recorded).
   dnnl::primitive_attr attr() const;
@@ -95,6 +111,7 @@ class Builder {
     int to = -1;
   };
   std::vector<Quantized> quantized_;
+  std::map<int, PairSource> pairs_;  // pair step output -> its source
 };
 
 // Lowering of one group or node; each appends steps and sets the values of
@@ -135,6 +152,10 @@ Status lower_quantize(Builder& b, int node);         // quantize_linear, dequant
 // A pair of core/quantized.h's quantize_pairs as one step, lowered at the
 // dequantize_linear.
 Status lower_quantize_pair(Builder& b, int q, int dq);
+// The input of pair `p` quantized by an own step in its layout (a dense
+// one), then reordered into `want` where that differs; -1 where the input's
+// layout is blocked or has padding (then the caller reorders).
+int quantize_pair_input(Builder& b, const Builder::PairSource& p, const memory::desc& want);
 bool is_movement(const Graph& g, int node);
 // A new row-major tensor for output `index` of `node`, of any element type
 // (no oneDNN descriptor for those oneDNN lacks: i64, bool).

@@ -218,7 +218,42 @@ Status lower_quantize_pair(Builder& b, int q, int dq) {
                  };
                });
   b.set_value({dq, 0}, y);
+  b.note_pair(y, {x, scale, zero, n.outs[0].dtype});
   return {};
+}
+
+int quantize_pair_input(Builder& b, const Builder::PairSource& p, const memory::desc& want) {
+  const memory::desc x_md = b.tensor(p.x).md;
+  const Shape shape = b.tensor(p.x).type.shape;
+  const int64_t count = shape.numel();
+  const memory::data_type q_dt =
+      p.type == DType::kU8 ? memory::data_type::u8 : memory::data_type::s8;
+  if (x_md.get_inner_nblks() != 0 || static_cast<int64_t>(x_md.get_size()) != count * 4 ||
+      want.get_data_type() != q_dt || x_md.get_dims() != want.get_dims())
+    return -1;
+  const memory::desc q_md(x_md.get_dims(), q_dt, x_md.get_strides());
+  const int x = p.x, scale = p.scale, zero = p.zero;
+  const int y = b.output_tensor({p.type, shape}, q_md, {x, scale, zero});
+  const bool u8 = p.type == DType::kU8;
+  b.add_kernel("quantize (own)", "int8 input", {x, scale, zero}, {y},
+               [=](const Bindings& m) -> Run {
+                 const float* px = reinterpret_cast<const float*>(m.data(x));
+                 const float s = *reinterpret_cast<const float*>(m.data(scale));
+                 const std::byte* pz = m.data(zero);
+                 std::byte* py = m.data(y);
+                 const QuantLayout l{1, 1, count};
+                 if (u8)
+                   return [=] {
+                     quantize_rows(l, px, &s, reinterpret_cast<const uint8_t*>(pz), rt::kU8Range,
+                                   reinterpret_cast<uint8_t*>(py));
+                   };
+                 return [=] {
+                   quantize_rows(l, px, &s, reinterpret_cast<const int8_t*>(pz), rt::kI8Range,
+                                 reinterpret_cast<int8_t*>(py));
+                 };
+               });
+  b.plan().steps.back().operand_copy = true;
+  return q_md == want ? y : b.as_layout(y, want);
 }
 
 Status lower_quantize(Builder& b, int node) {

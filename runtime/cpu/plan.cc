@@ -1,6 +1,7 @@
 #include "runtime/cpu/plan.h"
 
 #include <cstring>
+#include <set>
 
 #include "core/post_ops.h"
 #include "core/quantized.h"
@@ -113,6 +114,12 @@ int Builder::as_layout(int t, const memory::desc& want) {
 int Builder::as_quantized(int t, const memory::desc& want, float scale, int32_t zero) {
   for (const Quantized& q : quantized_)
     if (q.from == t && q.md == want && q.scale == scale && q.zero == zero) return q.to;
+  if (auto it = pairs_.find(t); it != pairs_.end()) {
+    if (const int to = quantize_pair_input(*this, it->second, want); to >= 0) {
+      quantized_.push_back({t, want, scale, zero, to});
+      return to;
+    }
+  }
   const int s = host_floats({scale}, Shape{1});
   auto zero_value = std::make_shared<int32_t>(zero);
   const int z = host_tensor({DType::kI32, Shape{1}}, zero_value,
@@ -132,6 +139,18 @@ int Builder::as_quantized(int t, const memory::desc& want, float scale, int32_t 
   plan_.steps.back().operand_copy = true;
   quantized_.push_back({t, want, scale, zero, to});
   return to;
+}
+
+void Builder::note_pair(int y, PairSource source) { pairs_[y] = source; }
+
+void Builder::drop_unread_pairs() {
+  std::set<int> read;
+  for (const PlanStep& s : plan_.steps)
+    for (int t : s.reads) read.insert(root(t));
+  for (int t : plan_.outputs) read.insert(root(t));
+  std::erase_if(plan_.steps, [&](const PlanStep& s) {
+    return s.writes.size() == 1 && pairs_.count(s.writes[0]) && !read.count(s.writes[0]);
+  });
 }
 
 int Builder::as_plain(int t) {
@@ -316,6 +335,7 @@ Expected<Plan> build_plan(const Graph& g, const ExecutorOptions& options,
     charge_flops(g, computed_nodes(g, fusion, pairs, i), b.plan(), first);
   }
   for (const GraphOutput& o : g.outputs()) b.plan().outputs.push_back(b.as_plain(b.value(o.ref)));
+  b.drop_unread_pairs();
   return std::move(b.plan());
 }
 

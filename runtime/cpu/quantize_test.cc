@@ -256,13 +256,16 @@ TEST(CpuQuantize, AQuantizedConvolutionRunsOnInt8Kernels) {
 }
 
 // Two int8 convolutions of one dequantized input (SqueezeNet's expand pair)
-// read one quantized copy of it: one quantize step, not two.
+// read one quantized copy of it: the pair's input quantized once by the
+// pair's own formula, not the pair's floats quantized back by a reorder;
+// the pair step, read by nothing else, is dropped. Where the dequantized
+// values are read too (a graph output here), the pair step stays.
 TEST(CpuQuantize, ConvolutionsOfOneInputShareItsQuantizedCopy) {
   std::map<std::string, std::vector<double>> values = {
       {"s", {0.05}}, {"z", {128}}, {"ws", {0.01}}, {"wz", {0}}};
   for (int k = 0; k < 8 * 8 * 9; ++k) values["w3"].push_back(k % 7 - 3);
   for (int k = 0; k < 8 * 8; ++k) values["w1"].push_back(k % 5 - 2);
-  const Graph g = with_values(R"(graph expand {
+  const std::string text = R"(graph expand {
   input x: f32[1,8,6,6]
   weight s: f32[]
   weight z: u8[]
@@ -278,17 +281,20 @@ TEST(CpuQuantize, ConvolutionsOfOneInputShareItsQuantizedCopy) {
   %b = conv2d(%xd, %d3, pad=same)
   output a = %a
   output b = %b
-})",
-                              values);
+)";
   std::vector<float> x(8 * 36);
   for (size_t i = 0; i < x.size(); ++i) x[i] = 0.1f * static_cast<float>(i % 23) - 1.f;
-  const Runs r = run_both(g, x);
-  ASSERT_EQ(r.cpu.size(), 2u);
-  for (size_t k = 0; k < 2; ++k) expect_close(r, k, 1e-5f);
-  EXPECT_EQ(steps_named(g, "conv int8"), 2);
-  // The input's pair step, then the one reorder into the convolutions' u8.
-  EXPECT_EQ(steps_named(g, "quantize and dequantize"), 1);
-  EXPECT_EQ(steps_named(g, "quantize "), 2);
+  for (bool read_too : {false, true}) {
+    SCOPED_TRACE(read_too ? "dequantized values read too" : "read by int8 kernels only");
+    const Graph g = with_values(text + (read_too ? "  output d = %xd\n}" : "}"), values);
+    const Runs r = run_both(g, x);
+    ASSERT_EQ(r.cpu.size(), read_too ? 3u : 2u);
+    for (size_t k = 0; k < r.cpu.size(); ++k) expect_close(r, k, 1e-5f);
+    EXPECT_EQ(steps_named(g, "conv int8"), 2);
+    EXPECT_EQ(steps_named(g, "quantize (own)"), 1);
+    EXPECT_EQ(steps_named(g, "quantize and dequantize"), read_too ? 1 : 0);
+    EXPECT_EQ(steps_named(g, "quantize jit"), 0);
+  }
 }
 
 // Grouped convolutions (ResNeXt's 32 groups, a depthwise one) of a quantized
