@@ -1,5 +1,6 @@
 #include "core/quantized.h"
 
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -63,6 +64,50 @@ std::vector<int> quantize_pairs(const Graph& g) {
     if (uses[q] == 1 && undoes(g, g.node(q), dq)) pair[d] = q, pair[q] = d;
   }
   return pair;
+}
+
+namespace {
+
+// Whether `t` holds levels of scale `scale` and zero point `zero`.
+bool on_levels(const Graph& g, TensorRef t, TensorRef scale, TensorRef zero, int depth) {
+  const Node& n = g.node(t.node);
+  if (n.op == Op::DequantizeLinear)
+    return same_values(g, n.args[1], scale) && same_values(g, n.args[2], zero);
+  if (depth == 0) return false;
+  switch (n.op) {
+    case Op::Reshape:
+    case Op::Transpose:
+    case Op::Flatten:
+    case Op::Squeeze:
+    case Op::Unsqueeze:
+    case Op::Slice:
+    case Op::Split:
+    case Op::Expand:
+    case Op::Gather:
+      return on_levels(g, n.args[0], scale, zero, depth - 1);
+    case Op::MaxPool: {
+      // A window of padding alone would be -inf.
+      const Padding& p = n.attrs.pad(AttrKey::pad);
+      const bool padded = p.mode == Padding::kSame ||
+                          (p.mode == Padding::kExplicit && p.pads != std::array<int64_t, 4>{});
+      return !padded && on_levels(g, n.args[0], scale, zero, depth - 1);
+    }
+    case Op::Concat:
+      for (const TensorRef& a : n.args)
+        if (!on_levels(g, a, scale, zero, depth - 1)) return false;
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+bool keeps_levels(const Graph& g, const Node& q) {
+  if (q.op != Op::QuantizeLinear) return false;
+  const std::optional<double> s = one_value(g, q.args[1]);
+  if (!s || !(*s >= 1e-30 && *s <= 1e30)) return false;
+  return on_levels(g, q.args[0], q.args[1], q.args[2], 8);
 }
 
 int64_t int8_weights_axis(const Node& op) {

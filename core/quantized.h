@@ -25,6 +25,18 @@ bool undoes(const Graph& g, const Node& q, const Node& dq);
 // reader, and the other way round; -1 elsewhere.
 std::vector<int> quantize_pairs(const Graph& g);
 
+// Whether quantize_linear `q` leaves its input's values as they are once
+// dequantized with the same scale and zero point: its input holds levels
+// of that scale and zero point already, dequantize_linear results of them
+// moved around (reshape, transpose, flatten, squeeze, unsqueeze, slice,
+// split, expand, gather's data, maxpool without padding, concat of such)
+// but not computed on. Quantizing a level gives back its integer exactly
+// (fl((q - z) * s) / s is within 3e-5 of q - z), so such a pair is the
+// identity: QDQ models quantize a reshape's or a transpose's output with
+// its input's parameters (BERT: 96 such pairs). The scale must lie in
+// [1e-30, 1e30], where the levels are normal floats.
+bool keeps_levels(const Graph& g, const Node& q);
+
 // The integer form of a product `op` (conv2d, matmul or gemm) whose input
 // (args[0]) is a dequantize_linear with one scale and zero point and whose
 // weights (args[1]) are a dequantize_linear of stored i8 values with zero

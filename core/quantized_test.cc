@@ -163,5 +163,45 @@ TEST(Quantized, NoPairWhereTheQuantizedTensorIsReadTwiceOrOtherValuesUndoIt) {
   EXPECT_EQ(quantize_pairs(same)[d], q);
 }
 
+// A pair whose input holds its levels already (a dequantized tensor moved,
+// not computed on) is the identity; computed on, or of other parameters,
+// it is not.
+TEST(Quantized, APairOfMovedLevelsKeepsThem) {
+  const char* text = R"(graph moved {
+  input x: f32[1,4,6,6]
+  weight s: f32[]
+  weight z: u8[]
+  weight t: f32[]
+  %q = quantize_linear(x, s, z, axis=0)
+  %d = dequantize_linear(%q, s, z, axis=0)
+  %r = reshape(%d, shape=[1,4,36])
+  %p = transpose(%r, perm=[0,2,1])
+  %m = maxpool(%d, kernel=[2,2], stride=[2,2])
+  %n = maxpool(%d, kernel=[3,3], pad=[1,1,1,1])
+  %c = concat(%d, %d, axis=1)
+  %a = add(%d, %d)
+  %q1 = quantize_linear(%p, s, z, axis=0)
+  %q2 = quantize_linear(%m, s, z, axis=0)
+  %q3 = quantize_linear(%c, s, z, axis=0)
+  %q4 = quantize_linear(%p, t, z, axis=0)
+  %q5 = quantize_linear(%a, s, z, axis=0)
+  %q6 = quantize_linear(%n, s, z, axis=0)
+  output a = %q1
+  output b = %q2
+  output c = %q3
+  output d = %q4
+  output e = %q5
+  output f = %q6
+})";
+  const Graph g = with_values(text, {{"s", {0.05}}, {"z", {7}}, {"t", {0.1}}});
+  const std::vector<bool> keeps = {true, true, true, false, false, false};
+  for (int k = 0; k < 6; ++k)
+    EXPECT_EQ(keeps_levels(g, g.node(find(g, Op::QuantizeLinear, k + 1))), keeps[k]) << k;
+  EXPECT_FALSE(keeps_levels(g, g.node(find(g, Op::QuantizeLinear))));  // reads an input
+  // A scale whose levels are subnormal floats is not trusted.
+  const Graph tiny = with_values(text, {{"s", {1e-40}}, {"z", {7}}, {"t", {0.1}}});
+  EXPECT_FALSE(keeps_levels(tiny, tiny.node(find(tiny, Op::QuantizeLinear, 1))));
+}
+
 }  // namespace
 }  // namespace tso

@@ -254,6 +254,11 @@ Status lower_node(Builder& b, const Fusion& fusion, const std::vector<int>& pair
   if (pairs[i] >= 0) {  // a quantize_linear runs with its dequantize_linear
     if (n.op == Op::QuantizeLinear) return {};
     ++b.plan().fused_nodes;
+    const Node& q = b.graph().node(pairs[i]);
+    if (keeps_levels(b.graph(), q)) {  // the identity: its input's values
+      b.set_value({i, 0}, b.value(q.args[0]));
+      return {};
+    }
     return lower_quantize_pair(b, pairs[i], i);
   }
   if (n.op == Op::Opaque)

@@ -342,6 +342,8 @@ Expected<rt::CostTable> profile_model(const Graph& g, const std::string& model_n
     const Node& n = g.node(i);
     if (is_source(n.op)) continue;
     std::vector<TensorType> in = types(i);
+    if (pairs[i] >= 0 && keeps_levels(g, g.node(n.op == Op::QuantizeLinear ? i : pairs[i])))
+      continue;  // the identity
     if (pairs[i] >= 0 && n.op == Op::DequantizeLinear) {
       count(post_op_signature(Op::QuantizeLinear, n, in, 0), {i, in, Op::QuantizeLinear, 0});
       continue;

@@ -337,6 +337,31 @@ TEST(CpuQuantize, GroupedAndDepthwiseConvolutionsRunOnInt8Kernels) {
   EXPECT_EQ(steps_named(g, "conv int8"), 2);
 }
 
+// A transposed dequantized tensor quantized again with its parameters (a
+// QDQ model's transpose) is left as it is: no step, and the reference's
+// values, bit for bit (near-ties and saturated values included).
+TEST(CpuQuantize, APairOfMovedLevelsRunsNothing) {
+  const Graph g = with_values(R"(graph moved {
+  input x: f32[2,3,40]
+  weight s: f32[]
+  weight z: i8[]
+  %q = quantize_linear(x, s, z, axis=0)
+  %d = dequantize_linear(%q, s, z, axis=0)
+  %t = transpose(%d, perm=[0,2,1])
+  %r = quantize_linear(%t, s, z, axis=0)
+  %e = dequantize_linear(%r, s, z, axis=0)
+  output y = %e
+})",
+                              {{"s", {0.0173}}, {"z", {-5}}});
+  std::vector<float> x(240);
+  std::mt19937_64 rng(5);
+  std::uniform_int_distribution<int> level(-140, 140);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = (static_cast<float>(level(rng)) + (i % 3 == 0 ? 0.5f : 0.f)) * 0.0173f;
+  for (int threads : {1, 2}) expect_equal_to_reference(g, x, threads);
+  EXPECT_EQ(steps_named(g, "quantize and dequantize"), 1);
+}
+
 // Products by quantized weights, [K, N] with a scale per column and [N, K]
 // (gemm, trans_b) with a scale per row, of a dequantized input with a zero
 // point, run on oneDNN's int8 matmul: its exact int32 sums agree with the
