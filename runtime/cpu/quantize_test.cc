@@ -9,6 +9,7 @@
 #include <map>
 #include <random>
 
+#include "core/quantized.h"
 #include "core/testing/stored_weights.h"
 #include "core/text_format.h"
 #include "runtime/cpu/executor.h"
@@ -408,6 +409,170 @@ TEST(CpuQuantize, QuantizedProductsRunOnInt8Kernels) {
   ASSERT_EQ(r.cpu.size(), 2u);
   for (size_t k = 0; k < 2; ++k) expect_close(r, k, 1e-5f);
   EXPECT_EQ(steps_named(g, "matmul int8"), 2);
+}
+
+
+// Random quantized networks, SqueezeNet- and transformer-like: int8
+// convolutions (plain, grouped, depthwise; a scale per tensor or per output
+// channel), concatenated branches of shared parameters, reshapes and
+// transposes quantized again with their input's parameters (pairs that keep
+// their levels), max-pools, relus and a gemm head, with a quantize and
+// dequantize pair after each. Scales are powers of two and weights small
+// integers, so every f32 sum of the reference executor is exact, as the
+// int8 kernels' int32 sums are: the CPU runtime must give the reference's
+// values bit for bit, on one thread and two.
+class QuantizedNetwork {
+ public:
+  explicit QuantizedNetwork(uint64_t seed) : rng_(seed) {}
+
+  Graph build() {
+    const int64_t c = pick({4, 8, 16}), h = pick({4, 6, 8});
+    text_ = "graph net {\n  input x: f32[1," + std::to_string(c) + "," + std::to_string(h) + "," +
+            std::to_string(h) + "]\n";
+    Tensor t{"x", c, h};
+    t = pair(t, fresh_params());
+    const int layers = static_cast<int>(range(3, 6));
+    for (int l = 0; l < layers; ++l) {
+      const int kind = static_cast<int>(range(0, 9));
+      if (kind < 4)
+        t = pair(conv(t), fresh_params());
+      else if (kind < 6)
+        t = moved(t);
+      else if (kind < 7 && t.h % 2 == 0)
+        t = pair(op("maxpool", t.name, "kernel=[2,2], stride=[2,2]", t.c, t.h / 2), t.params);
+      else
+        t = branches(t);
+    }
+    const int64_t n = pick({3, 10});
+    const std::string w = int8_weights({n, t.c * t.h * t.h}, true, 0);
+    const std::string f = op("flatten", t.name, "axis=1", 0, 0).name;
+    text_ += "  %y = gemm(" + f + ", " + w + ", trans_b=1)\n  output y = %y\n}\n";
+    return with_values(text_, values_);
+  }
+
+ private:
+  struct Params {
+    std::string scale, zero;
+  };
+  struct Tensor {
+    std::string name;
+    int64_t c = 0, h = 0;
+    Params params;
+  };
+
+  int64_t range(int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng_);
+  }
+  int64_t pick(std::initializer_list<int64_t> v) {
+    return *(v.begin() + range(0, static_cast<int64_t>(v.size()) - 1));
+  }
+  std::string name(const char* prefix) { return prefix + std::to_string(next_++); }
+
+  std::string weight(const std::string& type, std::vector<double> v) {
+    const std::string n = name("w");
+    text_ += "  weight " + n + ": " + type + "\n";
+    values_[n] = std::move(v);
+    return n;
+  }
+  // A scale of 2^-k and a zero point, u8 or i8.
+  Params fresh_params() {
+    const bool u8 = range(0, 1) == 1;
+    const double zero = static_cast<double>(u8 ? range(0, 255) : range(-20, 20));
+    return {weight("f32[]", {std::ldexp(1.0, -static_cast<int>(range(2, 5)))}),
+            weight(u8 ? "u8[]" : "i8[]", {zero})};
+  }
+  Tensor op(const std::string& what, const std::string& args, const std::string& attrs,
+            int64_t c, int64_t h) {
+    const std::string n = name("%t");
+    text_ += "  " + n + " = " + what + "(" + args + (attrs.empty() ? "" : ", " + attrs) + ")\n";
+    return {n, c, h, {}};
+  }
+  Tensor pair(const Tensor& t, const Params& p) {
+    const std::string q = op("quantize_linear", t.name + ", " + p.scale + ", " + p.zero,
+                             "axis=0", 0, 0).name;
+    Tensor d = op("dequantize_linear", q + ", " + p.scale + ", " + p.zero, "axis=0", t.c, t.h);
+    d.params = p;
+    return d;
+  }
+  // Stored i8 weights of small values, dequantized with powers of two, per
+  // output channel (along `axis`) or per tensor.
+  std::string int8_weights(const std::vector<int64_t>& shape, bool per_channel, int axis) {
+    int64_t count = 1;
+    std::string dims;
+    for (int64_t d : shape) count *= d, dims += (dims.empty() ? "" : ",") + std::to_string(d);
+    std::vector<double> q(count);
+    for (double& v : q) v = static_cast<double>(range(-8, 8));
+    const std::string wq = weight("i8[" + dims + "]", std::move(q));
+    const int64_t channels = per_channel ? shape[axis] : 1;
+    std::vector<double> s(channels), z(channels, 0);
+    for (double& v : s) v = std::ldexp(1.0, -static_cast<int>(range(3, 6)));
+    const std::string shape_of = per_channel ? "[" + std::to_string(channels) + "]" : "[]";
+    const std::string ws = weight("f32" + shape_of, std::move(s));
+    const std::string wz = weight("i8" + shape_of, std::move(z));
+    return op("dequantize_linear", wq + ", " + ws + ", " + wz, "axis=" + std::to_string(axis), 0,
+              0)
+        .name;
+  }
+  Tensor conv(const Tensor& t) {
+    const int64_t groups = pick({1, 1, 2, t.c});
+    const int64_t out = groups == t.c ? t.c : groups * pick({2, 4});
+    const int64_t k = pick({1, 3});
+    const std::string w = int8_weights({out, t.c / groups, k, k}, range(0, 1) == 1, 0);
+    std::string args = t.name + ", " + w;
+    if (range(0, 1) == 1) {  // a bias on the sums' grid, 2^-11
+      std::vector<double> b(out);
+      for (double& v : b) v = std::ldexp(static_cast<double>(range(-64, 64)), -11);
+      args += ", " + weight("f32[" + std::to_string(out) + "]", std::move(b));
+    }
+    const std::string attrs =
+        (k == 3 ? std::string("pad=same, ") : std::string()) + "groups=" + std::to_string(groups);
+    Tensor c = op("conv2d", args, attrs, out, t.h);
+    return range(0, 2) == 0 ? c : op("relu", c.name, "", out, t.h);
+  }
+  // Reshaped and transposed, quantized again with the same parameters, and
+  // back: pairs that keep their levels.
+  Tensor moved(const Tensor& t) {
+    const std::string c = std::to_string(t.c), hw = std::to_string(t.h * t.h);
+    Tensor r = op("reshape", t.name, "shape=[1," + c + "," + hw + "]", t.c, t.h);
+    Tensor p = pair(op("transpose", r.name, "perm=[0,2,1]", t.c, t.h), t.params);
+    Tensor b = op("transpose", p.name, "perm=[0,2,1]", t.c, t.h);
+    const std::string h = std::to_string(t.h);
+    return pair(op("reshape", b.name, "shape=[1," + c + "," + h + "," + h + "]", t.c, t.h),
+                t.params);
+  }
+  // Two convolutions of `t` quantized alike and concatenated (SqueezeNet's
+  // expand pair), quantized again with their parameters.
+  Tensor branches(const Tensor& t) {
+    const Params p = fresh_params();
+    const Tensor a = pair(conv(t), p), b = pair(conv(t), p);
+    return pair(op("concat", a.name + ", " + b.name, "axis=1", a.c + b.c, t.h), p);
+  }
+
+  std::mt19937_64 rng_;
+  std::string text_;
+  std::map<std::string, std::vector<double>> values_;
+  int next_ = 0;
+};
+
+TEST(CpuQuantize, RandomQuantizedNetworksMatchTheReferenceBitForBit) {
+  int int8_steps = 0, kept_levels = 0, built = 0;
+  for (uint64_t seed = 1; seed <= 24; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const Graph g = QuantizedNetwork(seed).build();
+    if (g.size() == 0) continue;  // with_values reported why
+    ++built;
+    const Shape shape = g.node(g.input_nodes()[0]).outs[0].shape;
+    std::vector<float> x(shape.numel());
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<float> normal(0.f, 2.f);
+    for (float& v : x) v = normal(rng);
+    for (int threads : {1, 2}) expect_equal_to_reference(g, x, threads);
+    int8_steps += steps_named(g, "conv int8") + steps_named(g, "matmul int8");
+    for (const Node& n : g.nodes()) kept_levels += keeps_levels(g, n);
+  }
+  EXPECT_EQ(built, 24);
+  EXPECT_GT(int8_steps, 48);  // the int8 kernels ran
+  EXPECT_GT(kept_levels, 10);
 }
 
 }  // namespace
