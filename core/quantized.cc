@@ -115,17 +115,27 @@ int64_t int8_weights_axis(const Node& op) {
   return op.op == Op::Gemm && op.attrs.i(AttrKey::trans_b) ? 0 : 1;
 }
 
+std::optional<Quantization> dequantized(const Graph& g, TensorRef t) {
+  const Node& d = g.node(t.node);
+  if (d.op != Op::DequantizeLinear) return std::nullopt;
+  Quantization l;
+  l.type = g.type(d.args[0]).dtype;
+  const std::optional<double> s = one_value(g, d.args[1]), z = one_value(g, d.args[2]);
+  if (!is_8bit(l.type) || !s || !z || !(*s > 0) || !std::isfinite(*s)) return std::nullopt;
+  l.scale = static_cast<float>(*s);
+  l.zero = static_cast<int32_t>(*z);
+  return l;
+}
+
 std::optional<Int8Form> int8_form(const Graph& g, const Node& op) {
   if (!is_post_op_anchor(op.op) || op.args.size() < 2) return std::nullopt;
-  const Node& x = g.node(op.args[0].node);
+  const std::optional<Quantization> x = dequantized(g, op.args[0]);
   const Node& w = g.node(op.args[1].node);
-  if (x.op != Op::DequantizeLinear || w.op != Op::DequantizeLinear) return std::nullopt;
+  if (!x || w.op != Op::DequantizeLinear) return std::nullopt;
   Int8Form f;
-  f.x_type = g.type(x.args[0]).dtype;
-  const std::optional<double> sx = one_value(g, x.args[1]), zx = one_value(g, x.args[2]);
-  if (!is_8bit(f.x_type) || !sx || !zx || !(*sx > 0) || !std::isfinite(*sx)) return std::nullopt;
-  f.sx = static_cast<float>(*sx);
-  f.zx = static_cast<int32_t>(*zx);
+  f.x_type = x->type;
+  f.sx = x->scale;
+  f.zx = x->zero;
   const WeightData* wq = stored(g, w.args[0]);
   const WeightData* ws = stored(g, w.args[1]);
   const WeightData* wz = stored(g, w.args[2]);
@@ -139,10 +149,23 @@ std::optional<Int8Form> int8_form(const Graph& g, const Node& op) {
   return f;
 }
 
+std::optional<std::pair<Quantization, Quantization>> int8_activations(const Graph& g,
+                                                                      const Node& op) {
+  if (op.op != Op::Matmul) return std::nullopt;
+  const std::optional<Quantization> a = dequantized(g, op.args[0]), b = dequantized(g, op.args[1]);
+  if (!a || !b || stored(g, g.node(op.args[0].node).args[0]) ||
+      stored(g, g.node(op.args[1].node).args[0]))
+    return std::nullopt;
+  return std::pair{*a, *b};
+}
+
 void to_run_types(const Graph& g, const Node& n, std::span<TensorType> in) {
   if (std::optional<Int8Form> q = int8_form(g, n)) {
     in[0].dtype = q->x_type;
     in[1].dtype = DType::kI8;
+  } else if (auto ab = int8_activations(g, n)) {
+    in[0].dtype = ab->first.type;
+    in[1].dtype = ab->second.type;
   }
 }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "core/graph.h"
@@ -37,6 +38,15 @@ std::vector<int> quantize_pairs(const Graph& g);
 // [1e-30, 1e30], where the levels are normal floats.
 bool keeps_levels(const Graph& g, const Node& q);
 
+// A tensor that is a dequantize_linear of one stored scale (positive,
+// finite) and zero point: its integer type, u8 or i8, and parameters.
+struct Quantization {
+  DType type = DType::kU8;
+  float scale = 1;
+  int32_t zero = 0;
+};
+std::optional<Quantization> dequantized(const Graph& g, TensorRef t);
+
 // The integer form of a product `op` (conv2d, matmul or gemm) whose input
 // (args[0]) is a dequantize_linear with one scale and zero point and whose
 // weights (args[1]) are a dequantize_linear of stored i8 values with zero
@@ -52,15 +62,23 @@ struct Int8Form {
 };
 std::optional<Int8Form> int8_form(const Graph& g, const Node& op);
 
+// A matmul of two dequantized activations (attention's scores and its
+// weighted values in a QDQ transformer), neither read from stored values:
+// the levels of both, which an int8 kernel multiplies exactly. Nullopt for
+// other nodes.
+std::optional<std::pair<Quantization, Quantization>> int8_activations(const Graph& g,
+                                                                      const Node& op);
+
 // The weights' axis that runs along a product's output channels: a
 // convolution's 0, [K, N] weights' 1, a gemm's transposed [N, K] ones' 0.
 int64_t int8_weights_axis(const Node& op);
 
 // The argument types `n`, a node of `g` whose arguments' types `in` holds,
-// runs on: an int8 product's input and weights become their stored integer
-// types (u8 or i8, and i8), so that its signature (core/signature.h) names
+// runs on: an int8 product's operands become their integer types (u8 or
+// i8; stored weights i8), so that its signature (core/signature.h) names
 // the int8 kernel:
 //   conv2d(u8[1,64,56,56],i8[64,64,1,1],f32[64])
+//   matmul(u8[1,12,128,64],u8[1,12,64,128])
 void to_run_types(const Graph& g, const Node& n, std::span<TensorType> in);
 
 // Whether `t` is an element type of quantized values (u8, i8).

@@ -130,6 +130,11 @@ Expected<bool> lower_int8_conv(Builder& b, const FusionGroup& group);
 // [N, K] when `b_transposed`) with the group's post-ops `post`.
 Expected<bool> lower_int8_product(Builder& b, const FusionGroup& group, int64_t rows, int64_t k,
                                   int64_t n, bool b_transposed, const PostOps& post);
+// A matmul of two dequantized activations of shapes `ad` and `bd` (equal
+// ranks; core/quantized.h's int8_activations) on oneDNN's int8 matmul;
+// false: lower it in f32.
+Expected<bool> lower_int8_activations(Builder& b, const FusionGroup& group, const Dims& ad,
+                                      const Dims& bd, const PostOps& post);
 // A 1x1 stride-1 NHWC conv2d group as an inner product of [rows, C] by
 // [C, K] when that measures faster than `direct`; false: lower it direct.
 bool lower_pointwise(Builder& b, const FusionGroup& group,

@@ -175,4 +175,66 @@ Expected<bool> lower_int8_product(Builder& b, const FusionGroup& group, int64_t 
   return true;
 }
 
+Expected<bool> lower_int8_activations(Builder& b, const FusionGroup& group, const Dims& ad,
+                                      const Dims& bd, const PostOps& post) {
+  const Node& node = b.graph().node(group.anchor);
+  const auto ab = int8_activations(b.graph(), node);
+  if (!ab) return false;
+  const Quantization &qa = ab->first, &qb = ab->second;
+  // oneDNN's int8 matmul takes s8 weights: u8 levels q are read as q - 128,
+  // their zero point z as z - 128 (the same differences q - z).
+  const int32_t zb = qb.type == DType::kU8 ? qb.zero - 128 : qb.zero;
+  const dt a_dt = qa.type == DType::kU8 ? dt::u8 : dt::s8;
+  Dims dd(ad.size());
+  for (size_t i = 0; i + 2 < ad.size(); ++i) dd[i] = std::max(ad[i], bd[i]);
+  dd[dd.size() - 2] = ad[ad.size() - 2];
+  dd[dd.size() - 1] = bd[bd.size() - 1];
+  const memory::desc a_md = plain_desc(ad, a_dt), b_md = plain_desc(bd, dt::s8);
+  const memory::desc dst_md = plain_desc(dd);
+  dnnl::primitive_attr attr = b.attr();
+  attr.set_scales_mask(DNNL_ARG_SRC, 0);
+  attr.set_scales_mask(DNNL_ARG_WEIGHTS, 0);
+  if (qa.zero != 0) attr.set_zero_points_mask(DNNL_ARG_SRC, 0);
+  if (zb != 0) attr.set_zero_points_mask(DNNL_ARG_WEIGHTS, 0);
+  attr.set_post_ops(post.ops);
+  dnnl::matmul::primitive_desc pd;
+  try {
+    pd = dnnl::matmul::primitive_desc(b.engine(), a_md, b_md, dst_md, attr);
+  } catch (const dnnl::error&) {
+    return false;  // no int8 matmul of these operands: the f32 one
+  }
+  if (slow(pd.impl_info_str())) return false;
+  b.note_scratchpad(pd);
+  auto quantized = [&](TensorRef r, dt type, const Quantization& q, int32_t zero) {
+    const int t = b.as_plain(b.value(r));
+    return b.as_quantized(t, plain_desc(b.tensor(t).md.get_dims(), type), q.scale, zero);
+  };
+  const int aq = quantized(node.args[0], a_dt, qa, qa.zero);
+  const int bq = quantized(node.args[1], dt::s8, qb, zb);
+  const int sa = b.host_floats({qa.scale}, Shape{1}), sb = b.host_floats({qb.scale}, Shape{1});
+  std::vector<Arg> args = {{DNNL_ARG_SRC, aq, a_md},
+                           {DNNL_ARG_WEIGHTS, bq, b_md},
+                           {DNNL_ARG_ATTR_SCALES | DNNL_ARG_SRC, sa},
+                           {DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS, sb}};
+  std::vector<int> reads = {aq, bq, sa, sb};
+  if (qa.zero != 0) {
+    const int z = zero_point_tensor(b, qa.zero);
+    args.push_back({DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, z});
+    reads.push_back(z);
+  }
+  if (zb != 0) {
+    const int z = zero_point_tensor(b, zb);
+    args.push_back({DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_WEIGHTS, z});
+    reads.push_back(z);
+  }
+  reads.insert(reads.end(), post.reads.begin(), post.reads.end());
+  const int y = b.output_tensor(group_type(b, group), plain_desc(group_type(b, group)), reads);
+  args.push_back({DNNL_ARG_DST, y, dst_md});
+  args.insert(args.end(), post.args.begin(), post.args.end());
+  b.add_primitive("matmul int8 " + std::string(pd.impl_info_str()), group_nodes(b, group, post),
+                  dnnl::matmul(pd), std::move(args));
+  b.set_value({group.tail(), 0}, y);
+  return true;
+}
+
 }  // namespace tso::cpu

@@ -363,6 +363,11 @@ Status lower_product(Builder& b, const FusionGroup& group) {
     Operand a{b.as_plain(b.value(n.args[0])), {}};
     return lower_weights_product(b, group, a, rows, k, nn, bt, tb, post);
   }
+  if (!ta && !tb) {
+    Expected<bool> int8 = lower_int8_activations(b, group, ad, bd, post);
+    if (!int8) return int8.error();
+    if (*int8) return {};
+  }
   Dims bdims = bd;
   if (tb) std::swap(bdims[rank - 1], bdims[rank - 2]);
   Dims adims = ad;

@@ -412,6 +412,46 @@ TEST(CpuQuantize, QuantizedProductsRunOnInt8Kernels) {
 }
 
 
+// Attention's products of two dequantized activations, batched, run on
+// oneDNN's int8 matmul: u8 operands (the second read as s8, its levels and
+// zero point less 128) and i8 ones. Powers-of-two scales keep the
+// reference's f32 sums exact, so the values agree bit for bit.
+TEST(CpuQuantize, ProductsOfTwoDequantizedActivationsRunOnInt8Kernels) {
+  for (const char* type : {"u8", "i8"}) {
+    SCOPED_TRACE(type);
+    const std::string t = type;
+    const Graph g = with_values(R"(graph attention {
+  input x: f32[2,3,4,5]
+  weight s: f32[]
+  weight za: )" + t + R"([]
+  weight zb: )" + t + R"([]
+  weight ys: f32[]
+  weight yz: )" + t + R"([]
+  %aq = quantize_linear(x, s, za, axis=0)
+  %a = dequantize_linear(%aq, s, za, axis=0)
+  %t = transpose(x, perm=[0,1,3,2])
+  %bq = quantize_linear(%t, s, zb, axis=0)
+  %b = dequantize_linear(%bq, s, zb, axis=0)
+  %m = matmul(%a, %b)
+  %yq = quantize_linear(%m, ys, yz, axis=0)
+  %y = dequantize_linear(%yq, ys, yz, axis=0)
+  output m = %m
+  output y = %y
+})",
+                                {{"s", {0.125}},
+                                 {"za", {t == "u8" ? 131 : 3}},
+                                 {"zb", {t == "u8" ? 120 : -7}},
+                                 {"ys", {0.5}},
+                                 {"yz", {t == "u8" ? 128 : 0}}});
+    std::vector<float> x(120);
+    std::mt19937_64 rng(21);
+    std::normal_distribution<float> normal(0.f, 4.f);
+    for (float& v : x) v = normal(rng);
+    for (int threads : {1, 2}) expect_equal_to_reference(g, x, threads);
+    EXPECT_EQ(steps_named(g, "matmul int8"), 1);
+  }
+}
+
 // Random quantized networks, SqueezeNet- and transformer-like: int8
 // convolutions (plain, grouped, depthwise; a scale per tensor or per output
 // channel), concatenated branches of shared parameters, reshapes and
