@@ -439,10 +439,10 @@ TEST(CpuQuantize, ProductsOfTwoDequantizedActivationsRunOnInt8Kernels) {
   output y = %y
 })",
                                 {{"s", {0.125}},
-                                 {"za", {t == "u8" ? 131 : 3}},
-                                 {"zb", {t == "u8" ? 120 : -7}},
+                                 {"za", {t == "u8" ? 131. : 3.}},
+                                 {"zb", {t == "u8" ? 120. : -7.}},
                                  {"ys", {0.5}},
-                                 {"yz", {t == "u8" ? 128 : 0}}});
+                                 {"yz", {t == "u8" ? 128. : 0.}}});
     std::vector<float> x(120);
     std::mt19937_64 rng(21);
     std::normal_distribution<float> normal(0.f, 4.f);
@@ -469,8 +469,7 @@ class QuantizedNetwork {
     const int64_t c = pick({4, 8, 16}), h = pick({4, 6, 8});
     text_ = "graph net {\n  input x: f32[1," + std::to_string(c) + "," + std::to_string(h) + "," +
             std::to_string(h) + "]\n";
-    Tensor t{"x", c, h};
-    t = pair(t, fresh_params());
+    Tensor t = pair(Tensor{"x", c, h, {}}, fresh_params());
     const int layers = static_cast<int>(range(3, 6));
     for (int l = 0; l < layers; ++l) {
       const int kind = static_cast<int>(range(0, 9));
