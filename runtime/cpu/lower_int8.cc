@@ -65,6 +65,20 @@ bool slow(const std::string& impl) {
   return impl.find("ref") != std::string::npos || impl.find("gemm") != std::string::npos;
 }
 
+// The step of an int8 matmul `pd` of a group reading `args` (`reads`) and
+// its post-ops, writing the group's row-major result seen as `dst_md`.
+void add_int8_matmul(Builder& b, const FusionGroup& group, const dnnl::matmul::primitive_desc& pd,
+                     const memory::desc& dst_md, const PostOps& post, std::vector<Arg> args,
+                     std::vector<int> reads) {
+  reads.insert(reads.end(), post.reads.begin(), post.reads.end());
+  const int y = b.output_tensor(group_type(b, group), plain_desc(group_type(b, group)), reads);
+  args.push_back({DNNL_ARG_DST, y, dst_md});
+  args.insert(args.end(), post.args.begin(), post.args.end());
+  b.add_primitive("matmul int8 " + std::string(pd.impl_info_str()), group_nodes(b, group, post),
+                  dnnl::matmul(pd), std::move(args));
+  b.set_value({group.tail(), 0}, y);
+}
+
 }  // namespace
 
 Expected<bool> lower_int8_conv(Builder& b, const FusionGroup& group) {
@@ -165,13 +179,7 @@ Expected<bool> lower_int8_product(Builder& b, const FusionGroup& group, int64_t 
   std::vector<Arg> args = {{DNNL_ARG_SRC, xq, src_md}, {DNNL_ARG_WEIGHTS, wt}};
   std::vector<int> reads = {xq, wt};
   int8_args(b, *q, n, &args, &reads);
-  reads.insert(reads.end(), post.reads.begin(), post.reads.end());
-  const int y = b.output_tensor(group_type(b, group), plain_desc(group_type(b, group)), reads);
-  args.push_back({DNNL_ARG_DST, y, dst_md});
-  args.insert(args.end(), post.args.begin(), post.args.end());
-  b.add_primitive("matmul int8 " + std::string(pd.impl_info_str()), group_nodes(b, group, post),
-                  dnnl::matmul(pd), std::move(args));
-  b.set_value({group.tail(), 0}, y);
+  add_int8_matmul(b, group, pd, dst_md, post, std::move(args), std::move(reads));
   return true;
 }
 
@@ -227,13 +235,7 @@ Expected<bool> lower_int8_activations(Builder& b, const FusionGroup& group, cons
     args.push_back({DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_WEIGHTS, z});
     reads.push_back(z);
   }
-  reads.insert(reads.end(), post.reads.begin(), post.reads.end());
-  const int y = b.output_tensor(group_type(b, group), plain_desc(group_type(b, group)), reads);
-  args.push_back({DNNL_ARG_DST, y, dst_md});
-  args.insert(args.end(), post.args.begin(), post.args.end());
-  b.add_primitive("matmul int8 " + std::string(pd.impl_info_str()), group_nodes(b, group, post),
-                  dnnl::matmul(pd), std::move(args));
-  b.set_value({group.tail(), 0}, y);
+  add_int8_matmul(b, group, pd, dst_md, post, std::move(args), std::move(reads));
   return true;
 }
 

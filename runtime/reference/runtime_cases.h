@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/testing/stored_weights.h"
 #include "core/text_format.h"
 #include "runtime/reference/tensor.h"
 
@@ -45,29 +46,12 @@ inline std::vector<float> seeded_values(const TensorType& type, uint64_t seed) {
 // in each element of the weights named there.
 inline Graph graph_with_weights(std::string_view text, uint64_t seed,
                                 const std::map<std::string, float>& fixed = {}) {
-  Expected<Graph> p = parse_graph(text, "<test>");
-  EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().message);
-  if (!p) return Graph{};
-  GraphBuilder b(p->name());
   uint64_t k = seed;
-  for (const Node& n : p->nodes()) {
-    Node copy = n;
-    if (n.op == Op::Weight && !n.data) {
-      auto w = std::make_shared<WeightData>();
-      w->type = n.outs[0];
-      std::vector<float> v = seeded_values(n.outs[0], k++);
-      if (auto it = fixed.find(n.name); it != fixed.end())
-        std::fill(v.begin(), v.end(), it->second);
-      w->bytes.resize(v.size() * sizeof(float));
-      std::memcpy(w->bytes.data(), v.data(), w->bytes.size());
-      copy.data = std::move(w);
-    }
-    b.add_node(std::move(copy));
-  }
-  for (const GraphOutput& o : p->outputs()) b.output(o.name, o.ref);
-  Expected<Graph> g = b.finish();
-  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
-  return g.ok() ? std::move(*g) : Graph{};
+  return tso::testing::with_stored(text, [&](const Node& n) {
+    std::vector<float> v = seeded_values(n.outs[0], k++);
+    if (auto it = fixed.find(n.name); it != fixed.end()) std::fill(v.begin(), v.end(), it->second);
+    return tso::testing::float_bytes(v);
+  });
 }
 
 // Normal(0, 1) values for every graph input, by name.
