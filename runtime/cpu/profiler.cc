@@ -382,7 +382,7 @@ Expected<rt::CostTable> profile_model(const Graph& g, const std::string& model_n
 std::string device_description(int threads) {
   const int t = threads > 0 ? threads : omp_get_num_procs();
   return "cpu: " + cpu_model_name() + ", " + std::to_string(t) + " thread" + (t == 1 ? "" : "s") +
-         ", " + Executor::library_info() + ", constants cold 9";
+         ", " + Executor::library_info() + ", constants cold 10";
 }
 
 }  // namespace tso::cpu

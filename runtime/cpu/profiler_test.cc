@@ -309,7 +309,7 @@ TEST(CpuProfiler, DeviceNamesMachineThreadsAndLibrary) {
   // Costs measured with warm weights (before eviction), or with a matrix
   // by a column timed hot (before weight_args knew that form), are another
   // device.
-  EXPECT_TRUE(d.ends_with(", constants cold 9")) << d;
+  EXPECT_TRUE(d.ends_with(", constants cold 10")) << d;
   // Every ISA oneDNN reports has a name, not its enum's number.
   EXPECT_EQ(d.find(", isa "), std::string::npos) << d;
 }
