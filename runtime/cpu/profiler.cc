@@ -186,11 +186,11 @@ Expected<rt::CostEntry> profile_node(const Node& n, std::span<const TensorType> 
   // its kernel.
   bool reads_8bit = false;
   for (size_t i = 0; i < inputs.size(); ++i) reads_8bit |= !weights[i] && is_8bit(inputs[i].dtype);
-  std::optional<Graph> dequantize;
+  std::optional<Graph> pairs;
   if (is_post_op_anchor(n.op) && reads_8bit) {
     Expected<Graph> d = quantized_inputs_graph(inputs, weights);
     if (!d) return Error{signature + ": " + d.error().message};
-    dequantize = std::move(*d);
+    pairs = std::move(*d);
   }
   std::optional<rt::CostEntry> best;
   for (bool channels_last : layouts) {
@@ -200,8 +200,8 @@ Expected<rt::CostEntry> profile_node(const Node& n, std::span<const TensorType> 
     eo.choices_file = options.choices_file;
     Expected<rt::CostEntry> e = time_plan(*g, eo, options);
     if (!e) return Error{signature + ": " + e.error().message};
-    if (dequantize) {
-      Expected<rt::CostEntry> d = time_plan(*dequantize, eo, options);
+    if (pairs) {
+      Expected<rt::CostEntry> d = time_plan(*pairs, eo, options);
       if (!d) return Error{signature + ": " + d.error().message};
       e->median_ms = std::max(0.0, e->median_ms - d->median_ms);
       e->min_ms = std::max(0.0, e->min_ms - d->min_ms);
