@@ -159,6 +159,56 @@ std::optional<std::pair<Quantization, Quantization>> int8_activations(const Grap
   return std::pair{*a, *b};
 }
 
+bool runs_int8(const Graph& g, const Node& op) {
+  return int8_form(g, op).has_value() || int8_activations(g, op).has_value();
+}
+
+std::optional<Quantization> post_op_pair(const Graph& g, const Node& q) {
+  if (q.op != Op::QuantizeLinear || !is_8bit(q.outs[0].dtype)) return std::nullopt;
+  const std::optional<double> s = one_value(g, q.args[1]), z = one_value(g, q.args[2]);
+  if (!s || !z || !(*s >= 1e-30 && *s <= 1e30)) return std::nullopt;
+  return Quantization{q.outs[0].dtype, static_cast<float>(*s), static_cast<int32_t>(*z)};
+}
+
+namespace {
+
+// Whether `r` is a stored f32 weight whose values are all finite and, when
+// `nonzero`, none zero.
+bool finite_weight(const Graph& g, TensorRef r, bool nonzero) {
+  const WeightData* w = stored(g, r);
+  if (!w || w->type.dtype != DType::kF32) return false;
+  const int64_t n = w->type.shape.numel();
+  for (int64_t i = 0; i < n; ++i) {
+    float v;
+    std::memcpy(&v, w->bytes.data() + i * 4, 4);
+    if (!std::isfinite(v) || (nonzero && v == 0)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool keeps_nan_free(const Graph& g, const Node& n, int chain) {
+  if (n.args.size() > 2 || chain < 0 || chain >= static_cast<int>(n.args.size())) return false;
+  switch (n.op) {
+    case Op::Relu:
+    case Op::Clip:
+      return true;
+    case Op::Add:
+    case Op::Sub: {
+      if (n.args.size() != 2) return false;
+      const TensorRef other = n.args[1 - chain];
+      return finite_weight(g, other, false) || dequantized(g, other).has_value();
+    }
+    case Op::Mul:
+    case Op::ScalarMul:
+    case Op::Div:
+      return n.args.size() == 2 && finite_weight(g, n.args[1 - chain], true);
+    default:
+      return false;
+  }
+}
+
 void to_run_types(const Graph& g, const Node& n, std::span<TensorType> in) {
   if (std::optional<Int8Form> q = int8_form(g, n)) {
     in[0].dtype = q->x_type;

@@ -69,6 +69,26 @@ std::optional<Int8Form> int8_form(const Graph& g, const Node& op);
 std::optional<std::pair<Quantization, Quantization>> int8_activations(const Graph& g,
                                                                       const Node& op);
 
+// Whether `op` runs on an int8 kernel: int8_form or int8_activations holds.
+bool runs_int8(const Graph& g, const Node& op);
+
+// A pair's quantization where it can run as post-ops of a convolution's or
+// product's kernel (a runtime's fake quantization: divide by the scale,
+// round half to even, clip to the levels less the zero point, multiply by
+// the scale): quantize_linear `q` has one stored scale in [1e-30, 1e30]
+// and a stored zero point. Nullopt otherwise.
+std::optional<Quantization> post_op_pair(const Graph& g, const Node& q);
+
+// Whether post-op `n`, reading the chain of an int8 kernel as argument
+// `chain`, leaves a chain that holds no NaN without one: relu and clip;
+// add and sub of a stored f32 weight whose values are finite or of a
+// dequantized tensor; mul, smul and div by stored finite non-zero values.
+// An int8 kernel's result holds none (integer sums times finite scales,
+// at worst infinite), and a pair's fake quantization maps NaN to the level
+// below the zero point where quantize_linear gives the zero point: a pair
+// runs as post-ops only where no NaN can reach it.
+bool keeps_nan_free(const Graph& g, const Node& n, int chain);
+
 // The weights' axis that runs along a product's output channels: a
 // convolution's 0, [K, N] weights' 1, a gemm's transposed [N, K] ones' 0.
 int64_t int8_weights_axis(const Node& op);

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "core/testing/stored_weights.h"
 
 namespace tso {
@@ -201,6 +203,60 @@ TEST(Quantized, APairOfMovedLevelsKeepsThem) {
   // A scale whose levels are subnormal floats is not trusted.
   const Graph tiny = with_values(text, {{"s", {1e-40}}, {"z", {7}}, {"t", {0.1}}});
   EXPECT_FALSE(keeps_levels(tiny, tiny.node(find(tiny, Op::QuantizeLinear, 1))));
+}
+
+// A pair runs as post-ops where its scale is one stored value in range;
+// a chain stays free of NaN through relu, clip, adds of finite weights or of
+// dequantized tensors and products by finite non-zero weights, not through
+// a product by a tensor, a weight holding 0 or inf, or an exp.
+TEST(Quantized, PairsAsPostOpsAndChainsFreeOfNaN) {
+  const Graph g = with_values(R"(graph chain {
+  input x: f32[4,8]
+  input t: f32[4,8]
+  weight s: f32[]
+  weight z: u8[]
+  weight tiny: f32[]
+  weight c: f32[8]
+  weight zero: f32[8]
+  weight inf: f32[]
+  %q = quantize_linear(x, s, z, axis=0)
+  %d = dequantize_linear(%q, s, z, axis=0)
+  %tq = quantize_linear(x, tiny, z, axis=0)
+  %r = relu(x)
+  %a = add(c, %r)
+  %ad = add(%a, %d)
+  %m = mul(%ad, c)
+  %mz = mul(%m, zero)
+  %mt = mul(%m, t)
+  %mi = add(%m, inf)
+  %e = exp(%m)
+  output a = %mz
+  output b = %mt
+  output c = %mi
+  output d = %e
+  output e = %tq
+})",
+                              {{"s", {0.02}},
+                               {"z", {3}},
+                               {"tiny", {1e-31}},
+                               {"c", {1, 2, 3, 4, 5, 6, 7, 8}},
+                               {"zero", {1, 1, 1, 0, 1, 1, 1, 1}},
+                               {"inf", {INFINITY}}});
+  const std::optional<Quantization> p = post_op_pair(g, g.node(find(g, Op::QuantizeLinear)));
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->type, DType::kU8);
+  EXPECT_FLOAT_EQ(p->scale, 0.02f);
+  EXPECT_EQ(p->zero, 3);
+  EXPECT_FALSE(post_op_pair(g, g.node(find(g, Op::QuantizeLinear, 1))));  // scale below 1e-30
+  EXPECT_TRUE(keeps_nan_free(g, g.node(find(g, Op::Relu)), 0));
+  EXPECT_TRUE(keeps_nan_free(g, g.node(find(g, Op::Add)), 1));     // + c
+  EXPECT_TRUE(keeps_nan_free(g, g.node(find(g, Op::Add, 1)), 0));  // + dequantized
+  EXPECT_TRUE(keeps_nan_free(g, g.node(find(g, Op::Mul)), 0));     // * c
+  EXPECT_FALSE(keeps_nan_free(g, g.node(find(g, Op::Mul, 1)), 0));  // * a weight with 0
+  EXPECT_FALSE(keeps_nan_free(g, g.node(find(g, Op::Mul, 2)), 0));  // * a tensor
+  EXPECT_FALSE(keeps_nan_free(g, g.node(find(g, Op::Add, 2)), 0));  // + inf
+  EXPECT_FALSE(keeps_nan_free(g, g.node(find(g, Op::Exp)), 0));
+  EXPECT_FALSE(runs_int8(g, g.node(find(g, Op::Mul))));
 }
 
 }  // namespace

@@ -161,6 +161,41 @@ Expected<Graph> quantized_inputs_graph(std::span<const TensorType> inputs,
   return b.finish();
 }
 
+Expected<Graph> int8_anchored_graph(Op anchor, const Shape& out, DType quantized, bool pair) {
+  constexpr int64_t kDepth = 16;
+  GraphBuilder b("int8 post-op");
+  Shape xs = out, ws;
+  if (anchor == Op::Conv2d && out.rank() == 4) {
+    xs[1] = kDepth;
+    ws = Shape({out[1], kDepth, 1, 1});
+  } else if (anchor != Op::Conv2d && out.rank() >= 2) {
+    xs[xs.rank() - 1] = kDepth;
+    ws = Shape({kDepth, out[out.rank() - 1]});
+  } else {
+    return Error{"no int8 " + std::string(op_name(anchor)) + " computes f32" +
+                 to_string(out)};
+  }
+  Expected<TensorRef> x = quantized_input(b, "x", TensorType{DType::kU8, xs});
+  if (!x) return x.error();
+  auto data = std::make_shared<WeightData>();
+  data->type = TensorType{DType::kI8, ws};
+  data->bytes.resize(static_cast<size_t>(ws.numel()));
+  Expected<TensorRef> w = dequantized(b, "w", b.weight("w", data->type, data));
+  if (!w) return w.error();
+  Expected<TensorRef> y = b.add1(anchor == Op::Conv2d ? Op::Conv2d : Op::Matmul, {*x, *w});
+  if (!y) return y.error();
+  if (pair) {
+    const TensorRef scale = scalar(b, "out.scale", DType::kF32, 0.02f);
+    const TensorRef zero = scalar(b, "out.zero", quantized, 0);
+    Expected<TensorRef> q = b.add1(Op::QuantizeLinear, {*y, scale, zero}, per_tensor());
+    if (!q) return q.error();
+    y = b.add1(Op::DequantizeLinear, {*q, scale, zero}, per_tensor());
+    if (!y) return y.error();
+  }
+  b.output("out", *y);
+  return b.finish();
+}
+
 Expected<Graph> quantize_graph(const TensorType& quantized, bool pair) {
   if (pair) return quantized_inputs_graph({&quantized, 1}, {false});
   GraphBuilder b("quantize");

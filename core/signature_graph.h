@@ -59,6 +59,13 @@ Expected<Graph> signature_graph(const Node& n, std::span<const TensorType> input
 Expected<Graph> quantized_inputs_graph(std::span<const TensorType> inputs,
                                        const std::vector<bool>& weights);
 
+// A small int8 kernel computing an f32 result of shape `out`: a conv2d of
+// 16 input channels (rank 4) or a 16-deep matmul (rank 2 and more) of a
+// quantized input and stored i8 weights, followed, when `pair`, by a
+// quantize pair to `quantized` (u8 or i8): what a runtime times to learn
+// what a pair costs as post-ops of an int8 kernel (runtime/cpu/fusion.h).
+Expected<Graph> int8_anchored_graph(Op anchor, const Shape& out, DType quantized, bool pair);
+
 // An f32 input quantized to `quantized` (u8 or i8, one scale and zero
 // point), then, when `pair`, dequantized with the same scale and zero point:
 // a quantize_linear alone, or the pair a runtime runs as one step

@@ -2,6 +2,8 @@
 // views and weight-only nodes free, the measured table with its fallback.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "core/signature.h"
 #include "core/testing/stored_weights.h"
 #include "core/text_format.h"
@@ -158,6 +160,72 @@ TEST(MeasuredCost, AQuantizedModelCostsItsInt8KernelsAndPairSteps) {
   EXPECT_DOUBLE_EQ(node_cost(g, gi, *m, 7), 0.5);
   EXPECT_DOUBLE_EQ(node_cost(g, gi, *m, 8), 0);
   EXPECT_DOUBLE_EQ(graph_cost(g, gi, *m), 5.5);
+  EXPECT_EQ(m->misses(), 0);
+}
+
+// Pairs after an int8 kernel run in its post-ops (runtime/cpu/fusion.h):
+// each costs what it adds there, at its dequantize_linear; its
+// quantize_linear nothing. Behind a product by a tensor (NaN could reach
+// it), the pair is a step again.
+TEST(MeasuredCost, PairsAfterAnInt8KernelCostWhatTheyAddToIt) {
+  const char* text = R"(graph q {
+  input x: f32[1,8,10,10]
+  weight s: f32[]
+  weight z: u8[]
+  weight w: i8[16,8,1,1]
+  weight ws: f32[]
+  weight wz: i8[]
+  weight b: f32[1,16,1,1]
+  input x2: f32[1,16,10,10]
+  %q = quantize_linear(x, s, z, axis=0)
+  %d = dequantize_linear(%q, s, z, axis=0)
+  %wd = dequantize_linear(w, ws, wz, axis=0)
+  %c = conv2d(%d, %wd)
+  %cq = quantize_linear(%c, s, z, axis=0)
+  %cd = dequantize_linear(%cq, s, z, axis=0)
+  %a = OTHER(%cd, B)
+  %aq = quantize_linear(%a, s, z, axis=0)
+  %ad = dequantize_linear(%aq, s, z, axis=0)
+  output y = %ad
+})";
+  Expected<MeasuredCost> m = MeasuredCost::parse(R"json({"format": "tso-cost-table", "version": 1,
+    "device": "toy CPU", "tf32": false, "model": "q",
+    "entries": [
+      {"signature": "conv2d(u8[1,8,10,10],i8[16,8,1,1])", "op": "conv2d", "kernel": "conv int8",
+       "median_ms": 0.003, "min_ms": 0.003, "samples": 5, "occurrences": 1},
+      {"signature": "conv2d+dequantize_linear(u8[1,16,10,10],f32[],u8[];axis=0)",
+       "op": "dequantize_linear", "kernel": "conv int8", "median_ms": 0.0001, "min_ms": 0.0001,
+       "samples": 5, "occurrences": 1},
+      {"signature": "conv2d+add(f32[1,16,10,10],f32[1,16,1,1])", "op": "add",
+       "kernel": "conv int8", "median_ms": 0.0002, "min_ms": 0.0002, "samples": 5,
+       "occurrences": 1},
+      {"signature": "conv2d+mul(f32[1,16,10,10],f32[1,16,10,10])", "op": "mul",
+       "kernel": "conv int8", "median_ms": 0.0004, "min_ms": 0.0004, "samples": 5,
+       "occurrences": 1},
+      {"signature": "quantize_linear(f32[1,16,10,10],f32[],u8[];axis=0)", "op": "quantize_linear",
+       "kernel": "quantize_linear (own)", "median_ms": 0.002, "min_ms": 0.002, "samples": 5,
+       "occurrences": 1},
+      {"signature": "quantize_linear+dequantize_linear(u8[1,16,10,10],f32[],u8[];axis=0)",
+       "op": "dequantize_linear", "kernel": "quantize and dequantize (own)",
+       "median_ms": 0.0005, "min_ms": 0.0005, "samples": 5, "occurrences": 1}]})json",
+                                                 "t.json", nullptr);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  const std::map<std::string, std::vector<double>> values = {
+      {"s", {0.05}}, {"z", {0}}, {"ws", {0.01}}, {"wz", {0}}, {"b", std::vector<double>(16, 0.5)}};
+  auto costs = [&](const std::string& other, const std::string& operand) {
+    std::string t = text;
+    t.replace(t.find("OTHER"), 5, other);
+    t.replace(t.find("B)"), 1, operand);
+    const Graph g = tso::testing::with_values(t, values);
+    GraphIndex gi(g);
+    // Nodes in the order written: x, s, z, w, ws, wz, b, x2, %q, %d, %wd,
+    // %c, %cq, %cd, %a, %aq, %ad.
+    std::vector<double> c;
+    for (int i : {11, 12, 13, 14, 15, 16}) c.push_back(node_cost(g, gi, *m, i));
+    return c;
+  };
+  EXPECT_EQ(costs("add", "b"), (std::vector<double>{3.0, 0, 0.1, 0.2, 0, 0.1}));
+  EXPECT_EQ(costs("mul", "x2"), (std::vector<double>{3.0, 0, 0.1, 0.4, 2.0, 0.5}));
   EXPECT_EQ(m->misses(), 0);
 }
 

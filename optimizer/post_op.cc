@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/post_ops.h"
+#include "core/quantized.h"
 
 namespace tso::opt {
 
@@ -77,11 +78,40 @@ bool only_reader(const Graph& g, const GraphIndex& index, TensorRef t, int reade
   return std::count(args.begin(), args.end(), t) == 1;
 }
 
+namespace {
+
+// The anchor of the chain whose value is `t`, read by `reader` alone, when
+// that chain starts at an int8 kernel and holds no NaN.
+std::optional<Op> nan_free_int8_chain(const Graph& g, const GraphIndex& index, TensorRef t,
+                                      int reader) {
+  if (!only_reader(g, index, t, reader)) return std::nullopt;
+  const Node& producer = g.node(t.node);
+  if (is_post_op_anchor(producer.op))
+    return runs_int8(g, producer) ? std::optional<Op>(producer.op) : std::nullopt;
+  if (std::optional<Op> a = pair_post_op(g, index, t.node)) return a;  // finite levels
+  std::optional<PostOp> up = post_op(g, index, t.node);
+  if (!up || !keeps_nan_free(g, producer, up->chain)) return std::nullopt;
+  return nan_free_int8_chain(g, index, producer.args[up->chain], t.node);
+}
+
+}  // namespace
+
+std::optional<Op> pair_post_op(const Graph& g, const GraphIndex& index, int dq) {
+  const Node& d = g.node(dq);
+  if (d.op != Op::DequantizeLinear || index.constant[dq]) return std::nullopt;
+  const TensorRef qr = d.args[0];
+  const Node& q = g.node(qr.node);
+  if (!only_reader(g, index, qr, dq) || !undoes(g, q, d) || !post_op_pair(g, q))
+    return std::nullopt;
+  return nan_free_int8_chain(g, index, q.args[0], qr.node);
+}
+
 std::optional<Op> chain_of(const Graph& g, const GraphIndex& index, TensorRef t, int reader) {
   if (!only_reader(g, index, t, reader)) return std::nullopt;
   const int p = t.node;
   const Node& producer = g.node(p);
   if (is_post_op_anchor(producer.op)) return producer.op;
+  if (std::optional<Op> a = pair_post_op(g, index, p)) return a;
   std::optional<PostOp> up = post_op(g, index, p);
   if (!up) return std::nullopt;
   return up->anchor;

@@ -18,6 +18,10 @@
 //     shape, or spans only the channel dimension (convolutions) or the last
 //     dimension (products);
 //   - a batchnorm after a convolution, its parameters weight-only.
+// After an int8 kernel whose chain holds no NaN (core/quantized.h's
+// runs_int8 and keeps_nan_free), a quantize pair that post_op_pair accepts
+// is a post-op too: its dequantize_linear costs what the pair adds to the
+// kernel, its quantize_linear nothing (pair_post_op).
 // Not covered: the five-node GELU that exporters write, which
 // runtime/cpu fuses as one pattern; its nodes cost what they cost alone.
 #pragma once
@@ -69,6 +73,11 @@ struct FusedActivation {
 };
 // Nullopt when `n` has no fused activation (or carries no inferred result).
 std::optional<FusedActivation> split_fused_activation(const Node& n);
+
+// For dequantize_linear `dq`: the anchor of the int8 kernel whose chain its
+// quantize pair ends, when the pair runs as post-ops there; nullopt
+// otherwise.
+std::optional<Op> pair_post_op(const Graph& g, const GraphIndex& index, int dq);
 
 // Whether node `reader` reads `t` once and nothing else reads it: `t` is
 // the only result of a node that is not weight-only, and no graph output.

@@ -66,7 +66,8 @@ class Builder {
   int as_quantized(int t, const memory::desc& want, float scale, int32_t zero);
 
   // The f32 input, scale, zero point (tensors) and quantized type of the pair
-  // step (lower_quantize_pair) that wrote tensor `y`.
+  // step (lower_quantize_pair) that wrote tensor `y`; for a fused group that
+  // ends in a pair (fusion.h), `y` itself, which holds the pair's levels.
   struct PairSource {
     int x = -1, scale = -1, zero = -1;
     DType type = DType::kU8;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/post_ops.h"
+#include "core/quantized.h"
 
 namespace tso::cpu {
 
@@ -98,7 +99,7 @@ bool gelu_pattern(const Graph& g, const Consumers& c, int x, PostOpNode* out) {
       continue;
     const int y = only_consumer(c, m);
     if (y < 0 || !binary_with_scalar(g, y, Op::Mul, m, 0.5f)) continue;
-    *out = PostOpNode{y, {}, {d, e, a, m}};
+    *out = PostOpNode{y, {}, {d, e, a, m}, PostOpNode::Kind::kGelu};
     return true;
   }
   return false;
@@ -109,21 +110,33 @@ bool gelu_pattern(const Graph& g, const Consumers& c, int x, PostOpNode* out) {
 Fusion find_fusions(const Graph& g, bool enabled) {
   Fusion f{{}, std::vector<int>(g.size(), -1)};
   const Consumers c = consumers(g);
+  const std::vector<int> pairs = quantize_pairs(g);
   for (int i = 0; i < g.size(); ++i) {
     const Node& n = g.node(i);
     if (!is_post_op_anchor(n.op) || f.group_of[i] >= 0) continue;
     FusionGroup group{i, {}};
     int cur = i;
+    bool nan_free = enabled && runs_int8(g, n);  // no NaN can reach a pair
     while (enabled) {
       PostOpNode p;
       if (gelu_pattern(g, c, cur, &p)) {
         bool free = f.group_of[p.node] < 0;
         for (int k : p.inner) free = free && f.group_of[k] < 0;
         if (!free) break;
+        nan_free = false;  // gelu(-inf) is -inf times 0
       } else {
         if (c.is_output[cur] || c.of[cur].size() != 1) break;
         const int next = c.of[cur][0];
-        if (f.group_of[next] >= 0 || !joins(g, n.op, cur, next, &p)) break;
+        if (f.group_of[next] >= 0) break;
+        if (nan_free && pairs[next] >= 0 && g.node(next).op == Op::QuantizeLinear &&
+            f.group_of[pairs[next]] < 0 && post_op_pair(g, g.node(next))) {
+          p = PostOpNode{pairs[next], {}, {next}, PostOpNode::Kind::kQuantizePair};
+        } else if (joins(g, n.op, cur, next, &p)) {
+          const Node& m = g.node(next);
+          nan_free = nan_free && keeps_nan_free(g, m, m.args[0].node == cur ? 0 : 1);
+        } else {
+          break;
+        }
       }
       group.post.push_back(p);
       cur = p.node;

@@ -14,8 +14,12 @@
 // or the output's full shape), the chain being the left operand of sub and
 // div; or (convolutions) a batchnorm whose four parameters are stored
 // weights, applied as a per-channel scale and shift; or the five nodes of an
-// exported GELU (PostOpNode::inner). The group runs where
-// its last node stood, so every operand it reads is computed by then.
+// exported GELU (PostOpNode::inner); or, after an int8 kernel
+// (core/quantized.h's runs_int8) whose chain holds no NaN
+// (keeps_nan_free), a quantize pair that post_op_pair accepts: its
+// dequantize_linear's values without the pair's own pass over memory. The
+// group runs where its last node stood, so every operand it reads is
+// computed by then.
 #pragma once
 
 #include <vector>
@@ -25,12 +29,20 @@
 namespace tso::cpu {
 
 struct PostOpNode {
+  enum class Kind {
+    kNode,  // one node
+    // The erf form of GELU spelled out, as exporters write it (BERT):
+    //   mul(mul(x, add(erf(div(x, sqrt 2)), 1)), 0.5)
+    // `node` is its last node, `inner` the other four; one gelu post-op.
+    kGelu,
+    // A quantize pair: `node` is the dequantize_linear, `inner` its
+    // quantize_linear.
+    kQuantizePair,
+  };
   int node = -1;
   TensorRef other;  // the other operand of a binary node; node -1 for unary nodes
-  // The erf form of GELU spelled out, as exporters write it (BERT):
-  //   mul(mul(x, add(erf(div(x, sqrt 2)), 1)), 0.5)
-  // `node` is its last node, `inner` the other four; it is one gelu post-op.
   std::vector<int> inner;
+  Kind kind = Kind::kNode;
 };
 
 struct FusionGroup {

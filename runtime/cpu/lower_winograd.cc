@@ -51,7 +51,7 @@ bool epilogue_of(Builder& b, const FusionGroup& group, const memory::desc& nhwc,
   }
   for (const PostOpNode& p : group.post) {
     const Node& n = g.node(p.node);
-    if (!p.inner.empty()) return false;
+    if (p.kind != PostOpNode::Kind::kNode) return false;
     switch (n.op) {
       case Op::Relu:
         out->push_back({EpilogueOp::kRelu});

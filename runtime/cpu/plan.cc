@@ -270,7 +270,15 @@ Status lower_node(Builder& b, const Fusion& fusion, const std::vector<int>& pair
     if (fg.tail() != i) return {};  // runs with its group, at the group's last node
     for (const PostOpNode& p : fg.post)
       b.plan().fused_nodes += 1 + static_cast<int>(p.inner.size());
-    return lower_linear(b, fg);
+    TSO_RETURN_IF_ERROR(lower_linear(b, fg));
+    if (fg.post.empty() || fg.post.back().kind != PostOpNode::Kind::kQuantizePair) return {};
+    // An int8 kernel reading the group's levels quantizes them by the
+    // pair's formula, which gives each level's integer back.
+    const Node& q = b.graph().node(fg.post.back().inner[0]);
+    const int y = b.value({i, 0});
+    b.note_pair(y, {y, b.as_plain(b.value(q.args[1])), b.as_plain(b.value(q.args[2])),
+                    q.outs[0].dtype});
+    return {};
   }
   if (is_movement(b.graph(), i)) return lower_movement(b, i);
   if (is_logic(b.graph(), i)) return lower_logic_node(b, i);
@@ -325,8 +333,9 @@ Expected<Plan> build_plan(const Graph& g, const ExecutorOptions& options,
         load_plan_choices(options.choices_file, device_description(options.threads)));
   Builder b(g, options, engine);
   const Fusion fusion = find_fusions(g, options.fuse);
-  const std::vector<int> pairs =
-      options.fuse ? quantize_pairs(g) : std::vector<int>(g.size(), -1);
+  std::vector<int> pairs = options.fuse ? quantize_pairs(g) : std::vector<int>(g.size(), -1);
+  for (int i = 0; i < g.size(); ++i)  // a pair in a fused group runs there
+    if (fusion.group_of[i] >= 0) pairs[i] = -1;
   for (int i = 0; i < g.size(); ++i) {
     const size_t first = b.plan().steps.size();
     Status s;

@@ -2,6 +2,9 @@
 
 #include <cmath>
 
+#include "core/quantized.h"
+#include "runtime/common/quantize.h"
+
 namespace tso::cpu {
 
 using dnnl::algorithm;
@@ -121,6 +124,22 @@ void append_batchnorm(Builder& b, const Node& n, const DstView& dst, PostOps* ou
   append_binary(b, algorithm::binary_add, b.host_floats(std::move(shift), shape), dst, out);
 }
 
+// A quantize pair's fake quantization, exactly as quantize_linear and
+// dequantize_linear compute it where no NaN arrives (fusion.h):
+//   clip(nearbyint(x / s), lo - z, hi - z) * s
+// The division is oneDNN's binary div (a true division, as the reference
+// divides), the rounding its round (half to even, as nearbyint); the clip
+// and the product are exact on integers of 8 bits.
+void append_fake_quantize(Builder& b, const Node& q, const DstView& dst, PostOps* out) {
+  const Quantization f = *post_op_pair(b.graph(), q);
+  const rt::QuantRange r = f.type == DType::kU8 ? rt::kU8Range : rt::kI8Range;
+  append_binary(b, algorithm::binary_div, b.host_floats({f.scale}, Shape{1}), dst, out);
+  out->ops.append_eltwise(algorithm::eltwise_round, 0, 0);
+  out->ops.append_eltwise(algorithm::eltwise_clip_v2, static_cast<float>(r.lo - f.zero),
+                          static_cast<float>(r.hi - f.zero));
+  out->ops.append_eltwise(algorithm::eltwise_linear, f.scale, 0);
+}
+
 algorithm binary_alg(Op op) {
   switch (op) {
     case Op::Add:
@@ -147,9 +166,14 @@ Status append_post_ops(Builder& b, const FusionGroup& group, const DstView& dst,
   }
   for (const PostOpNode& p : group.post) {
     const Node& n = g.node(p.node);
-    if (!p.inner.empty()) {
+    if (p.kind == PostOpNode::Kind::kGelu) {
       out->nodes += " + gelu (5 nodes)";
       out->ops.append_eltwise(algorithm::eltwise_gelu_erf, 0, 0);
+      continue;
+    }
+    if (p.kind == PostOpNode::Kind::kQuantizePair) {
+      out->nodes += " + quantize pair";
+      append_fake_quantize(b, g.node(p.inner[0]), dst, out);
       continue;
     }
     out->nodes += " + " + std::string(op_name(n.op));

@@ -282,17 +282,22 @@ Expected<rt::CostEntry> profile_post_op(Op anchor, const Node& n,
   if (chain < 0 || chain >= static_cast<int>(inputs.size()))
     return Error{signature + ": no argument " + std::to_string(chain)};
   // A dequantize_linear in the step of the quantize_linear it undoes (a
-  // pair, core/quantized.h), on the NHWC output of a convolution.
+  // pair, core/quantized.h), on the NHWC output of a convolution; after
+  // another anchor, the pair as post-ops of an int8 kernel (fusion.h).
   const bool pair = anchor == Op::QuantizeLinear;
   if (pair && n.op != Op::DequantizeLinear)
     return Error{signature + ": only a dequantize_linear runs in a quantize_linear's step"};
-  Expected<Graph> alone =
-      pair ? quantize_graph(inputs[chain], false)
-           : anchored_graph(anchor, inputs[chain], nullptr, inputs, chain, options.seed);
+  const bool int8_pair = !pair && n.op == Op::DequantizeLinear;
+  auto graph = [&](bool with_post) {
+    if (pair) return quantize_graph(inputs[chain], with_post);
+    if (int8_pair)
+      return int8_anchored_graph(anchor, inputs[chain].shape, inputs[chain].dtype, with_post);
+    return anchored_graph(anchor, inputs[chain], with_post ? &planned : nullptr, inputs, chain,
+                          options.seed);
+  };
+  Expected<Graph> alone = graph(false);
   if (!alone) return Error{signature + ": " + alone.error().message};
-  Expected<Graph> fused =
-      pair ? quantize_graph(inputs[chain], true)
-           : anchored_graph(anchor, inputs[chain], &planned, inputs, chain, options.seed);
+  Expected<Graph> fused = graph(true);
   if (!fused) return Error{signature + ": " + fused.error().message};
   ExecutorOptions eo;
   eo.threads = options.threads;
@@ -318,9 +323,10 @@ Expected<rt::CostTable> profile_model(const Graph& g, const std::string& model_n
                                       const ProfileOptions& options) {
   // Every node alone (an int8 product on its integer types), every node the
   // plan fuses into a convolution or product as that post-op (the five-node
-  // GELU excepted: the optimizer costs its nodes alone), and every
-  // dequantize_linear that runs in its quantize_linear's step, as the
-  // optimizer's cost model asks for them (optimizer/cost_model.h).
+  // GELU excepted: the optimizer costs its nodes alone; a pair as its
+  // dequantize_linear), and every dequantize_linear that runs in its
+  // quantize_linear's step, as the optimizer's cost model asks for them
+  // (optimizer/cost_model.h).
   struct Use {
     int node = -1;
     std::vector<TensorType> in;
@@ -337,10 +343,12 @@ Expected<rt::CostTable> profile_model(const Graph& g, const std::string& model_n
   auto count = [&](const std::string& sig, Use use) {
     ++uses.try_emplace(sig, std::move(use)).first->second.occurrences;
   };
+  const Fusion fusion = find_fusions(g, true);
   const std::vector<int> pairs = quantize_pairs(g);
   for (int i = 0; i < g.size(); ++i) {
     const Node& n = g.node(i);
     if (is_source(n.op)) continue;
+    if (pairs[i] >= 0 && fusion.group_of[i] >= 0) continue;  // a post-op, below
     std::vector<TensorType> in = types(i);
     if (pairs[i] >= 0 && keeps_levels(g, g.node(n.op == Op::QuantizeLinear ? i : pairs[i])))
       continue;  // the identity
@@ -351,9 +359,9 @@ Expected<rt::CostTable> profile_model(const Graph& g, const std::string& model_n
     if (is_post_op_anchor(n.op)) to_run_types(g, n, in);
     count(op_signature(n, in), {i, in});
   }
-  for (const FusionGroup& group : find_fusions(g, true).groups) {
+  for (const FusionGroup& group : fusion.groups) {
     for (const PostOpNode& p : group.post) {
-      if (!p.inner.empty()) continue;
+      if (p.kind == PostOpNode::Kind::kGelu) continue;
       const std::vector<TensorRef>& args = g.node(p.node).args;
       const int chain = p.other.node >= 0 && args.size() > 1 && args[0] == p.other ? 1 : 0;
       const Op anchor = g.node(group.anchor).op;

@@ -184,7 +184,7 @@ TEST(CpuProfiler, ModelTableCountsSignaturesAndParses) {
 // A quantized model's table: its convolution on its int8 kernel (without
 // the pair step before it, timed apart), and the pair's dequantize_linear
 // as what it adds to its quantize_linear's step.
-TEST(CpuProfiler, AQuantizedModelsTableHasItsInt8KernelAndPairStep) {
+TEST(CpuProfiler, AQuantizedModelsTableHasItsInt8KernelPairStepAndPairPostOp) {
   const Graph g = tso::testing::with_values(R"(graph q {
   input x: f32[1,16,14,14]
   weight s: f32[]
@@ -196,7 +196,9 @@ TEST(CpuProfiler, AQuantizedModelsTableHasItsInt8KernelAndPairStep) {
   %d = dequantize_linear(%q, s, z, axis=0)
   %wd = dequantize_linear(w, ws, wz, axis=0)
   %c = conv2d(%d, %wd, pad=same)
-  output y = %c
+  %cq = quantize_linear(%c, s, z, axis=0)
+  %cd = dequantize_linear(%cq, s, z, axis=0)
+  output y = %cd
 })",
       {{"s", {0.05}}, {"z", {0}}, {"ws", {0.01}}, {"wz", {0}}});
   ProfileOptions o;
@@ -217,6 +219,12 @@ TEST(CpuProfiler, AQuantizedModelsTableHasItsInt8KernelAndPairStep) {
   EXPECT_GE(pair->median_ms, 0);
   EXPECT_NE(by["quantize_linear(f32[1,16,14,14],f32[],u8[];axis=0)"], nullptr);
   EXPECT_EQ(by.count("conv2d(f32[1,16,14,14],f32[32,16,3,3];pad=[1,1,1,1])"), 0u);
+  // The conv's result quantized again: a pair in the int8 kernel's post-ops.
+  const rt::CostEntry* post = by["conv2d+dequantize_linear(u8[1,32,14,14],f32[],u8[];axis=0)"];
+  ASSERT_NE(post, nullptr);
+  EXPECT_NE(post->kernel.find("conv int8"), std::string::npos) << post->kernel;
+  EXPECT_EQ(post->kernel.find("not fused"), std::string::npos) << post->kernel;
+  EXPECT_EQ(by.count("quantize_linear(f32[1,32,14,14],f32[],u8[];axis=0)"), 0u);
   // Only a dequantize_linear runs in a quantize_linear's step.
   const Node relu = [] {
     Node n;

@@ -412,6 +412,137 @@ TEST(CpuQuantize, QuantizedProductsRunOnInt8Kernels) {
 }
 
 
+// `g`'s outputs for input "x" = `x` on the CPU runtime with `o`, as bytes.
+std::vector<std::vector<std::byte>> output_bytes(const Graph& g, const std::vector<float>& x,
+                                                 const ExecutorOptions& o) {
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, o);
+  EXPECT_TRUE(ex.ok()) << ex.error().message;
+  if (!ex || !(*ex)->set_input("x", std::span<const float>(x)).ok() || !(*ex)->run().ok())
+    return {};
+  std::vector<std::vector<std::byte>> outs;
+  for (size_t k = 0; k < g.outputs().size(); ++k) {
+    Expected<std::vector<std::byte>> bytes = (*ex)->output_bytes(static_cast<int>(k));
+    EXPECT_TRUE(bytes.ok()) << bytes.error().message;
+    if (bytes) outs.push_back(std::move(*bytes));
+  }
+  return outs;
+}
+
+int steps_with(const std::vector<StepTime>& steps, const std::string& part) {
+  int count = 0;
+  for (const StepTime& s : steps) count += s.nodes.find(part) != std::string::npos;
+  return count;
+}
+
+// A transformer's projection as ONNX Runtime's quantizer writes it: the
+// int8 product, its bias and the residual add (a dequantized tensor), each
+// quantized and dequantized again. The three pairs run in the product's
+// kernel (divide, round, clip, scale): the same bytes as the steps of an
+// unfused plan, where each pair is a step of its own. The pairs' scales are
+// odd multiples of powers of two (3, 5 and 7), the other scales powers of
+// two and the bias on their grid, so that many quotients are exact ties,
+// which round to even: multiplying by the scale's reciprocal instead of
+// dividing rounds some of them the other way.
+TEST(CpuQuantize, PairsAfterAnInt8KernelRunInItsPostOps) {
+  constexpr int kRows = 2048, kDepth = 48, kCols = 512;
+  std::mt19937_64 rng(29);
+  std::map<std::string, std::vector<double>> values = {
+      {"s", {0.0625}},    {"z", {131}}, {"s1", {3.0 / 512}}, {"z1", {120}},
+      {"s2", {5.0 / 256}}, {"z2", {0}}, {"s3", {7.0 / 128}}, {"z3", {-3}},
+      {"ws", {1.0 / 64}},  {"wz", {0}}};
+  for (int k = 0; k < kDepth * kCols; ++k)
+    values["wq"].push_back(static_cast<int>(rng() % 7) - 3);
+  for (int k = 0; k < kRows * kCols; ++k)
+    values["e"].push_back(static_cast<double>(100 + rng() % 61));
+  for (int k = 0; k < kCols; ++k) values["b"].push_back((static_cast<int>(k % 9) - 4) / 512.0);
+  const std::string d = std::to_string(kDepth), c = std::to_string(kCols);
+  const Graph g = with_values(R"(graph projection {
+  input x: f32[1,)" + std::to_string(kRows) + "," + d + R"(]
+  weight s: f32[]
+  weight z: u8[]
+  weight s1: f32[]
+  weight z1: u8[]
+  weight s2: f32[]
+  weight z2: u8[]
+  weight s3: f32[]
+  weight z3: i8[]
+  weight wq: i8[)" + d + "," + c + R"(]
+  weight ws: f32[]
+  weight wz: i8[]
+  weight b: f32[)" + c + R"(]
+  weight e: u8[1,)" + std::to_string(kRows) + "," + c + R"(]
+  %xq = quantize_linear(x, s, z, axis=0)
+  %xd = dequantize_linear(%xq, s, z, axis=0)
+  %wd = dequantize_linear(wq, ws, wz, axis=1)
+  %m = matmul(%xd, %wd)
+  %mq = quantize_linear(%m, s1, z1, axis=0)
+  %md = dequantize_linear(%mq, s1, z1, axis=0)
+  %a = add(%md, b)
+  %aq = quantize_linear(%a, s2, z2, axis=0)
+  %ad = dequantize_linear(%aq, s2, z2, axis=0)
+  %ed = dequantize_linear(e, s, z, axis=0)
+  %r = add(%ad, %ed)
+  %rq = quantize_linear(%r, s3, z3, axis=0)
+  %rd = dequantize_linear(%rq, s3, z3, axis=0)
+  output y = %rd
+})",
+                              values);
+  std::vector<float> x(kRows * kDepth);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  for (float& v : x) v = normal(rng);
+  ExecutorOptions unfused;
+  unfused.fuse = false;
+  const std::vector<std::vector<std::byte>> fused = output_bytes(g, x, {}),
+                                            apart = output_bytes(g, x, unfused);
+  ASSERT_EQ(fused.size(), 1u);
+  ASSERT_EQ(apart.size(), 1u);
+  EXPECT_TRUE(fused[0] == apart[0]);
+  const std::vector<StepTime> steps = testing::profiled_steps(g, {});
+  EXPECT_EQ(steps_with(steps, "(matmul) + quantize pair + add + quantize pair + add + quantize pair"),
+            1);
+  EXPECT_EQ(steps_named(g, "quantize and dequantize"), 0);
+}
+
+// Where a NaN could reach a pair, or no int8 kernel computes its chain, the
+// pair stays a step of its own: a product by a tensor (0 times inf), an f32
+// product.
+TEST(CpuQuantize, APairWhereNaNCouldReachItIsAStep) {
+  std::map<std::string, std::vector<double>> values = {{"s", {0.02}}, {"z", {128}}};
+  for (int k = 0; k < 16 * 16; ++k) {
+    values["wq"].push_back(k % 17 - 8);
+    values["wf"].push_back(0.01 * (k % 13));
+  }
+  for (int k = 0; k < 16; ++k) values["ws"].push_back(0.001), values["wz"].push_back(0);
+  const Graph g = with_values(R"(graph near_misses {
+  input x: f32[4,16]
+  weight s: f32[]
+  weight z: u8[]
+  weight wq: i8[16,16]
+  weight ws: f32[16]
+  weight wz: i8[16]
+  weight wf: f32[16,16]
+  %xq = quantize_linear(x, s, z, axis=0)
+  %xd = dequantize_linear(%xq, s, z, axis=0)
+  %wd = dequantize_linear(wq, ws, wz, axis=1)
+  %m = matmul(%xd, %wd)
+  %p = mul(%m, x)
+  %pq = quantize_linear(%p, s, z, axis=0)
+  %pd = dequantize_linear(%pq, s, z, axis=0)
+  %f = matmul(%xd, wf)
+  %fq = quantize_linear(%f, s, z, axis=0)
+  %fd = dequantize_linear(%fq, s, z, axis=0)
+  output p = %pd
+  output f = %fd
+})",
+                              values);
+  const std::vector<StepTime> steps = testing::profiled_steps(g, {});
+  EXPECT_EQ(steps_with(steps, "quantize pair"), 0);
+  EXPECT_EQ(steps_named(g, "quantize and dequantize"), 3);
+  std::vector<float> x(4 * 16);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 0.1f * static_cast<float>(i % 9) - 0.4f;
+  expect_equal_to_reference(g, x, 2);
+}
+
 // Attention's products of two dequantized activations, batched, run on
 // oneDNN's int8 matmul: u8 operands (the second read as s8, its levels and
 // zero point less 128) and i8 ones. Powers-of-two scales keep the
@@ -594,7 +725,7 @@ class QuantizedNetwork {
 };
 
 TEST(CpuQuantize, RandomQuantizedNetworksMatchTheReferenceBitForBit) {
-  int int8_steps = 0, kept_levels = 0, built = 0;
+  int int8_steps = 0, fused_pairs = 0, kept_levels = 0, built = 0;
   for (uint64_t seed = 1; seed <= 24; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     const Graph g = QuantizedNetwork(seed).build();
@@ -607,10 +738,12 @@ TEST(CpuQuantize, RandomQuantizedNetworksMatchTheReferenceBitForBit) {
     for (float& v : x) v = normal(rng);
     for (int threads : {1, 2}) expect_equal_to_reference(g, x, threads);
     int8_steps += steps_named(g, "conv int8") + steps_named(g, "matmul int8");
+    fused_pairs += steps_with(testing::profiled_steps(g, {}), "quantize pair");
     for (const Node& n : g.nodes()) kept_levels += keeps_levels(g, n);
   }
   EXPECT_EQ(built, 24);
   EXPECT_GT(int8_steps, 48);  // the int8 kernels ran
+  EXPECT_GT(fused_pairs, 24);  // with pairs in their post-ops
   EXPECT_GT(kept_levels, 10);
 }
 
