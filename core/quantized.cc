@@ -159,6 +159,19 @@ std::optional<std::pair<Quantization, Quantization>> int8_activations(const Grap
   return std::pair{*a, *b};
 }
 
+bool read_as_integers(const Graph& g, TensorRef t, std::span<const int> readers) {
+  if (readers.empty()) return false;
+  for (int r : readers) {
+    const Node& n = g.node(r);
+    const bool as_input = int8_form(g, n) && n.args[0] == t && !(n.args[1] == t);
+    const bool as_operand = int8_activations(g, n) && (n.args[0] == t || n.args[1] == t);
+    if (!as_input && !as_operand) return false;
+    for (size_t k = 2; k < n.args.size(); ++k)
+      if (n.args[k] == t) return false;
+  }
+  return true;
+}
+
 bool runs_int8(const Graph& g, const Node& op) {
   return int8_form(g, op).has_value() || int8_activations(g, op).has_value();
 }

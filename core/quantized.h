@@ -69,6 +69,14 @@ std::optional<Int8Form> int8_form(const Graph& g, const Node& op);
 std::optional<std::pair<Quantization, Quantization>> int8_activations(const Graph& g,
                                                                       const Node& op);
 
+// Whether every node of `readers` (those that read `t`, which is no graph
+// output) is an int8 kernel reading `t` as its quantized input (int8_form's
+// input, either operand of int8_activations): a kernel that quantizes `t`
+// back reads the levels' integers, not `t`'s floats, so a pair whose
+// dequantize_linear gives `t` runs no step of its own there (an int8
+// kernel's cost includes quantizing its input).
+bool read_as_integers(const Graph& g, TensorRef t, std::span<const int> readers);
+
 // Whether `op` runs on an int8 kernel: int8_form or int8_activations holds.
 bool runs_int8(const Graph& g, const Node& op);
 

@@ -29,19 +29,25 @@ double node_cost(const Graph& g, const GraphIndex& index, const CostModel& model
   if (is_post_op_anchor(n.op)) to_run_types(g, n, {in, n.args.size()});
   // A pair (core/quantized.h): the quantize_linear costs its own step, the
   // dequantize_linear what it adds; nothing where the pair keeps the levels
-  // its input holds. A pair that runs as post-ops of an int8 kernel
-  // (post_op.h) costs what it adds there, at its dequantize_linear.
+  // its input holds, or where only int8 kernels read its result (each
+  // quantizes the pair's input, in its own cost). A pair that runs as
+  // post-ops of an int8 kernel (post_op.h) costs what it adds there, at its
+  // dequantize_linear.
+  auto no_step = [&](const Node& q, int dq) {
+    return keeps_levels(g, q) ||
+           (!index.is_output[dq] && read_as_integers(g, {dq, 0}, index.users[dq]));
+  };
   if (n.op == Op::QuantizeLinear && index.users[i].size() == 1 && !index.is_output[i]) {
     const int dq = index.users[i][0];
     if (only_reader(g, index, {i, 0}, dq) && undoes(g, n, g.node(dq)) &&
-        (keeps_levels(g, n) || (model.fuses() && pair_post_op(g, index, dq))))
+        ((model.fuses() && pair_post_op(g, index, dq)) || no_step(n, dq)))
       return 0;
   }
   if (n.op == Op::DequantizeLinear && only_reader(g, index, n.args[0], i) &&
       undoes(g, g.node(n.args[0].node), n)) {
-    if (keeps_levels(g, g.node(n.args[0].node))) return 0;
     if (std::optional<Op> anchor = model.fuses() ? pair_post_op(g, index, i) : std::nullopt)
       return model.post_op_us(PostOp{*anchor, 0}, n, {in, n.args.size()});
+    if (no_step(g.node(n.args[0].node), i)) return 0;
     return model.post_op_us(PostOp{Op::QuantizeLinear, 0}, n, {in, n.args.size()});
   }
   // Only a model that costs post-ops apart needs to know (the walk up a

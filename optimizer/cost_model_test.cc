@@ -122,8 +122,12 @@ TEST(MeasuredCost, ReadsTheTableAndFallsBackForMissingEntries) {
 // In a quantized model, a convolution of a pair's output and of dequantized
 // i8 weights costs its int8 kernel, the pair's dequantize_linear what it
 // adds to its quantize_linear's step, and the weights' one nothing.
+// An int8 kernel costs its input's quantization and its kernel; the pair
+// before it runs no step where int8 kernels alone read it, and costs its
+// quantize_linear and what its dequantize_linear adds where a graph output
+// (or an f32 operator) reads it too.
 TEST(MeasuredCost, AQuantizedModelCostsItsInt8KernelsAndPairSteps) {
-  const Graph g = tso::testing::with_values(R"(graph q {
+  const char* text = R"(graph q {
   input x: f32[1,8,10,10]
   weight s: f32[]
   weight z: u8[]
@@ -135,9 +139,11 @@ TEST(MeasuredCost, AQuantizedModelCostsItsInt8KernelsAndPairSteps) {
   %wd = dequantize_linear(w, ws, wz, axis=0)
   %c = conv2d(%d, %wd)
   output y = %c
-})",
-      {{"s", {0.05}}, {"z", {0}}, {"ws", {0.01}}, {"wz", {0}}});
-  GraphIndex gi(g);
+)";
+  const std::map<std::string, std::vector<double>> values = {
+      {"s", {0.05}}, {"z", {0}}, {"ws", {0.01}}, {"wz", {0}}};
+  const Graph g = tso::testing::with_values(std::string(text) + "}", values);
+  const Graph shown = tso::testing::with_values(std::string(text) + "  output d = %d\n}", values);
   Expected<MeasuredCost> m = MeasuredCost::parse(R"json({"format": "tso-cost-table", "version": 1,
     "device": "toy CPU", "tf32": false, "model": "q",
     "entries": [
@@ -155,11 +161,15 @@ TEST(MeasuredCost, AQuantizedModelCostsItsInt8KernelsAndPairSteps) {
   ASSERT_TRUE(m.ok()) << m.error().message;
   // Nodes in the order written: x, s, z, w, ws, wz, %q, %d, %wd, %c.
   EXPECT_EQ(g.node(9).op, Op::Conv2d);
+  GraphIndex gi(g), si(shown);
   EXPECT_DOUBLE_EQ(node_cost(g, gi, *m, 9), 3.0);
-  EXPECT_DOUBLE_EQ(node_cost(g, gi, *m, 6), 2.0);
-  EXPECT_DOUBLE_EQ(node_cost(g, gi, *m, 7), 0.5);
+  EXPECT_DOUBLE_EQ(node_cost(g, gi, *m, 6), 0);
+  EXPECT_DOUBLE_EQ(node_cost(g, gi, *m, 7), 0);
   EXPECT_DOUBLE_EQ(node_cost(g, gi, *m, 8), 0);
-  EXPECT_DOUBLE_EQ(graph_cost(g, gi, *m), 5.5);
+  EXPECT_DOUBLE_EQ(graph_cost(g, gi, *m), 3.0);
+  EXPECT_DOUBLE_EQ(node_cost(shown, si, *m, 6), 2.0);
+  EXPECT_DOUBLE_EQ(node_cost(shown, si, *m, 7), 0.5);
+  EXPECT_DOUBLE_EQ(graph_cost(shown, si, *m), 5.5);
   EXPECT_EQ(m->misses(), 0);
 }
 

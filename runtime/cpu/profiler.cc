@@ -181,17 +181,10 @@ Expected<rt::CostEntry> profile_node(const Node& n, std::span<const TensorType> 
   if (rank4 && (n.op == Op::Conv2d || op_info(n.op).kind == OpKind::Shape)) layouts = {true};
   else if (rank4) layouts = {true, false};
   // An int8 product's signature graph reads its input through a quantize
-  // and dequantize pair, a step of its own in a model, costed there: the
-  // product costs the rest, the reorder that quantizes its input back and
-  // its kernel.
-  bool reads_8bit = false;
-  for (size_t i = 0; i < inputs.size(); ++i) reads_8bit |= !weights[i] && is_8bit(inputs[i].dtype);
-  std::optional<Graph> pairs;
-  if (is_post_op_anchor(n.op) && reads_8bit) {
-    Expected<Graph> d = quantized_inputs_graph(inputs, weights);
-    if (!d) return Error{signature + ": " + d.error().message};
-    pairs = std::move(*d);
-  }
+  // and dequantize pair, which the plan drops (the kernel quantizes the
+  // pair's input itself): the product costs that quantization and its
+  // kernel, as in a model, where the pair runs no step when int8 kernels
+  // alone read it (optimizer/cost_model.cc).
   std::optional<rt::CostEntry> best;
   for (bool channels_last : layouts) {
     ExecutorOptions eo;
@@ -200,12 +193,6 @@ Expected<rt::CostEntry> profile_node(const Node& n, std::span<const TensorType> 
     eo.choices_file = options.choices_file;
     Expected<rt::CostEntry> e = time_plan(*g, eo, options);
     if (!e) return Error{signature + ": " + e.error().message};
-    if (pairs) {
-      Expected<rt::CostEntry> d = time_plan(*pairs, eo, options);
-      if (!d) return Error{signature + ": " + d.error().message};
-      e->median_ms = std::max(0.0, e->median_ms - d->median_ms);
-      e->min_ms = std::max(0.0, e->min_ms - d->min_ms);
-    }
     if (!best || rt::typical_ms(*e) < rt::typical_ms(*best)) best = std::move(*e);
   }
   best->signature = signature;
@@ -390,7 +377,7 @@ Expected<rt::CostTable> profile_model(const Graph& g, const std::string& model_n
 std::string device_description(int threads) {
   const int t = threads > 0 ? threads : omp_get_num_procs();
   return "cpu: " + cpu_model_name() + ", " + std::to_string(t) + " thread" + (t == 1 ? "" : "s") +
-         ", " + Executor::library_info() + ", constants cold 10";
+         ", " + Executor::library_info() + ", constants cold 11";
 }
 
 }  // namespace tso::cpu

@@ -74,7 +74,7 @@ Expected<rt::CostTable> profile_model(const Graph& g, const std::string& model_n
                                       const ProfileOptions& options);
 
 // The machine, library and method a CPU measurement belongs to, e.g.
-// "cpu: AMD EPYC 7B13, 2 threads, oneDNN 3.2.0, avx2, constants cold 10"
+// "cpu: AMD EPYC 7B13, 2 threads, oneDNN 3.2.0, avx2, constants cold 11"
 // (the model name from /proc/cpuinfo; `threads` 0 means all cores, as the
 // executor counts them; "constants cold": each timed run reads its weights
 // from memory, so tables measured with cached weights are not mixed in;
