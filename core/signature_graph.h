@@ -54,8 +54,7 @@ Expected<Graph> signature_graph(const Node& n, std::span<const TensorType> input
 // The steps of signature_graph's graph that only quantize and dequantize
 // the 8-bit inputs (not weights) of a product: each such input, an f32
 // one, through its quantize_linear and dequantize_linear pair, to an
-// output. A runtime times them to take them out of the product's time: in a
-// model the pair is a step of its own, costed apart.
+// output (quantize_graph's pair).
 Expected<Graph> quantized_inputs_graph(std::span<const TensorType> inputs,
                                        const std::vector<bool>& weights);
 
