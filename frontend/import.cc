@@ -74,7 +74,14 @@ class Importer {
 
  private:
   Error error(const std::string& message) const { return Error{file_ + ": " + message}; }
+  // `message` of node `n`, which names it once: as the ONNX node, where the
+  // graph builder's error names the node it builds for it by the same name.
   Error node_error(const onnx::NodeProto& n, const std::string& message) const {
+    const std::string built = "node '" + n.name() + "' (";
+    if (!n.name().empty() && message.starts_with(built)) {
+      const size_t end = message.find("): ");
+      if (end != std::string::npos) return error(describe(n) + message.substr(end + 1));
+    }
     return error(describe(n) + ": " + message);
   }
   Status upgrade_old_opset(onnx::ModelProto& model);

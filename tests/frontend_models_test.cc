@@ -440,5 +440,26 @@ TEST(FrontendErrors, BadShapeNamesTheNode) {
   expect_error(import_proto(m), {"bad.onnx", "node 'r1' (Concat)", "axis"});
 }
 
+// A shape the graph builder rejects: the message names the ONNX node once,
+// with its ONNX type, then says what is wrong.
+TEST(FrontendErrors, ImpossibleShapeNamesTheNodeOnce) {
+  onnx::ModelProto m = tiny_model();
+  auto* g = m.mutable_graph();
+  auto* w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(3);
+  for (float v : {1.f, 2.f, 3.f}) w->add_float_data(v);
+  auto* n = g->mutable_node(0);
+  n->set_op_type("Add");
+  n->add_input("w");
+  const Expected<ImportedModel> r = import_proto(m);
+  expect_error(r, {"bad.onnx: node 'r1' (Add): add: shapes f32[2] and f32[3] do not broadcast"});
+  if (!r) {
+    const std::string& e = r.error().message;
+    EXPECT_EQ(e.find("'r1'"), e.rfind("'r1'")) << e;
+  }
+}
+
 }  // namespace
 }  // namespace tso
