@@ -193,9 +193,9 @@ std::string format_run_report(const RunReport& r) {
   for (const StepTime& t : r.steps) {
     char gflops[32] = "-";
     if (t.flops > 0) std::snprintf(gflops, sizeof gflops, "%.0f", rate(t.flops, t.ms));
-    std::snprintf(buf, sizeof buf, "  %8.3f  %5.1f%%  %6s  %s  %s\n", t.ms, share(t.ms), gflops,
-                  t.what.c_str(), t.nodes.c_str());
-    out += buf;
+    // The nodes of a long chain or group outrun any fixed buffer.
+    std::snprintf(buf, sizeof buf, "  %8.3f  %5.1f%%  %6s  ", t.ms, share(t.ms), gflops);
+    out += buf + t.what + "  " + t.nodes + "\n";
   }
   double product_ms = 0;
   int64_t product_flops = 0;

@@ -91,5 +91,22 @@ TEST(RunReport, TheProfileGivesEachStepsRateAndTheProductsShare) {
       << out;
 }
 
+// A step that computes many nodes (a quantize pair's two, a fused group's
+// post-ops) is listed whole, on a line of its own: a fixed buffer cut such
+// a line and the newline with it, which ran the next step onto it.
+TEST(RunReport, AStepOfManyNodesIsListedWholeOnItsOwnLine) {
+  RunReport r;
+  r.library = "oneDNN";
+  r.stats.threads = 2;
+  std::string nodes;
+  for (int i = 0; i < 40; ++i)
+    nodes += (i ? ", " : "") + std::string("node 'n") + std::to_string(i) + "' (add)";
+  r.steps = {{"kernel (own)", nodes, 1.0, 0, false}, {"reorder", "layout change", 1.0, 0, false}};
+  const std::string out = format_run_report(r);
+  EXPECT_NE(out.find("  kernel (own)  " + nodes + "\n     1.000   50.0%       -  reorder"),
+            std::string::npos)
+      << out;
+}
+
 }  // namespace
 }  // namespace tso::cpu
