@@ -1,5 +1,7 @@
 #include "core/post_ops.h"
 
+#include "core/quantized.h"
+
 namespace tso {
 
 bool is_post_op_anchor(Op op) { return op == Op::Conv2d || op == Op::Matmul || op == Op::Gemm; }
@@ -35,6 +37,24 @@ bool post_op_operand_fits(Op anchor, const Shape& other, const Shape& out) {
     spans = lead + d;
   }
   return anchor == Op::Conv2d ? spans == 1 : spans == out.rank() - 1;
+}
+
+bool transpose_written_by_product(const Graph& g, int t, int readers, bool is_output,
+                                  bool right_weight_only) {
+  const Node& n = g.node(t);
+  if (n.op != Op::Transpose || n.args[0].output != 0) return false;
+  const Node& m = g.node(n.args[0].node);
+  if (m.op != Op::Matmul || readers != 1 || is_output || right_weight_only || runs_int8(g, m))
+    return false;
+  const std::vector<int64_t>& perm = n.attrs.ints(AttrKey::perm);
+  const TensorType& a = g.type(m.args[0]);
+  const TensorType& b = g.type(m.args[1]);
+  // Operands of the result's rank (no rank-1 operand, whose dimension the
+  // result drops), all f32.
+  const int rank = m.outs[0].shape.rank();
+  return rank >= 3 && a.shape.rank() == rank && b.shape.rank() == rank &&
+         a.dtype == DType::kF32 && b.dtype == DType::kF32 && !perm.empty() &&
+         perm.back() == rank - 1;
 }
 
 }  // namespace tso

@@ -5,6 +5,7 @@
 // the anchor's kernel. Both must agree, so the rule is stated once, here.
 #pragma once
 
+#include "core/graph.h"
 #include "core/ops.h"
 #include "core/types.h"
 
@@ -21,5 +22,16 @@ bool is_unary_post_op(Op op);
 // one dimension only (aligned at the trailing end), the channel for
 // convolutions and the last dimension for products.
 bool post_op_operand_fits(Op anchor, const Shape& other, const Shape& out);
+
+// Whether transpose node `t` of `g` is written by the matmul it reads: the
+// matmul writes its result in the transpose's order (strides, no pass of
+// its own), as BERT's attention does for probabilities times values before
+// its heads are joined. So when the matmul is f32 (not runs_int8) on a right
+// operand that is not weight-only (a product by constant weights is written
+// as rows of [rows, N]), its result has `readers` = 1 reader, the
+// transpose, and is not a graph output, and the permutation keeps the last
+// axis last (the result's rows stay contiguous).
+bool transpose_written_by_product(const Graph& g, int t, int readers, bool is_output,
+                                  bool right_weight_only);
 
 }  // namespace tso

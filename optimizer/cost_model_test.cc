@@ -239,6 +239,50 @@ TEST(MeasuredCost, PairsAfterAnInt8KernelCostWhatTheyAddToIt) {
   EXPECT_EQ(m->misses(), 0);
 }
 
+// A transpose its matmul writes in the CPU runtime's plan costs nothing
+// under a model that costs that plan (one with post-op entries); one of a
+// result read twice, or moving the last axis, costs its entry.
+TEST(MeasuredCost, ATransposeItsProductWritesCostsNothing) {
+  const std::string entries = R"json(
+      {"signature": "matmul(f32[1,4,8,8],f32[1,4,8,16])", "op": "matmul", "kernel": "brg",
+       "median_ms": 0.003, "min_ms": 0.003, "samples": 5, "occurrences": 1},
+      {"signature": "transpose(f32[1,4,8,16];perm=[0,2,1,3])", "op": "transpose",
+       "kernel": "transpose (own)", "median_ms": 0.001, "min_ms": 0.001, "samples": 5,
+       "occurrences": 1},
+      {"signature": "transpose(f32[1,4,8,16];perm=[0,1,3,2])", "op": "transpose",
+       "kernel": "transpose (own)", "median_ms": 0.002, "min_ms": 0.002, "samples": 5,
+       "occurrences": 1})json";
+  const std::string post_op = R"json(,
+      {"signature": "matmul+relu(f32[1,4,8,16])", "op": "relu", "kernel": "brg",
+       "median_ms": 0.0001, "min_ms": 0.0001, "samples": 5, "occurrences": 1})json";
+  auto table = [&](bool fuses) {
+    return MeasuredCost::parse(R"json({"format": "tso-cost-table", "version": 1,
+      "device": "toy CPU", "tf32": false, "model": "t", "entries": [)json" +
+                                   entries + (fuses ? post_op : "") + "]}",
+                               "t.json", nullptr);
+  };
+  auto transpose_cost = [](const MeasuredCost& m, const std::string& perm, bool read_twice) {
+    const Graph g = parse(R"(graph g {
+  input p: f32[1,4,8,8]
+  input v: f32[1,4,8,16]
+  %m = matmul(p, v)
+  %t = transpose(%m, perm=)" + perm + R"()
+  output y = %t
+)" + (read_twice ? "  output z = %m\n" : "") + "}");
+    GraphIndex gi(g);
+    return node_cost(g, gi, m, 3);
+  };
+  Expected<MeasuredCost> cpu = table(true);
+  ASSERT_TRUE(cpu.ok()) << cpu.error().message;
+  EXPECT_EQ(transpose_cost(*cpu, "[0,2,1,3]", false), 0);
+  EXPECT_EQ(transpose_cost(*cpu, "[0,2,1,3]", true), 1.0);
+  EXPECT_EQ(transpose_cost(*cpu, "[0,1,3,2]", false), 2.0);
+  Expected<MeasuredCost> plain = table(false);
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_EQ(transpose_cost(*plain, "[0,2,1,3]", false), 1.0);
+  EXPECT_EQ(cpu->misses(), 0);
+}
+
 TEST(MeasuredCost, RemembersEachMissedSignatureOnce) {
   Graph g = parse(kGraph);
   GraphIndex gi(g);

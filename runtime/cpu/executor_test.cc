@@ -455,6 +455,48 @@ TEST(CpuExecutor, AnExportedGeluRunsAsOnePostOp) {
   expect_matches_reference(c, true, constants);
 }
 
+// BERT's attention joins its heads by a transpose of probabilities times
+// values: the matmul writes its result in the transpose's order and the
+// transpose runs no step. Where the matmul's result has another reader, or
+// the permutation moves the last axis, the transpose stays a step.
+TEST(CpuExecutor, AProductWritesTheTransposeThatAloneReadsIt) {
+  const Case written{"written_transpose", R"(graph g {
+  input p: f32[1,4,8,8]
+  input v: f32[1,4,8,16]
+  %m = matmul(p, v)
+  %t = transpose(%m, perm=[0,2,1,3])
+  %r = reshape(%t, shape=[1,8,64])
+  output y = %r
+})"};
+  const Graph g = ref::testing::graph_with_weights(written.text, 3);
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
+  ASSERT_TRUE(ex.ok()) << ex.error().message;
+  EXPECT_EQ((*ex)->stats().steps, 1);
+  EXPECT_TRUE(runs_step(written, {}, "matmul", "written as node '%t'"));
+  expect_matches_reference(written, true);
+  expect_matches_reference(written, false);
+
+  const Case read_twice{"transpose_of_a_result_read_twice", R"(graph g {
+  input p: f32[1,4,8,8]
+  input v: f32[1,4,8,16]
+  %m = matmul(p, v)
+  %t = transpose(%m, perm=[0,2,1,3])
+  output y = %t
+  output z = %m
+})"};
+  EXPECT_TRUE(runs_step(read_twice, {}, "transpose", "node '%t'"));
+  expect_matches_reference(read_twice, true);
+  const Case last_axis{"transpose_of_the_last_axis", R"(graph g {
+  input p: f32[1,4,8,8]
+  input v: f32[1,4,8,16]
+  %m = matmul(p, v)
+  %t = transpose(%m, perm=[0,1,3,2])
+  output y = %t
+})"};
+  EXPECT_TRUE(runs_step(last_axis, {}, "transpose", "node '%t'"));
+  expect_matches_reference(last_axis, true);
+}
+
 TEST(CpuExecutor, GroupsOfFourChannelsRunOnADirectKernel) {
   const Case c{"groups_of_four", R"(graph g {
   input x: f32[1,128,28,28]

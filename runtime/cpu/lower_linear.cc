@@ -1,5 +1,6 @@
 // Convolutions and matrix products, each with its fusion group's post-ops.
 
+#include "core/post_ops.h"
 #include "core/signature.h"
 #include "runtime/common/geometry.h"
 #include "runtime/cpu/builder.h"
@@ -267,8 +268,37 @@ Status lower_weights_product(Builder& b, const FusionGroup& group, Operand a, in
   return {};
 }
 
+// The transpose that the product `group` writes (core/post_ops.h's
+// transpose_written_by_product), or -1.
+int written_transpose(const Builder& b, const FusionGroup& group, bool b_const) {
+  const Graph& g = b.graph();
+  if (!group.post.empty()) return -1;
+  int readers = 0, reader = -1;
+  for (int i = 0; i < g.size(); ++i)
+    for (const TensorRef& r : g.node(i).args)
+      if (r.node == group.anchor) ++readers, reader = i;
+  bool is_output = false;
+  for (const GraphOutput& o : g.outputs()) is_output = is_output || o.ref.node == group.anchor;
+  return reader >= 0 && transpose_written_by_product(g, reader, readers, is_output, b_const)
+             ? reader
+             : -1;
+}
+
+// dims `dd` stored in the order of `perm`'s result: dimension perm[j] takes
+// the stride of the result's dimension j.
+memory::desc permuted_desc(const Dims& dd, const std::vector<int64_t>& perm) {
+  Dims out(dd.size());
+  for (size_t j = 0; j < perm.size(); ++j) out[j] = dd[perm[j]];
+  const Dims out_st = plain_desc(out).get_strides();
+  Dims st(dd.size());
+  for (size_t j = 0; j < perm.size(); ++j) st[perm[j]] = out_st[j];
+  return memory::desc(dd, dt::f32, st);
+}
+
 // The general product: oneDNN matmul on operands of equal rank (batch
-// dimensions broadcast), a constant right operand reordered once.
+// dimensions broadcast), a constant right operand reordered once. A
+// transpose it writes (written_transpose) gets the product's result in its
+// order, and runs no step.
 Status lower_batched_product(Builder& b, const FusionGroup& group, const Operand& a,
                              const Operand& bo, bool b_const, PostOps& post) {
   const Dims ad = a.md.get_dims(), bd = bo.md.get_dims();
@@ -276,11 +306,22 @@ Status lower_batched_product(Builder& b, const FusionGroup& group, const Operand
   for (size_t i = 0; i + 2 < ad.size(); ++i) dd[i] = std::max(ad[i], bd[i]);
   dd[dd.size() - 2] = ad[ad.size() - 2];
   dd[dd.size() - 1] = bd[bd.size() - 1];
-  const memory::desc dst_md = plain_desc(dd);
+  memory::desc dst_md = plain_desc(dd);
   dnnl::primitive_attr attr = b.attr();
   attr.set_post_ops(post.ops);
   const memory::desc w_md = b_const ? memory::desc(bd, dt::f32, tag::any) : bo.md;
   dnnl::matmul::primitive_desc pd(b.engine(), a.md, w_md, dst_md, attr);
+  const int transpose = written_transpose(b, group, b_const);
+  if (transpose >= 0) {
+    const std::vector<int64_t>& perm = b.graph().node(transpose).attrs.ints(AttrKey::perm);
+    const memory::desc permuted = permuted_desc(dd, perm);
+    dnnl::matmul::primitive_desc written(b.engine(), a.md, w_md, permuted, attr);
+    if (std::string(written.impl_info_str()) == pd.impl_info_str()) {
+      pd = written;
+      dst_md = permuted;
+    }
+  }
+  const bool writes_transpose = transpose >= 0 && dst_md != plain_desc(dd);
   b.note_scratchpad(pd);
   int w = bo.tensor;
   memory::desc w_arg = bo.md;
@@ -292,13 +333,25 @@ Status lower_batched_product(Builder& b, const FusionGroup& group, const Operand
   }
   std::vector<int> reads = {a.tensor, w};
   reads.insert(reads.end(), post.reads.begin(), post.reads.end());
-  const int y = b.output_tensor(group_type(b, group), plain_desc(group_type(b, group)), reads);
+  const TensorType& type =
+      writes_transpose ? b.graph().node(transpose).outs[0] : group_type(b, group);
+  const int y = b.output_tensor(type, plain_desc(type), reads);
   std::vector<Arg> args = {
       {DNNL_ARG_SRC, a.tensor, a.md}, {DNNL_ARG_WEIGHTS, w, w_arg}, {DNNL_ARG_DST, y, dst_md}};
   args.insert(args.end(), post.args.begin(), post.args.end());
-  b.add_primitive(impl_name("matmul", pd), group_nodes(b, group, post), dnnl::matmul(pd),
-                  std::move(args));
-  b.set_value({group.tail(), 0}, y);
+  std::string nodes = group_nodes(b, group, post);
+  if (writes_transpose) nodes += ", written as " + b.describe(transpose);
+  b.add_primitive(impl_name("matmul", pd), nodes, dnnl::matmul(pd), std::move(args));
+  if (!writes_transpose) {
+    b.set_value({group.tail(), 0}, y);
+    return {};
+  }
+  // The product's own order is a view of the transpose's bytes; the
+  // transpose, lowered later, finds its value set (plan.cc).
+  const int view = b.view(y, group_type(b, group));
+  b.plan().tensors[view].md = dst_md;
+  b.set_value({group.tail(), 0}, view);
+  b.set_value({transpose, 0}, y);
   return {};
 }
 

@@ -251,6 +251,9 @@ Status lower_source(Builder& b, int i) {
 Status lower_node(Builder& b, const Fusion& fusion, const std::vector<int>& pairs, int i) {
   const Node& n = b.graph().node(i);
   if (is_source(n.op)) return lower_source(b, i);
+  // A node an earlier step computed: a transpose its product writes
+  // (lower_linear.cc).
+  if (!n.outs.empty() && b.value({i, 0}) >= 0) return {};
   if (pairs[i] >= 0) {  // a quantize_linear runs with its dequantize_linear
     if (n.op == Op::QuantizeLinear) return {};
     ++b.plan().fused_nodes;
