@@ -264,4 +264,15 @@ Expected<Graph> GraphBuilder::finish() {
   return g;
 }
 
+std::vector<char> weight_only_nodes(const Graph& g) {
+  std::vector<char> constant(g.size(), 0);
+  for (int i = 0; i < g.size(); ++i) {
+    const Node& n = g.node(i);
+    bool c = n.op != Op::Input && n.op != Op::Opaque;
+    for (const TensorRef& a : n.args) c = c && constant[a.node];
+    constant[i] = c;
+  }
+  return constant;
+}
+
 }  // namespace tso

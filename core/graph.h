@@ -139,4 +139,9 @@ std::string describe_node(const Graph& g, int index);
 // data movement and opaque nodes 0).
 int64_t node_flops(const Graph& g, int index);
 
+// Per node, whether it is weight-only: a weight or a constant, or an
+// operator other than an input or an opaque one on weight-only arguments
+// alone (its value is the same on every run).
+std::vector<char> weight_only_nodes(const Graph& g);
+
 }  // namespace tso

@@ -57,4 +57,24 @@ bool transpose_written_by_product(const Graph& g, int t, int readers, bool is_ou
          perm.back() == rank - 1;
 }
 
+bool transpose_read_by_products(const Graph& g, int t, std::span<const int> readers,
+                                bool is_output, std::span<const char> weight_only) {
+  const Node& n = g.node(t);
+  if (n.op != Op::Transpose || is_output || readers.empty()) return false;
+  const int rank = n.outs[0].shape.rank();
+  const std::vector<int64_t>& perm = n.attrs.ints(AttrKey::perm);
+  if (rank < 3 || n.outs[0].dtype != DType::kF32 || static_cast<int>(perm.size()) != rank ||
+      (perm[rank - 1] != rank - 1 && perm[rank - 2] != rank - 1))
+    return false;
+  for (int r : readers) {
+    const Node& m = g.node(r);
+    if (m.op != Op::Matmul || runs_int8(g, m) || weight_only[m.args[1].node]) return false;
+    for (const TensorRef& a : m.args) {
+      const TensorType& type = g.type(a);
+      if (type.dtype != DType::kF32 || type.shape.rank() != m.outs[0].shape.rank()) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace tso

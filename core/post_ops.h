@@ -5,6 +5,8 @@
 // the anchor's kernel. Both must agree, so the rule is stated once, here.
 #pragma once
 
+#include <span>
+
 #include "core/graph.h"
 #include "core/ops.h"
 #include "core/types.h"
@@ -33,5 +35,16 @@ bool post_op_operand_fits(Op anchor, const Shape& other, const Shape& out);
 // axis last (the result's rows stay contiguous).
 bool transpose_written_by_product(const Graph& g, int t, int readers, bool is_output,
                                   bool right_weight_only);
+
+// Whether the matmuls that read transpose node `t` of `g` read it in place,
+// through strides, so that the transpose runs no step (BERT's queries, keys
+// and values split into heads). So when the transpose is not a graph output
+// and has readers (`readers`), each an f32 matmul (not runs_int8) whose right
+// operand is not weight-only (`weight_only`, weight_only_nodes) and which
+// reads the transpose as an operand of its own rank (>= 3), and the input's
+// last axis is one of the result's last two (the operand's rows or columns
+// stay contiguous).
+bool transpose_read_by_products(const Graph& g, int t, std::span<const int> readers,
+                                bool is_output, std::span<const char> weight_only);
 
 }  // namespace tso

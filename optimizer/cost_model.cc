@@ -50,14 +50,17 @@ double node_cost(const Graph& g, const GraphIndex& index, const CostModel& model
     if (no_step(g.node(n.args[0].node), i)) return 0;
     return model.post_op_us(PostOp{Op::QuantizeLinear, 0}, n, {in, n.args.size()});
   }
-  // A transpose that its matmul writes (core/post_ops.h) runs no step of
-  // the CPU runtime, whose plan a model that costs post-ops apart prices.
+  // A transpose that its matmul writes, or that the matmuls reading it
+  // read through strides (core/post_ops.h), runs no step of the CPU
+  // runtime, whose plan a model that costs post-ops apart prices.
   if (n.op == Op::Transpose && model.fuses()) {
     const int p = n.args[0].node;
     const Node& m = g.node(p);
     if (m.op == Op::Matmul &&
         transpose_written_by_product(g, i, static_cast<int>(index.users[p].size()),
                                      index.is_output[p], index.constant[m.args[1].node]))
+      return 0;
+    if (transpose_read_by_products(g, i, index.users[i], index.is_output[i], index.constant))
       return 0;
   }
   // Only a model that costs post-ops apart needs to know (the walk up a

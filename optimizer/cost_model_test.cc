@@ -283,6 +283,32 @@ TEST(MeasuredCost, ATransposeItsProductWritesCostsNothing) {
   EXPECT_EQ(cpu->misses(), 0);
 }
 
+// So does a transpose that only matmuls read, each through its strides; one
+// that an add reads too costs its entry.
+TEST(MeasuredCost, ATransposeItsProductsReadInPlaceCostsNothing) {
+  Expected<MeasuredCost> m = MeasuredCost::parse(R"json({"format": "tso-cost-table",
+    "version": 1, "device": "toy CPU", "tf32": false, "model": "t", "entries": [
+      {"signature": "transpose(f32[1,8,4,16];perm=[0,2,1,3])", "op": "transpose",
+       "kernel": "transpose (own)", "median_ms": 0.001, "min_ms": 0.001, "samples": 5,
+       "occurrences": 1},
+      {"signature": "matmul+relu(f32[1,4,8,8])", "op": "relu", "kernel": "brg",
+       "median_ms": 0.0001, "min_ms": 0.0001, "samples": 5, "occurrences": 1}]})json",
+                                                 "t.json", nullptr);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  auto transpose_cost = [&](const std::string& other_reader) {
+    const Graph g = parse(R"(graph g {
+  input q: f32[1,8,4,16]
+  input k: f32[1,4,16,8]
+  %qt = transpose(q, perm=[0,2,1,3])
+  %s = matmul(%qt, k)
+)" + other_reader + "  output y = %s\n}");
+    GraphIndex gi(g);
+    return node_cost(g, gi, *m, 2);
+  };
+  EXPECT_EQ(transpose_cost(""), 0);
+  EXPECT_EQ(transpose_cost("  %a = add(%qt, %qt)\n  output z = %a\n"), 1.0);
+}
+
 TEST(MeasuredCost, RemembersEachMissedSignatureOnce) {
   Graph g = parse(kGraph);
   GraphIndex gi(g);

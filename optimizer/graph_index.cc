@@ -61,17 +61,12 @@ uint64_t outputs_term(const Graph& g, const TensorIds& ids) {
 bool foldable(Op op) { return op != Op::Input && op != Op::Opaque; }
 
 GraphIndex::GraphIndex(const Graph& g)
-    : users(g.size()), is_output(g.size(), 0), constant(g.size(), 0) {
-  for (int i = 0; i < g.size(); ++i) {
-    const Node& n = g.node(i);
-    bool c = foldable(n.op);
-    for (const TensorRef& a : n.args) {
-      c = c && constant[a.node];
+    : users(g.size()), is_output(g.size(), 0), constant(weight_only_nodes(g)) {
+  for (int i = 0; i < g.size(); ++i)
+    for (const TensorRef& a : g.node(i).args) {
       std::vector<int>& u = users[a.node];
       if (u.empty() || u.back() != i) u.push_back(i);
     }
-    constant[i] = c;
-  }
   for (const GraphOutput& o : g.outputs()) is_output[o.ref.node] = 1;
 }
 

@@ -497,6 +497,49 @@ TEST(CpuExecutor, AProductWritesTheTransposeThatAloneReadsIt) {
   expect_matches_reference(last_axis, true);
 }
 
+// BERT splits its queries, keys and values into heads by transposes that
+// only its attention products read: they read them through their strides,
+// and the transposes run no step. A transpose another operator reads too,
+// or one whose result's last two axes both move the input's last, stays a
+// step.
+TEST(CpuExecutor, ProductsReadTheTransposesOnlyTheyReadInPlace) {
+  const Case in_place{"transposes_read_in_place", R"(graph g {
+  input q: f32[1,8,4,16]
+  input k: f32[1,8,4,16]
+  %qt = transpose(q, perm=[0,2,1,3])
+  %kt = transpose(k, perm=[0,2,3,1])
+  %s = matmul(%qt, %kt)
+  output y = %s
+})"};
+  const Graph g = ref::testing::graph_with_weights(in_place.text, 3);
+  Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
+  ASSERT_TRUE(ex.ok()) << ex.error().message;
+  EXPECT_EQ((*ex)->stats().steps, 1);
+  expect_matches_reference(in_place, true);
+  expect_matches_reference(in_place, false);
+
+  const Case read_elsewhere{"transpose_read_by_an_add_too", R"(graph g {
+  input q: f32[1,8,4,16]
+  input k: f32[1,4,16,8]
+  %qt = transpose(q, perm=[0,2,1,3])
+  %s = matmul(%qt, k)
+  %a = add(%qt, %qt)
+  output y = %s
+  output z = %a
+})"};
+  EXPECT_TRUE(runs_step(read_elsewhere, {}, "transpose", "node '%qt'"));
+  expect_matches_reference(read_elsewhere, true);
+  const Case scattered{"transpose_moving_the_last_axis_away", R"(graph g {
+  input q: f32[1,16,8,4]
+  input k: f32[1,4,8,16]
+  %qt = transpose(q, perm=[0,3,1,2])
+  %s = matmul(%qt, k)
+  output y = %s
+})"};
+  EXPECT_TRUE(runs_step(scattered, {}, "transpose", "node '%qt'"));
+  expect_matches_reference(scattered, true);
+}
+
 TEST(CpuExecutor, GroupsOfFourChannelsRunOnADirectKernel) {
   const Case c{"groups_of_four", R"(graph g {
   input x: f32[1,128,28,28]

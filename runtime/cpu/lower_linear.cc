@@ -185,9 +185,15 @@ Status lower_conv(Builder& b, const FusionGroup& group) {
 struct Operand {
   int tensor = -1;
   memory::desc md;
+  bool in_place = false;  // a transpose read through its strides
 };
 
 Operand operand(Builder& b, int t, Dims dims, bool transposed) {
+  // A transpose read in place (lower_movement.cc) is its strides.
+  const memory::desc& md = b.tensor(t).md;
+  if (!transposed && b.tensor(t).storage == Storage::kView && md.get_dims() == dims &&
+      md.get_inner_nblks() == 0 && !is_plain(md))
+    return {t, md, true};
   Operand o{b.as_plain(t), plain_desc(dims)};
   if (transposed) {
     const size_t r = dims.size();
@@ -299,8 +305,8 @@ memory::desc permuted_desc(const Dims& dd, const std::vector<int64_t>& perm) {
 // dimensions broadcast), a constant right operand reordered once. A
 // transpose it writes (written_transpose) gets the product's result in its
 // order, and runs no step.
-Status lower_batched_product(Builder& b, const FusionGroup& group, const Operand& a,
-                             const Operand& bo, bool b_const, PostOps& post) {
+Status lower_batched_product(Builder& b, const FusionGroup& group, Operand a, Operand bo,
+                             bool b_const, PostOps& post) {
   const Dims ad = a.md.get_dims(), bd = bo.md.get_dims();
   Dims dd(ad.size());
   for (size_t i = 0; i + 2 < ad.size(); ++i) dd[i] = std::max(ad[i], bd[i]);
@@ -309,8 +315,16 @@ Status lower_batched_product(Builder& b, const FusionGroup& group, const Operand
   memory::desc dst_md = plain_desc(dd);
   dnnl::primitive_attr attr = b.attr();
   attr.set_post_ops(post.ops);
-  const memory::desc w_md = b_const ? memory::desc(bd, dt::f32, tag::any) : bo.md;
+  memory::desc w_md = b_const ? memory::desc(bd, dt::f32, tag::any) : bo.md;
   dnnl::matmul::primitive_desc pd(b.engine(), a.md, w_md, dst_md, attr);
+  // Operands read in place go through copies where oneDNN would run its
+  // reference kernel on their strides.
+  if (std::string(pd.impl_info_str()).starts_with("ref") && (a.in_place || bo.in_place)) {
+    for (Operand* o : {&a, &bo})
+      if (o->in_place) *o = {b.as_plain(o->tensor), plain_desc(o->md.get_dims())};
+    if (!b_const) w_md = bo.md;
+    pd = dnnl::matmul::primitive_desc(b.engine(), a.md, w_md, dst_md, attr);
+  }
   const int transpose = written_transpose(b, group, b_const);
   if (transpose >= 0) {
     const std::vector<int64_t>& perm = b.graph().node(transpose).attrs.ints(AttrKey::perm);

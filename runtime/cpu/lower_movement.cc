@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "runtime/common/geometry.h"
+#include "core/post_ops.h"
 #include "runtime/cpu/builder.h"
 #include "runtime/cpu/kernels.h"
 
@@ -50,11 +51,32 @@ void add_copies(Builder& b, int node, const char* what, int y, std::vector<CopyP
       });
 }
 
+// Whether the matmuls reading transpose `node` read it in place
+// (core/post_ops.h's transpose_read_by_products).
+bool read_by_products(const Graph& g, int node) {
+  std::vector<int> readers;
+  for (int i = 0; i < g.size(); ++i)
+    for (const TensorRef& r : g.node(i).args)
+      if (r.node == node && (readers.empty() || readers.back() != i)) readers.push_back(i);
+  bool is_output = false;
+  for (const GraphOutput& o : g.outputs()) is_output = is_output || o.ref.node == node;
+  return transpose_read_by_products(g, node, readers, is_output, weight_only_nodes(g));
+}
+
 void lower_transpose(Builder& b, int node, int x) {
   const Node& n = b.graph().node(node);
   const Shape xs = b.tensor(x).type.shape;
   const std::vector<int64_t>& perm = n.attrs.ints(AttrKey::perm);
   const std::vector<int64_t> st = rt::strides_of(xs);
+  if (read_by_products(b.graph(), node)) {  // a view in the transpose's order
+    Dims view_st;
+    for (int64_t a : perm) view_st.push_back(st[a]);
+    const int y = b.view(x, n.outs[0]);
+    b.plan().tensors[y].md =
+        memory::desc(dims_of(n.outs[0].shape), memory::data_type::f32, view_st);
+    b.set_value({node, 0}, y);
+    return;
+  }
   CopyPlan p;
   for (int64_t a : perm) p.extent.push_back(xs[a]), p.src_st.push_back(st[a]);
   p.dst_st = rt::strides_of(n.outs[0].shape);
