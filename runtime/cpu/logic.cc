@@ -263,6 +263,22 @@ void where_bytes(int elem_bytes, const uint8_t* c, const Shape& cs, const std::b
     uint32_t* py = reinterpret_cast<uint32_t*>(y);
     auto step = [&](const Shape& s) { return s == out ? 1 : s.numel() == 1 ? 0 : -1; };
     const int64_t dc = step(cs), da = step(as), db = step(bs), n = out.numel();
+    // A scalar against a full tensor under a full condition (the NaN guard's
+    // 0), strides known to the compiler: a blend. The general loop's strides
+    // make every load a gather: BERT-base's 12 guards took 0.56 ms a run
+    // with it, 0.12 so (tso run --profile 10, 2026-12-01).
+    if (dc == 1 && da == 0 && db == 1) {
+      const uint32_t va = *pa;
+#pragma omp parallel for simd schedule(static) if (n > kParallelFrom)
+      for (int64_t i = 0; i < n; ++i) py[i] = c[i] ? va : pb[i];
+      return;
+    }
+    if (dc == 1 && da == 1 && db == 0) {
+      const uint32_t vb = *pb;
+#pragma omp parallel for simd schedule(static) if (n > kParallelFrom)
+      for (int64_t i = 0; i < n; ++i) py[i] = c[i] ? pa[i] : vb;
+      return;
+    }
     if (dc >= 0 && da >= 0 && db >= 0) {
 #pragma omp parallel for simd schedule(static) if (n > kParallelFrom)
       for (int64_t i = 0; i < n; ++i) py[i] = c[i * dc] ? pa[i * da] : pb[i * db];

@@ -159,6 +159,8 @@ TEST(WhereBytes, SelectsFloatsWithAndWithoutBroadcasting) {
   EXPECT_EQ(y, (std::vector<float>{10, 2, 10, 4, 5, 20}));
   where_bytes(4, rows.data(), Shape{2, 1}, bytes(a), out, bytes(zero), Shape{}, bytes(y), out);
   EXPECT_EQ(y, (std::vector<float>{1, 2, 3, 0, 0, 0}));
+  where_bytes(4, c.data(), out, bytes(a), out, bytes(zero), Shape{}, bytes(y), out);
+  EXPECT_EQ(y, (std::vector<float>{1, 0, 3, 0, 0, 6}));
 }
 
 }  // namespace
