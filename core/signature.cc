@@ -40,7 +40,7 @@ AttrValue conv_padding(const Node& n, std::span<const TensorType> inputs, const 
 }  // namespace
 
 std::string op_signature(const Node& n, std::span<const TensorType> inputs) {
-  std::string s(op_name(n.op));
+  std::string s(op_name(n.op == Op::ScalarMul ? Op::Mul : n.op));
   s += '(';
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (i > 0) s += ',';

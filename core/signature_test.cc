@@ -56,6 +56,21 @@ TEST(Signature, EqualForNodesThatRunTheSameKernelOnTheSameShapes) {
   EXPECT_NE(op_signature(g, node_named(g, "%a")), op_signature(g, node_named(g, "%m")));
 }
 
+// smul and mul by a scalar are one kernel: one signature, so that two
+// timings of it are not read as a gain.
+TEST(Signature, ScalarMulIsWrittenAsMul) {
+  Graph g = parse(R"(graph g {
+  input x: f32[4,4]
+  input s: f32[]
+  %a = smul(x, s)
+  %b = mul(x, s)
+  output y = %a
+  output z = %b
+})");
+  EXPECT_EQ(op_signature(g, node_named(g, "%a")), "mul(f32[4,4],f32[])");
+  EXPECT_EQ(op_signature(g, node_named(g, "%a")), op_signature(g, node_named(g, "%b")));
+}
+
 // The search keys a node by its argument types before the node is in a graph.
 TEST(Signature, NodeWithArgumentTypesMatchesTheGraphOverload) {
   Graph g = parse(R"(graph g {
