@@ -31,6 +31,13 @@ class Builder {
   // view, ...): copy what is needed across such calls.
   const PlanTensor& tensor(int t) const { return plan_.tensors[t]; }
 
+  // The nodes reading any result of `node` (each once), whether a graph
+  // output names one, and per node whether it is weight-only
+  // (weight_only_nodes): the graph's, computed once.
+  const std::vector<int>& readers(int node) const { return readers_[node]; }
+  bool is_output(int node) const { return is_output_[node]; }
+  const std::vector<char>& weight_only() const { return weight_only_; }
+
   // The tensor that holds graph value `r` now.
   int value(TensorRef r) const { return value_[r.node][r.output]; }
   void set_value(TensorRef r, int t) { value_[r.node][r.output] = t; }
@@ -98,6 +105,8 @@ class Builder {
   const dnnl::engine& engine_;
   Plan plan_;
   std::vector<std::vector<int>> value_;
+  std::vector<std::vector<int>> readers_;
+  std::vector<char> is_output_, weight_only_;
   struct Reorder {
     int from = -1;
     memory::desc md;

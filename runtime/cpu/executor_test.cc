@@ -515,6 +515,7 @@ TEST(CpuExecutor, ProductsReadTheTransposesOnlyTheyReadInPlace) {
   Expected<std::unique_ptr<Executor>> ex = Executor::create(g, {});
   ASSERT_TRUE(ex.ok()) << ex.error().message;
   EXPECT_EQ((*ex)->stats().steps, 1);
+  EXPECT_FALSE(runs_step(in_place, {}, "ref", ""));
   expect_matches_reference(in_place, true);
   expect_matches_reference(in_place, false);
 

@@ -185,7 +185,6 @@ Status lower_conv(Builder& b, const FusionGroup& group) {
 struct Operand {
   int tensor = -1;
   memory::desc md;
-  bool in_place = false;  // a transpose read through its strides
 };
 
 Operand operand(Builder& b, int t, Dims dims, bool transposed) {
@@ -193,7 +192,7 @@ Operand operand(Builder& b, int t, Dims dims, bool transposed) {
   const memory::desc& md = b.tensor(t).md;
   if (!transposed && b.tensor(t).storage == Storage::kView && md.get_dims() == dims &&
       md.get_inner_nblks() == 0 && !is_plain(md))
-    return {t, md, true};
+    return {t, md};
   Operand o{b.as_plain(t), plain_desc(dims)};
   if (transposed) {
     const size_t r = dims.size();
@@ -277,16 +276,11 @@ Status lower_weights_product(Builder& b, const FusionGroup& group, Operand a, in
 // The transpose that the product `group` writes (core/post_ops.h's
 // transpose_written_by_product), or -1.
 int written_transpose(const Builder& b, const FusionGroup& group, bool b_const) {
-  const Graph& g = b.graph();
-  if (!group.post.empty()) return -1;
-  int readers = 0, reader = -1;
-  for (int i = 0; i < g.size(); ++i)
-    for (const TensorRef& r : g.node(i).args)
-      if (r.node == group.anchor) ++readers, reader = i;
-  bool is_output = false;
-  for (const GraphOutput& o : g.outputs()) is_output = is_output || o.ref.node == group.anchor;
-  return reader >= 0 && transpose_written_by_product(g, reader, readers, is_output, b_const)
-             ? reader
+  const std::vector<int>& readers = b.readers(group.anchor);
+  return group.post.empty() && readers.size() == 1 &&
+                 transpose_written_by_product(b.graph(), readers[0], 1,
+                                              b.is_output(group.anchor), b_const)
+             ? readers[0]
              : -1;
 }
 
@@ -305,8 +299,8 @@ memory::desc permuted_desc(const Dims& dd, const std::vector<int64_t>& perm) {
 // dimensions broadcast), a constant right operand reordered once. A
 // transpose it writes (written_transpose) gets the product's result in its
 // order, and runs no step.
-Status lower_batched_product(Builder& b, const FusionGroup& group, Operand a, Operand bo,
-                             bool b_const, PostOps& post) {
+Status lower_batched_product(Builder& b, const FusionGroup& group, const Operand& a,
+                             const Operand& bo, bool b_const, PostOps& post) {
   const Dims ad = a.md.get_dims(), bd = bo.md.get_dims();
   Dims dd(ad.size());
   for (size_t i = 0; i + 2 < ad.size(); ++i) dd[i] = std::max(ad[i], bd[i]);
@@ -315,16 +309,8 @@ Status lower_batched_product(Builder& b, const FusionGroup& group, Operand a, Op
   memory::desc dst_md = plain_desc(dd);
   dnnl::primitive_attr attr = b.attr();
   attr.set_post_ops(post.ops);
-  memory::desc w_md = b_const ? memory::desc(bd, dt::f32, tag::any) : bo.md;
+  const memory::desc w_md = b_const ? memory::desc(bd, dt::f32, tag::any) : bo.md;
   dnnl::matmul::primitive_desc pd(b.engine(), a.md, w_md, dst_md, attr);
-  // Operands read in place go through copies where oneDNN would run its
-  // reference kernel on their strides.
-  if (std::string(pd.impl_info_str()).starts_with("ref") && (a.in_place || bo.in_place)) {
-    for (Operand* o : {&a, &bo})
-      if (o->in_place) *o = {b.as_plain(o->tensor), plain_desc(o->md.get_dims())};
-    if (!b_const) w_md = bo.md;
-    pd = dnnl::matmul::primitive_desc(b.engine(), a.md, w_md, dst_md, attr);
-  }
   const int transpose = written_transpose(b, group, b_const);
   if (transpose >= 0) {
     const std::vector<int64_t>& perm = b.graph().node(transpose).attrs.ints(AttrKey::perm);

@@ -51,24 +51,14 @@ void add_copies(Builder& b, int node, const char* what, int y, std::vector<CopyP
       });
 }
 
-// Whether the matmuls reading transpose `node` read it in place
-// (core/post_ops.h's transpose_read_by_products).
-bool read_by_products(const Graph& g, int node) {
-  std::vector<int> readers;
-  for (int i = 0; i < g.size(); ++i)
-    for (const TensorRef& r : g.node(i).args)
-      if (r.node == node && (readers.empty() || readers.back() != i)) readers.push_back(i);
-  bool is_output = false;
-  for (const GraphOutput& o : g.outputs()) is_output = is_output || o.ref.node == node;
-  return transpose_read_by_products(g, node, readers, is_output, weight_only_nodes(g));
-}
-
 void lower_transpose(Builder& b, int node, int x) {
   const Node& n = b.graph().node(node);
   const Shape xs = b.tensor(x).type.shape;
   const std::vector<int64_t>& perm = n.attrs.ints(AttrKey::perm);
   const std::vector<int64_t> st = rt::strides_of(xs);
-  if (read_by_products(b.graph(), node)) {  // a view in the transpose's order
+  // The matmuls reading it read it through a view in its order.
+  if (transpose_read_by_products(b.graph(), node, b.readers(node), b.is_output(node),
+                                 b.weight_only())) {
     Dims view_st;
     for (int64_t a : perm) view_st.push_back(st[a]);
     const int y = b.view(x, n.outs[0]);

@@ -12,9 +12,19 @@
 namespace tso::cpu {
 
 Builder::Builder(const Graph& g, const ExecutorOptions& options, const dnnl::engine& engine)
-    : g_(g), options_(options), engine_(engine) {
+    : g_(g),
+      options_(options),
+      engine_(engine),
+      readers_(g.size()),
+      is_output_(g.size(), 0),
+      weight_only_(weight_only_nodes(g)) {
   value_.resize(g.size());
-  for (int i = 0; i < g.size(); ++i) value_[i].assign(g.node(i).outs.size(), -1);
+  for (int i = 0; i < g.size(); ++i) {
+    value_[i].assign(g.node(i).outs.size(), -1);
+    for (const TensorRef& a : g.node(i).args)
+      if (readers_[a.node].empty() || readers_[a.node].back() != i) readers_[a.node].push_back(i);
+  }
+  for (const GraphOutput& o : g.outputs()) is_output_[o.ref.node] = 1;
 }
 
 int Builder::root(int t) const {
