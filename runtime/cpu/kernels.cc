@@ -8,16 +8,10 @@
 
 #include "core/half.h"
 #include "runtime/common/geometry.h"
+#include "runtime/cpu/vector_kernels.h"
 
-#if defined(__F16C__) || defined(__AVX2__)
+#ifdef __F16C__
 #include <immintrin.h>
-#endif
-
-#ifdef __AVX2__
-// glibc's vector math library (libmvec, glibc 2.35 on): erff on eight lanes
-// under the x86-64 vector function ABI ('d': AVX2), within glibc's stated
-// error bound of the scalar erff.
-extern "C" __m256 _ZGVdN8v_erff(__m256 x);
 #endif
 
 namespace tso::cpu {
@@ -364,19 +358,17 @@ void map_floats(const float* x, float* y, int64_t n, F f) {
 
 }  // namespace
 
-// Eight lanes at a time where AVX2 is there: the scalar erff took 1.3 to 2.1
+// libmvec's vector erff (vector_kernels.h): the scalar erff took 1.3 to 2.1
 // ms for each of the 12 standalone erfs of a quantized BERT-base (128 x
 // 3072), a third of its run.
 void erf(const float* x, float* y, int64_t n) {
-#ifdef __AVX2__
-  const int64_t blocks = n / 8;
+  constexpr int64_t kPiece = 4096;
+  const VectorKernels& k = vector_kernels();
 #pragma omp parallel for schedule(static) if (n > 16384)
-  for (int64_t b = 0; b < blocks; ++b)
-    _mm256_storeu_ps(y + 8 * b, _ZGVdN8v_erff(_mm256_loadu_ps(x + 8 * b)));
-  for (int64_t i = 8 * blocks; i < n; ++i) y[i] = std::erf(x[i]);
-#else
-  map_floats(x, y, n, [](float v) { return std::erf(v); });
-#endif
+  for (int64_t b = 0; b < n; b += kPiece) {
+    const int64_t m = std::min(kPiece, n - b);
+    for (int64_t i = k.erf(x + b, y + b, m); i < m; ++i) y[b + i] = std::erf(x[b + i]);
+  }
 }
 
 void sin(const float* x, float* y, int64_t n) {

@@ -104,8 +104,8 @@ TEST(IsNaN, MarksNaNsOnly) {
   EXPECT_EQ(y, (std::vector<uint8_t>{0, 1, 0, 0}));
 }
 
-// Within 4 ulp of the scalar erff (the vector one where AVX2 is), on both
-// paths (50003: a tail of three), and exact where erf is: zero, the
+// Within 4 ulp of the scalar erff (the widest vector one the CPU runs), on
+// both paths (50003: a tail of three), and exact where erf is: zero, the
 // infinities, NaN.
 TEST(Erf, MatchesTheStandardLibrary) {
   std::vector<float> x(50003), y(x.size());

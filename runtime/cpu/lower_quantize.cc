@@ -17,12 +17,9 @@
 #include <string>
 #include <type_traits>
 
-#ifdef __AVX2__
-#include <immintrin.h>
-#endif
-
 #include "runtime/common/quantize.h"
 #include "runtime/cpu/builder.h"
+#include "runtime/cpu/vector_kernels.h"
 
 namespace tso::cpu {
 
@@ -44,74 +41,29 @@ QuantLayout layout_of(const Shape& x, const Shape& scale, int64_t axis) {
   return l;
 }
 
-#ifdef __AVX2__
-// quantize_value's levels of eight elements, as floats: the same division
-// and rounding, NaN to the zero point, the clamp.
-struct Levels {
-  __m256 scale, zero, lo, hi;
-  Levels(float s, int z, rt::QuantRange r)
-      : scale(_mm256_set1_ps(s)),
-        zero(_mm256_set1_ps(static_cast<float>(z))),
-        lo(_mm256_set1_ps(static_cast<float>(r.lo))),
-        hi(_mm256_set1_ps(static_cast<float>(r.hi))) {}
-  __m256 of(const float* x) const {
-    const __m256 d = _mm256_div_ps(_mm256_loadu_ps(x), scale);
-    __m256 q =
-        _mm256_add_ps(_mm256_round_ps(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zero);
-    q = _mm256_blendv_ps(q, zero, _mm256_cmp_ps(q, q, _CMP_UNORD_Q));
-    return _mm256_min_ps(_mm256_max_ps(q, lo), hi);
-  }
-};
-#endif
-
-// Eight elements an instruction with AVX2, each exactly as quantize_value
-// computes it, the levels packed to bytes (in range, so packing keeps them).
-// Returns how many elements it did.
+// The vector kernels' leading elements, then the scalar formula's.
 template <class Q>
-int64_t quantize_vector(const float* x, float s, int z, rt::QuantRange r, Q* y, int64_t n) {
-  int64_t i = 0;
-#ifdef __AVX2__
-  const Levels levels(s, z, r);
-  for (; i + 8 <= n; i += 8) {
-    const __m256i v = _mm256_cvtps_epi32(levels.of(x + i));
-    const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    const __m128i b = std::is_same_v<Q, uint8_t> ? _mm_packus_epi16(w, w) : _mm_packs_epi16(w, w);
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(y + i), b);
-  }
-#endif
-  return i;
+int64_t quantize_vector(const float* x, QuantLevels q, Q* y, int64_t n) {
+  if constexpr (std::is_same_v<Q, uint8_t>)
+    return vector_kernels().quantize_u8(x, q, y, n);
+  else
+    return vector_kernels().quantize_i8(x, q, y, n);
 }
 
-// Eight elements an instruction with AVX2: (x - z) exactly in int32, then
-// converted and scaled as dequantize_value does.
 template <class Q>
 int64_t dequantize_vector(const Q* x, float s, int z, float* y, int64_t n) {
-  int64_t i = 0;
-#ifdef __AVX2__
-  if constexpr (sizeof(Q) == 1) {
-    const __m256 vs = _mm256_set1_ps(s);
-    const __m256i vz = _mm256_set1_epi32(z);
-    for (; i + 8 <= n; i += 8) {
-      const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x + i));
-      const __m256i v =
-          std::is_same_v<Q, uint8_t> ? _mm256_cvtepu8_epi32(b) : _mm256_cvtepi8_epi32(b);
-      _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(v, vz)), vs));
-    }
-  }
-#endif
-  return i;
+  if constexpr (std::is_same_v<Q, uint8_t>)
+    return vector_kernels().dequantize_u8(x, s, z, y, n);
+  else if constexpr (std::is_same_v<Q, int8_t>)
+    return vector_kernels().dequantize_i8(x, s, z, y, n);
+  else
+    return 0;  // int32: (x - z) is not exact in float
 }
 
 // dequantize(quantize(x)) through float, the same values as the two steps.
 void fake_quantize(const float* x, float s, int z, rt::QuantRange r, float* y, int64_t n) {
-  int64_t i = 0;
-#ifdef __AVX2__
-  const Levels levels(s, z, r);
-  for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(y + i,
-                     _mm256_mul_ps(_mm256_sub_ps(levels.of(x + i), levels.zero), levels.scale));
-#endif
-  for (; i < n; ++i) y[i] = rt::dequantize_value<float>(rt::quantize_value(x[i], s, z, r), s, z);
+  for (int64_t i = vector_kernels().fake_quantize(x, {s, z, r}, y, n); i < n; ++i)
+    y[i] = rt::dequantize_value<float>(rt::quantize_value(x[i], s, z, r), s, z);
 }
 
 // Calls f(row, begin, end) over pieces of at most kPiece elements of each
@@ -139,7 +91,7 @@ void quantize_rows(const QuantLayout& l, const float* x, const float* scale, con
     const float* in = x + row * l.inner + begin;
     Q* out = y + row * l.inner + begin;
     const int64_t n = end - begin;
-    for (int64_t i = quantize_vector(in, s, z, r, out, n); i < n; ++i)
+    for (int64_t i = quantize_vector(in, {s, z, r}, out, n); i < n; ++i)
       out[i] = static_cast<Q>(rt::quantize_value(in[i], s, z, r));
   });
 }
