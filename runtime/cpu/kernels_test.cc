@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <tuple>
 #include <vector>
 
 namespace tso::cpu {
@@ -25,6 +26,25 @@ TEST(StridedCopy, TransposesA3dTensor) {
     for (int64_t j = 0; j < d1; ++j)
       for (int64_t k = 0; k < d2; ++k)
         ASSERT_EQ(y[(k * d0 + i) * d1 + j], x[(i * d1 + j) * d2 + k]) << i << " " << j << " " << k;
+}
+
+// A transpose that moves the innermost axis runs in 8x8 blocks: BERT's keys,
+// [1, 128, 12, 64] to [1, 12, 64, 128] (perm [0, 2, 3, 1]), and the same at
+// extents that leave partial blocks on both axes.
+TEST(StridedCopy, TransposesTheInnermostAxisInBlocks) {
+  for (const auto& [s, h, d] : {std::tuple<int64_t, int64_t, int64_t>{128, 12, 64}, {13, 3, 21}}) {
+    std::vector<float> x(s * h * d), y(x.size(), -1.f);
+    std::iota(x.begin(), x.end(), 0.f);
+    // y[j][k][i] = x[i][j][k]
+    const std::vector<int64_t> extent = {1, h, d, s}, src = {0, d, 1, h * d},
+                               dst = {0, d * s, s, 1};
+    strided_copy({4, extent, 0, src, 0, dst}, reinterpret_cast<const std::byte*>(x.data()),
+                 reinterpret_cast<std::byte*>(y.data()));
+    for (int64_t i = 0; i < s; ++i)
+      for (int64_t j = 0; j < h; ++j)
+        for (int64_t k = 0; k < d; ++k)
+          ASSERT_EQ(y[(j * d + k) * s + i], x[(i * h + j) * d + k]) << i << " " << j << " " << k;
+  }
 }
 
 TEST(StridedCopy, WalksBackwardsWithNegativeStrides) {
