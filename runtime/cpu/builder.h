@@ -38,9 +38,24 @@ class Builder {
   bool is_output(int node) const { return is_output_[node]; }
   const std::vector<char>& weight_only() const { return weight_only_; }
 
-  // The tensor that holds graph value `r` now.
-  int value(TensorRef r) const { return value_[r.node][r.output]; }
+  // The tensor that holds graph value `r` now. Never levels (note_levels):
+  // only int8 kernels read those, through quantized_value.
+  int value(TensorRef r) const;
   void set_value(TensorRef r, int t) { value_[r.node][r.output] = t; }
+  // The tensor graph value `r` is stored in, levels as they are (-1: none yet).
+  int stored_value(TensorRef r) const { return value_[r.node][r.output]; }
+  // Graph value `r` quantized for an int8 kernel into `want`: the levels an
+  // int8 kernel wrote (their scale and zero point must be these), else
+  // as_quantized(value(r), ...).
+  int quantized_value(TensorRef r, const memory::desc& want, float scale, int32_t zero);
+  // Tensor `t`, dense, holds the levels of a quantize pair (u8 or s8) in
+  // place of the pair's f32 values (lower_int8.cc).
+  struct Levels {
+    float scale = 1;
+    int32_t zero = 0;
+  };
+  void note_levels(int t, Levels levels) { levels_[t] = levels; }
+  bool holds_levels(int t) const { return levels_.count(t) != 0; }
 
   // The tensor whose bytes `t` are: `t`, or the parent its views lead to.
   int root(int t) const;
@@ -122,6 +137,7 @@ class Builder {
   };
   std::vector<Quantized> quantized_;
   std::map<int, PairSource> pairs_;  // pair step output -> its source
+  std::map<int, Levels> levels_;     // levels tensor -> its quantization
 };
 
 // Lowering of one group or node; each appends steps and sets the values of

@@ -65,6 +65,86 @@ bool slow(const std::string& impl) {
   return impl.find("ref") != std::string::npos || impl.find("gemm") != std::string::npos;
 }
 
+// A conv2d of a quantized model as oneDNN's int8 convolution sees it.
+struct Int8Conv {
+  Int8Form q;
+  int64_t groups = 1;
+  Dims wdims;  // [O, I/g, KH, KW], or [g, O/g, I/g, KH, KW]: the same bytes
+  memory::desc src_any, wei_any, bias_md;
+  Dims ydims;
+  rt::WindowAxis h, w;
+  dnnl::convolution_forward::primitive_desc plain;  // no post-ops, layouts its choice
+
+  dnnl::convolution_forward::primitive_desc with(Builder& b, const memory::desc& dst,
+                                                 const dnnl::post_ops& ops) const {
+    // Grouped weights take their scales per output channel along both
+    // first dimensions.
+    return dnnl::convolution_forward::primitive_desc(
+        b.engine(), prop_kind::forward_inference, algorithm::convolution_direct, src_any, wei_any,
+        bias_md, dst, {h.stride, w.stride}, {h.dil - 1, w.dil - 1}, {h.pad_lo, w.pad_lo},
+        {h.pad_hi, w.pad_hi}, int8_attr(b, q, groups == 1 ? 1 : 3, ops));
+  }
+};
+
+// Conv2d `node` on oneDNN's int8 kernels, or nothing where int8_form does
+// not hold or oneDNN has no int8 convolution of its shapes but a slow one
+// (the f32 one runs then).
+Expected<std::optional<Int8Conv>> int8_conv(Builder& b, int node) {
+  const Graph& g = b.graph();
+  const Node& n = g.node(node);
+  const std::optional<Int8Form> q = int8_form(g, n);
+  if (!q) return std::optional<Int8Conv>();
+  const Shape& xs = g.type(n.args[0]).shape;
+  const Shape& ws = g.type(n.args[1]).shape;
+  Expected<std::vector<rt::WindowAxis>> win = rt::resolve_window(xs, ws[2], ws[3], n.attrs, false);
+  if (!win) return Error{b.describe(node) + ": " + win.error().message};
+  Int8Conv c;
+  c.q = *q;
+  c.groups = n.attrs.i(AttrKey::groups);
+  c.wdims = c.groups == 1 ? dims_of(ws) : Dims{c.groups, ws[0] / c.groups, ws[1], ws[2], ws[3]};
+  c.src_any = memory::desc(dims_of(xs), q->x_type == DType::kU8 ? dt::u8 : dt::s8, tag::any);
+  c.wei_any = memory::desc(c.wdims, dt::s8, tag::any);
+  if (n.args.size() == 3) c.bias_md = plain_desc({ws[0]});
+  c.ydims = dims_of(n.outs[0].shape);
+  c.h = (*win)[0];
+  c.w = (*win)[1];
+  try {
+    c.plain = c.with(b, memory::desc(c.ydims, dt::f32, tag::any), dnnl::post_ops());
+  } catch (const dnnl::error&) {
+    return std::optional<Int8Conv>();  // no int8 convolution of these shapes
+  }
+  if (slow(c.plain.impl_info_str())) return std::optional<Int8Conv>();
+  return std::optional<Int8Conv>(std::move(c));
+}
+
+// The quantization of the pair `group` ends in, when the group may write
+// that pair's levels instead of their f32 values: every reader of its result
+// is a convolution of it (its input, read once) that runs on an int8 kernel
+// (int8_conv) and quantizes it with the pair's parameters, and no graph
+// output is it. The readers then read the levels as they are, where each
+// would quantize the floats back into a tensor of its own (a step of a fifth
+// of the convolution's bytes).
+std::optional<Quantization> levels_for_readers(Builder& b, const FusionGroup& group) {
+  if (group.post.empty() || group.post.back().kind != PostOpNode::Kind::kQuantizePair)
+    return std::nullopt;
+  const Graph& g = b.graph();
+  const int tail = group.tail();
+  if (b.is_output(tail) || b.readers(tail).empty()) return std::nullopt;
+  const std::optional<Quantization> f = post_op_pair(g, g.node(group.post.back().inner[0]));
+  if (!f) return std::nullopt;
+  for (int r : b.readers(tail)) {
+    const Node& n = g.node(r);
+    if (n.op != Op::Conv2d || n.args[0] != TensorRef{tail, 0}) return std::nullopt;
+    for (size_t k = 1; k < n.args.size(); ++k)
+      if (n.args[k].node == tail) return std::nullopt;
+    Expected<std::optional<Int8Conv>> c = int8_conv(b, r);
+    if (!c || !*c) return std::nullopt;
+    const Int8Form& q = (*c)->q;
+    if (q.sx != f->scale || q.zx != f->zero || q.x_type != f->type) return std::nullopt;
+  }
+  return f;
+}
+
 // The step of an int8 matmul `pd` of a group reading `args` (`reads`) and
 // its post-ops, writing the group's row-major result seen as `dst_md`.
 void add_int8_matmul(Builder& b, const FusionGroup& group, const dnnl::matmul::primitive_desc& pd,
@@ -84,69 +164,65 @@ void add_int8_matmul(Builder& b, const FusionGroup& group, const dnnl::matmul::p
 Expected<bool> lower_int8_conv(Builder& b, const FusionGroup& group) {
   const Graph& g = b.graph();
   const Node& n = g.node(group.anchor);
-  const std::optional<Int8Form> q = int8_form(g, n);
-  if (!q) return false;
-  const Shape& xs = g.type(n.args[0]).shape;
+  Expected<std::optional<Int8Conv>> found = int8_conv(b, group.anchor);
+  if (!found) return found.error();
+  if (!*found) return false;
+  const Int8Conv& c = **found;
+  const Int8Form* q = &c.q;
   const Shape& ws = g.type(n.args[1]).shape;
   const Shape& ys = n.outs[0].shape;
-  // Grouped weights [O, I/g, KH, KW] are oneDNN's [g, O/g, I/g, KH, KW]
-  // (the same bytes), their scales per output channel along both first
-  // dimensions.
-  const int64_t groups = n.attrs.i(AttrKey::groups);
-  const Dims wdims =
-      groups == 1 ? dims_of(ws) : Dims{groups, ws[0] / groups, ws[1], ws[2], ws[3]};
-  const int channel_mask = groups == 1 ? 1 : 3;
-  Expected<std::vector<rt::WindowAxis>> win = rt::resolve_window(xs, ws[2], ws[3], n.attrs, false);
-  if (!win) return Error{b.describe(group.anchor) + ": " + win.error().message};
-  const rt::WindowAxis &h = (*win)[0], &w = (*win)[1];
-  const dt x_dt = q->x_type == DType::kU8 ? dt::u8 : dt::s8;
-  const memory::desc src_any(dims_of(xs), x_dt, tag::any);
-  const memory::desc wei_any(wdims, dt::s8, tag::any);
-  const memory::desc dst_any(dims_of(ys), dt::f32, tag::any);
-  const bool has_bias = n.args.size() == 3;
-  const memory::desc bias_md = has_bias ? plain_desc({ws[0]}) : memory::desc();
-  auto conv_pd = [&](const memory::desc& dst_md, const dnnl::post_ops& ops) {
-    return dnnl::convolution_forward::primitive_desc(
-        b.engine(), prop_kind::forward_inference, algorithm::convolution_direct, src_any, wei_any,
-        bias_md, dst_md, {h.stride, w.stride}, {h.dil - 1, w.dil - 1}, {h.pad_lo, w.pad_lo},
-        {h.pad_hi, w.pad_hi}, int8_attr(b, *q, channel_mask, ops));
-  };
-  dnnl::convolution_forward::primitive_desc plain;
-  try {
-    plain = conv_pd(dst_any, dnnl::post_ops());
-  } catch (const dnnl::error&) {
-    return false;  // no int8 convolution of this shape: the f32 one
-  }
-  if (slow(plain.impl_info_str())) return false;
+  const memory::desc dst_f32 = c.plain.dst_desc();
+  const DstView dst{c.ydims, group_type(b, group).shape, true, dst_f32};
+  // The levels are written in the layout the f32 result would take, where
+  // its strides describe it (no blocks).
+  std::optional<Quantization> levels = levels_for_readers(b, group);
+  if (dst_f32.get_inner_nblks() != 0) levels.reset();
   PostOps post;
-  const DstView dst{dims_of(ys), group_type(b, group).shape, true, plain.dst_desc()};
-  TSO_RETURN_IF_ERROR(append_post_ops(b, group, dst, &post));
-  const dnnl::convolution_forward::primitive_desc pd = conv_pd(plain.dst_desc(), post.ops);
+  dnnl::convolution_forward::primitive_desc pd;
+  if (levels) {
+    TSO_RETURN_IF_ERROR(append_post_ops(b, group, dst, &post, true));
+    const memory::desc levels_md(c.ydims, levels->type == DType::kU8 ? dt::u8 : dt::s8,
+                                 dst_f32.get_strides());
+    try {
+      pd = c.with(b, levels_md, post.ops);
+    } catch (const dnnl::error&) {
+      levels.reset();
+    }
+    if (levels && slow(pd.impl_info_str())) levels.reset();
+  }
+  if (!levels) {
+    post = PostOps();
+    TSO_RETURN_IF_ERROR(append_post_ops(b, group, dst, &post));
+    pd = c.with(b, dst_f32, post.ops);
+  }
   b.note_scratchpad(pd);
   // The input quantized back into the layout the convolution reads, once
-  // for every convolution reading it so (SqueezeNet's expand pairs).
-  const int xq = b.as_quantized(b.value(n.args[0]), pd.src_desc(), q->sx, q->zx);
+  // for every convolution reading it so (SqueezeNet's expand pairs), or the
+  // levels its producer wrote.
+  const int xq = b.quantized_value(n.args[0], pd.src_desc(), q->sx, q->zx);
   int w_plain = b.as_plain(b.value(q->wq));
-  if (groups != 1) {
+  if (c.groups != 1) {
     w_plain = b.view(w_plain, b.tensor(w_plain).type);
-    b.plan().tensors[w_plain].md = plain_desc(wdims, dt::s8);
+    b.plan().tensors[w_plain].md = plain_desc(c.wdims, dt::s8);
   }
   const int wt = b.as_layout(w_plain, pd.weights_desc());
   std::vector<Arg> args = {{DNNL_ARG_SRC, xq}, {DNNL_ARG_WEIGHTS, wt}};
   std::vector<int> reads = {xq, wt};
   int8_args(b, *q, ws[0], &args, &reads);
-  if (has_bias) {
+  if (n.args.size() == 3) {
     const int bias = b.as_plain(b.value(n.args[2]));
-    args.push_back({DNNL_ARG_BIAS, bias, bias_md});
+    args.push_back({DNNL_ARG_BIAS, bias, c.bias_md});
     reads.push_back(bias);
   }
   reads.insert(reads.end(), post.reads.begin(), post.reads.end());
-  const int y = b.output_tensor(group_type(b, group), pd.dst_desc(), reads);
+  const TensorType y_type = levels ? TensorType{levels->type, ys} : group_type(b, group);
+  const int y = b.output_tensor(y_type, pd.dst_desc(), reads);
   args.push_back({DNNL_ARG_DST, y});
   args.insert(args.end(), post.args.begin(), post.args.end());
   b.add_primitive("conv int8 " + std::string(pd.impl_info_str()), group_nodes(b, group, post),
                   dnnl::convolution_forward(pd), std::move(args));
   b.set_value({group.tail(), 0}, y);
+  if (levels) b.note_levels(y, {levels->scale, levels->zero});
   return true;
 }
 

@@ -121,6 +121,23 @@ int Builder::as_layout(int t, const memory::desc& want) {
   return to;
 }
 
+int Builder::value(TensorRef r) const {
+  const int t = value_[r.node][r.output];
+  TSO_CHECK(!levels_.count(t),
+            describe(r.node) + " holds int8 levels, which only int8 kernels read");
+  return t;
+}
+
+int Builder::quantized_value(TensorRef r, const memory::desc& want, float scale, int32_t zero) {
+  const int t = value_[r.node][r.output];
+  const auto it = levels_.find(t);
+  if (it == levels_.end()) return as_quantized(t, want, scale, zero);
+  TSO_CHECK(it->second.scale == scale && it->second.zero == zero &&
+                plan_.tensors[t].md.get_data_type() == want.get_data_type(),
+            describe(r.node) + "'s int8 levels are read with other parameters");
+  return as_layout(t, want);
+}
+
 int Builder::as_quantized(int t, const memory::desc& want, float scale, int32_t zero) {
   for (const Quantized& q : quantized_)
     if (q.from == t && q.md == want && q.scale == scale && q.zero == zero) return q.to;
@@ -263,7 +280,7 @@ Status lower_node(Builder& b, const Fusion& fusion, const std::vector<int>& pair
   if (is_source(n.op)) return lower_source(b, i);
   // A node an earlier step computed: a transpose its product writes
   // (lower_linear.cc).
-  if (!n.outs.empty() && b.value({i, 0}) >= 0) return {};
+  if (!n.outs.empty() && b.stored_value({i, 0}) >= 0) return {};
   if (pairs[i] >= 0) {  // a quantize_linear runs with its dequantize_linear
     if (n.op == Op::QuantizeLinear) return {};
     ++b.plan().fused_nodes;
@@ -286,9 +303,11 @@ Status lower_node(Builder& b, const Fusion& fusion, const std::vector<int>& pair
     TSO_RETURN_IF_ERROR(lower_linear(b, fg));
     if (fg.post.empty() || fg.post.back().kind != PostOpNode::Kind::kQuantizePair) return {};
     // An int8 kernel reading the group's levels quantizes them by the
-    // pair's formula, which gives each level's integer back.
+    // pair's formula, which gives each level's integer back; or the group
+    // wrote the levels themselves (lower_int8.cc).
     const Node& q = b.graph().node(fg.post.back().inner[0]);
-    const int y = b.value({i, 0});
+    const int y = b.stored_value({i, 0});
+    if (b.holds_levels(y)) return {};
     b.note_pair(y, {y, b.as_plain(b.value(q.args[1])), b.as_plain(b.value(q.args[2])),
                     q.outs[0].dtype});
     return {};

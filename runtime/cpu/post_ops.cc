@@ -127,17 +127,22 @@ void append_batchnorm(Builder& b, const Node& n, const DstView& dst, PostOps* ou
 // A quantize pair's fake quantization, exactly as quantize_linear and
 // dequantize_linear compute it where no NaN arrives (fusion.h):
 //   clip(nearbyint(x / s), lo - z, hi - z) * s
+// or, for `levels`, quantize_linear's levels clip(...) + z.
 // The division is oneDNN's binary div (a true division, as the reference
-// divides), the rounding its round (half to even, as nearbyint); the clip
-// and the product are exact on integers of 8 bits.
-void append_fake_quantize(Builder& b, const Node& q, const DstView& dst, PostOps* out) {
+// divides), the rounding its round (half to even, as nearbyint); the clip,
+// the product and the sum are exact on integers of 8 bits.
+void append_fake_quantize(Builder& b, const Node& q, const DstView& dst, PostOps* out,
+                          bool levels) {
   const Quantization f = *post_op_pair(b.graph(), q);
   const rt::QuantRange r = f.type == DType::kU8 ? rt::kU8Range : rt::kI8Range;
   append_binary(b, algorithm::binary_div, b.host_floats({f.scale}, Shape{1}), dst, out);
   out->ops.append_eltwise(algorithm::eltwise_round, 0, 0);
   out->ops.append_eltwise(algorithm::eltwise_clip_v2, static_cast<float>(r.lo - f.zero),
                           static_cast<float>(r.hi - f.zero));
-  out->ops.append_eltwise(algorithm::eltwise_linear, f.scale, 0);
+  if (levels)
+    out->ops.append_eltwise(algorithm::eltwise_linear, 1, static_cast<float>(f.zero));
+  else
+    out->ops.append_eltwise(algorithm::eltwise_linear, f.scale, 0);
 }
 
 algorithm binary_alg(Op op) {
@@ -155,7 +160,8 @@ algorithm binary_alg(Op op) {
 
 }  // namespace
 
-Status append_post_ops(Builder& b, const FusionGroup& group, const DstView& dst, PostOps* out) {
+Status append_post_ops(Builder& b, const FusionGroup& group, const DstView& dst, PostOps* out,
+                       bool levels) {
   const Graph& g = b.graph();
   algorithm alg;
   float alpha = 0, beta = 0;
@@ -172,8 +178,9 @@ Status append_post_ops(Builder& b, const FusionGroup& group, const DstView& dst,
       continue;
     }
     if (p.kind == PostOpNode::Kind::kQuantizePair) {
-      out->nodes += " + quantize pair";
-      append_fake_quantize(b, g.node(p.inner[0]), dst, out);
+      const bool last = &p == &group.post.back();
+      out->nodes += levels && last ? " + quantize" : " + quantize pair";
+      append_fake_quantize(b, g.node(p.inner[0]), dst, out, levels && last);
       continue;
     }
     out->nodes += " + " + std::string(op_name(n.op));

@@ -41,8 +41,12 @@ inline const TensorType& group_type(const Builder& b, const FusionGroup& group) 
   return b.graph().node(group.tail()).outs[0];
 }
 
-// Appends the group's post-ops (the anchor's `act` first) to `out`.
-Status append_post_ops(Builder& b, const FusionGroup& group, const DstView& dst, PostOps* out);
+// Appends the group's post-ops (the anchor's `act` first) to `out`. With
+// `levels`, the group ends in a quantize pair whose levels (integers in the
+// pair's range, as floats) are the result instead of their f32 values, for
+// a u8 or s8 destination.
+Status append_post_ops(Builder& b, const FusionGroup& group, const DstView& dst, PostOps* out,
+                       bool levels = false);
 
 // A binary post-op of `alg` with `other` (broadcast to the destination).
 void append_binary(Builder& b, dnnl::algorithm alg, int other, const DstView& dst, PostOps* out);

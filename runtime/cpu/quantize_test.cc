@@ -503,6 +503,71 @@ TEST(CpuQuantize, PairsAfterAnInt8KernelRunInItsPostOps) {
   EXPECT_EQ(steps_named(g, "quantize and dequantize"), 0);
 }
 
+// An int8 convolution whose result, past its pair, only int8 convolutions
+// read (SqueezeNet's squeeze and its two expands) writes the pair's levels,
+// u8, which they read as they are: no step quantizes its floats back. The
+// bytes equal the unfused plan's, where the pair is a step of its own and
+// each expand quantizes its floats. Where the floats are read too (a graph
+// output here) it writes them, and the expands quantize them.
+TEST(CpuQuantize, AnInt8ConvolutionWritesTheLevelsItsInt8ReadersRead) {
+  std::mt19937_64 rng(31);
+  std::map<std::string, std::vector<double>> values = {
+      {"s", {0.05}},  {"z", {128}}, {"s1", {3.0 / 64}},  {"z1", {7}},
+      {"s2", {0.25}}, {"z2", {-2}}, {"ws", {1.0 / 128}}, {"wz", {0}}};
+  for (int k = 0; k < 16 * 8; ++k) values["wq"].push_back(static_cast<int>(rng() % 15) - 7);
+  for (int k = 0; k < 8 * 16; ++k) values["w1"].push_back(static_cast<int>(rng() % 15) - 7);
+  for (int k = 0; k < 8 * 16 * 9; ++k) values["w3"].push_back(static_cast<int>(rng() % 15) - 7);
+  const std::string text = R"(graph fire {
+  input x: f32[1,8,12,12]
+  weight s: f32[]
+  weight z: u8[]
+  weight s1: f32[]
+  weight z1: u8[]
+  weight s2: f32[]
+  weight z2: i8[]
+  weight wq: i8[16,8,1,1]
+  weight w1: i8[8,16,1,1]
+  weight w3: i8[8,16,3,3]
+  weight ws: f32[]
+  weight wz: i8[]
+  %xq = quantize_linear(x, s, z, axis=0)
+  %xd = dequantize_linear(%xq, s, z, axis=0)
+  %wd = dequantize_linear(wq, ws, wz, axis=0)
+  %d1 = dequantize_linear(w1, ws, wz, axis=0)
+  %d3 = dequantize_linear(w3, ws, wz, axis=0)
+  %c = conv2d(%xd, %wd, act=relu)
+  %cq = quantize_linear(%c, s1, z1, axis=0)
+  %cd = dequantize_linear(%cq, s1, z1, axis=0)
+  %a = conv2d(%cd, %d1)
+  %aq = quantize_linear(%a, s2, z2, axis=0)
+  %ad = dequantize_linear(%aq, s2, z2, axis=0)
+  %b = conv2d(%cd, %d3, pad=same)
+  %bq = quantize_linear(%b, s2, z2, axis=0)
+  %bd = dequantize_linear(%bq, s2, z2, axis=0)
+  output a = %ad
+  output b = %bd
+)";
+  std::vector<float> x(8 * 144);
+  std::normal_distribution<float> normal(0.f, 2.f);
+  for (float& v : x) v = normal(rng);
+  ExecutorOptions unfused;
+  unfused.fuse = false;
+  for (bool read_too : {false, true}) {
+    SCOPED_TRACE(read_too ? "its floats read too" : "read by int8 kernels only");
+    const Graph g = with_values(text + (read_too ? "  output c = %cd\n}" : "}"), values);
+    const std::vector<std::vector<std::byte>> fused = output_bytes(g, x, {}),
+                                              apart = output_bytes(g, x, unfused);
+    ASSERT_EQ(fused.size(), read_too ? 3u : 2u);
+    EXPECT_TRUE(fused == apart);
+    const std::vector<StepTime> steps = testing::profiled_steps(g, {});
+    EXPECT_EQ(steps_with(steps, "(conv2d) + relu + quantize pair"), read_too ? 1 : 0);
+    EXPECT_EQ(steps_named(g, "conv int8"), 3);
+    // x's quantization, and the expands' input unless it holds levels.
+    EXPECT_EQ(steps_named(g, "quantize (own)"), read_too ? 2 : 1);
+    EXPECT_EQ(steps_named(g, "dequantize (own)"), 0);
+  }
+}
+
 // Where a NaN could reach a pair, or no int8 kernel computes its chain, the
 // pair stays a step of its own: a product by a tensor (0 times inf), an f32
 // product.
