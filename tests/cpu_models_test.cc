@@ -34,8 +34,9 @@ TEST_P(CpuOnSharedModels, MatchesTheReferenceExecutor) {
   const std::map<std::string, ref::Tensor<float>> feeds = ref::testing::random_feeds(g, 11);
   Expected<std::vector<ref::Tensor<float>>> want = ref::evaluate<float>(g, feeds);
   ASSERT_TRUE(want.ok()) << want.error().message;
-  // Fused with the measured choices, unfused, and fused with Winograd and
-  // pointwise inner products wherever they apply (their worst case).
+  // Fused with the measured choices, unfused, and fused with Winograd,
+  // pointwise inner products and the own grouped kernel wherever they apply
+  // (their worst case).
   for (int config = 0; config < 3; ++config) {
     SCOPED_TRACE(config == 0 ? "fused" : config == 1 ? "unfused" : "alternatives forced");
     cpu::ExecutorOptions o;
@@ -43,6 +44,7 @@ TEST_P(CpuOnSharedModels, MatchesTheReferenceExecutor) {
     if (config == 2) {
       o.winograd = cpu::ExecutorOptions::Choice::kAlways;
       o.pointwise_product = cpu::ExecutorOptions::Choice::kAlways;
+      o.grouped = cpu::ExecutorOptions::Choice::kAlways;
     }
     Expected<std::unique_ptr<cpu::Executor>> ex = cpu::Executor::create(g, o);
     ASSERT_TRUE(ex.ok()) << ex.error().message;

@@ -148,6 +148,12 @@ Status lower_linear(Builder& b, const FusionGroup& group);  // conv2d, matmul, g
 Expected<bool> lower_winograd(Builder& b, const FusionGroup& group,
                               const dnnl::convolution_forward::primitive_desc& direct,
                               const std::vector<Arg>& direct_extra);
+// A grouped 3x3 conv2d group of 4, 8 or 16 channels a group on tso's own
+// kernel (grouped_conv.h) when it applies and is faster than `direct`;
+// false: lower it direct.
+Expected<bool> lower_grouped(Builder& b, const FusionGroup& group,
+                             const dnnl::convolution_forward::primitive_desc& direct,
+                             const std::vector<Arg>& direct_extra);
 struct PostOps;
 // A conv2d group (grouped or not) of a quantized model (a dequantize_linear of
 // its input and of stored i8 weights) on oneDNN's int8 kernels; false: f32.

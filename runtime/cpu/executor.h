@@ -51,6 +51,9 @@ struct ExecutorOptions {
   Choice winograd = Choice::kMeasured;
   // 1x1 stride-1 NHWC convolutions as inner products.
   Choice pointwise_product = Choice::kMeasured;
+  // Grouped 3x3 convolutions of 4, 8 or 16 channels a group on tso's own
+  // AVX-512 kernel (grouped_conv.h), where the CPU has AVX-512.
+  Choice grouped = Choice::kMeasured;
   // Products of one row by constant weights on tso's own kernel
   // (row_product.h), its post-ops in a step of their own.
   Choice row_product = Choice::kMeasured;

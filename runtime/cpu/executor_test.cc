@@ -21,6 +21,7 @@
 #include "core/text_format.h"
 #include "runtime/cpu/constant_store.h"
 #include "runtime/cpu/executor_testing.h"
+#include "runtime/cpu/vector_kernels.h"
 #include "runtime/reference/executor.h"
 #include "runtime/reference/runtime_cases.h"
 
@@ -52,6 +53,7 @@ void expect_matches_reference(
   o.fuse = fuse;
   o.winograd = alternatives;
   o.pointwise_product = alternatives;
+  o.grouped = alternatives;
   o.row_product = alternatives;
   Expected<std::unique_ptr<Executor>> ex = Executor::create(g, o);
   ASSERT_TRUE(ex.ok()) << ex.error().message;
@@ -551,6 +553,47 @@ TEST(CpuExecutor, GroupsOfFourChannelsRunOnADirectKernel) {
   EXPECT_FALSE(runs_step(c, {}, "gemm", ""));
   EXPECT_TRUE(runs_step(c, {}, "conv", "(conv2d)"));
   expect_matches_reference(c, true);
+}
+
+// Grouped 3x3 convolutions of 4, 8 and 16 channels a group on tso's own
+// AVX-512 kernel when forced: ResNeXt's block (bias, relu, a residual add)
+// at stride 1, a stride-2 one whose output width leaves a partial block of
+// pixels, explicit padding of one side. Near misses stay on oneDNN: groups
+// of 32 channels, a dilation, unequal groups in and out.
+TEST(CpuExecutor, GroupedConvolutionsRunOnTheOwnKernelWithTheirPostOps) {
+  const Case block{"grouped_block", R"(graph g {
+  input x: f32[1,64,12,12]
+  weight w: f32[64,4,3,3]
+  weight b: f32[64]
+  weight w8: f32[64,8,3,3]
+  weight w16: f32[64,16,3,3]
+  %c = conv2d(x, w, b, pad=same, groups=16, act=relu)
+  %a = add(%c, x)
+  %s = conv2d(%a, w8, pad=same, stride=[2,2], groups=8)
+  %t = conv2d(%s, w16, pad=[1,1,0,0], groups=4, act=relu)
+  output y = %t
+})"};
+  const Case misses{"grouped_near_misses", R"(graph g {
+  input x: f32[1,64,12,12]
+  weight w32: f32[64,32,3,3]
+  weight w4: f32[64,4,3,3]
+  weight wu: f32[32,4,3,3]
+  %a = conv2d(x, w32, pad=same, groups=2)
+  %b = conv2d(x, w4, pad=[2,2,2,2], dilation=[2,2], groups=16)
+  %c = conv2d(x, wu, pad=same, groups=16)
+  output a = %a
+  output b = %b
+  output c = %c
+})"};
+  ExecutorOptions o;
+  o.grouped = ExecutorOptions::Choice::kAlways;
+  expect_matches_reference(block, true, {}, ExecutorOptions::Choice::kAlways);
+  expect_matches_reference(misses, true, {}, ExecutorOptions::Choice::kAlways);
+  EXPECT_FALSE(runs_step(misses, o, "grouped conv", ""));
+  if (!avx512_kernels_run()) GTEST_SKIP() << "the kernel needs AVX-512, which this CPU lacks";
+  EXPECT_TRUE(runs_step(block, o, "grouped conv", "'%c' (conv2d) + add"));
+  EXPECT_TRUE(runs_step(block, o, "grouped conv", "'%s' (conv2d)"));
+  EXPECT_TRUE(runs_step(block, o, "grouped conv", "'%t' (conv2d)"));
 }
 
 // A convolution whose weight the prologue computes: a 1x1 kernel enlarged

@@ -153,6 +153,11 @@ Status lower_conv(Builder& b, const FusionGroup& group) {
     if (!winograd) return winograd.error();
     if (*winograd) return {};
   }
+  if (b.options().grouped != ExecutorOptions::Choice::kOff) {
+    Expected<bool> grouped = lower_grouped(b, group, pd, post.args);
+    if (!grouped) return grouped.error();
+    if (*grouped) return {};
+  }
   if (lower_pointwise(b, group, pd, post.args)) return {};
 
   b.note_scratchpad(pd);

@@ -89,6 +89,14 @@ std::vector<const VectorKernels*> runnable_vector_kernels() {
   return sets;
 }
 
+bool avx512_kernels_run() {
+#ifdef TSO_AVX512_KERNELS
+  return has_avx512();
+#else
+  return false;
+#endif
+}
+
 const VectorKernels& vector_kernels() {
   static const VectorKernels* widest = runnable_vector_kernels().front();
   return *widest;

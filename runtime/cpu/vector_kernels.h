@@ -40,4 +40,8 @@ const VectorKernels& vector_kernels();
 // Every set this build has and this CPU runs, widest first (for tests).
 std::vector<const VectorKernels*> runnable_vector_kernels();
 
+// Whether this build has its AVX-512 kernels (these, grouped_conv.h's) and
+// this CPU runs them.
+bool avx512_kernels_run();
+
 }  // namespace tso::cpu
