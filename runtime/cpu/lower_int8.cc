@@ -168,7 +168,7 @@ Expected<bool> lower_int8_conv(Builder& b, const FusionGroup& group) {
   if (!found) return found.error();
   if (!*found) return false;
   const Int8Conv& c = **found;
-  const Int8Form* q = &c.q;
+  const Int8Form& q = c.q;
   const Shape& ws = g.type(n.args[1]).shape;
   const Shape& ys = n.outs[0].shape;
   const memory::desc dst_f32 = c.plain.dst_desc();
@@ -199,8 +199,8 @@ Expected<bool> lower_int8_conv(Builder& b, const FusionGroup& group) {
   // The input quantized back into the layout the convolution reads, once
   // for every convolution reading it so (SqueezeNet's expand pairs), or the
   // levels its producer wrote.
-  const int xq = b.quantized_value(n.args[0], pd.src_desc(), q->sx, q->zx);
-  int w_plain = b.as_plain(b.value(q->wq));
+  const int xq = b.quantized_value(n.args[0], pd.src_desc(), q.sx, q.zx);
+  int w_plain = b.as_plain(b.value(q.wq));
   if (c.groups != 1) {
     w_plain = b.view(w_plain, b.tensor(w_plain).type);
     b.plan().tensors[w_plain].md = plain_desc(c.wdims, dt::s8);
@@ -208,7 +208,7 @@ Expected<bool> lower_int8_conv(Builder& b, const FusionGroup& group) {
   const int wt = b.as_layout(w_plain, pd.weights_desc());
   std::vector<Arg> args = {{DNNL_ARG_SRC, xq}, {DNNL_ARG_WEIGHTS, wt}};
   std::vector<int> reads = {xq, wt};
-  int8_args(b, *q, ws[0], &args, &reads);
+  int8_args(b, q, ws[0], &args, &reads);
   if (n.args.size() == 3) {
     const int bias = b.as_plain(b.value(n.args[2]));
     args.push_back({DNNL_ARG_BIAS, bias, c.bias_md});

@@ -2,9 +2,6 @@
 // a plan-time measurement says it beats oneDNN's direct kernel with the same
 // fused post-ops. The group's post-ops become the kernel's epilogue; a group
 // with a post-op the epilogue lacks stays on oneDNN.
-#include <cmath>
-#include <cstring>
-#include <functional>
 #include <memory>
 #include <vector>
 
