@@ -33,7 +33,7 @@ Expected<bool> lower_grouped(Builder& b, const FusionGroup& group,
       n.attrs.ints(AttrKey::dilation) != std::vector<int64_t>{1, 1} ||
       !b.is_const(b.value(n.args[1])))
     return false;
-  Expected<std::vector<rt::WindowAxis> > win = rt::resolve_window(xs, 3, 3, n.attrs, false);
+  Expected<std::vector<rt::WindowAxis>> win = rt::resolve_window(xs, 3, 3, n.attrs, false);
   if (!win) return Error{b.describe(group.anchor) + ": " + win.error().message};
   const rt::WindowAxis &h = (*win)[0], &w = (*win)[1];
   if (h.pad_lo > 1 || w.pad_lo > 1) return false;
