@@ -18,6 +18,7 @@
 #include "runtime/cpu/executor.h"
 #include "runtime/cpu/fusion.h"
 #include "runtime/cpu/interference.h"
+#include "runtime/cpu/revision.h"
 #include "runtime/cpu/widen_f16.h"
 
 namespace tso::cpu {
@@ -377,7 +378,7 @@ Expected<rt::CostTable> profile_model(const Graph& g, const std::string& model_n
 std::string device_description(int threads) {
   const int t = threads > 0 ? threads : omp_get_num_procs();
   return "cpu: " + cpu_model_name() + ", " + std::to_string(t) + " thread" + (t == 1 ? "" : "s") +
-         ", " + Executor::library_info() + ", constants cold 11";
+         ", " + Executor::library_info() + ", constants cold, runtime " + runtime_revision();
 }
 
 }  // namespace tso::cpu

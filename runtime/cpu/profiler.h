@@ -73,20 +73,14 @@ Expected<rt::CostEntry> profile_post_op(Op anchor, const Node& n,
 Expected<rt::CostTable> profile_model(const Graph& g, const std::string& model_name,
                                       const ProfileOptions& options);
 
-// The machine, library and method a CPU measurement belongs to, e.g.
-// "cpu: AMD EPYC 7B13, 2 threads, oneDNN 3.2.0, avx2, constants cold 11"
-// (the model name from /proc/cpuinfo; `threads` 0 means all cores, as the
-// executor counts them; "constants cold": each timed run reads its weights
-// from memory, so tables measured with cached weights are not mixed in;
-// "2": weight_args's matrix by a column, so tables that timed that matrix
-// hot are not mixed in either; "3": Winograd convolutions chosen from both
-// schedules, so tables of the fused schedule alone are set aside; "4": data
-// movement on rank-4 tensors timed in the convolutions' layout, so tables
-// that timed a channel split as a view are set aside too; "5": products of
-// one row may run on tso's own kernel, so tables that timed them on oneDNN
-// alone are set aside; "6": a channels-last batchnorm whose channels are no
-// multiple of 8 runs on tso's own kernel, 10 times faster than the best
-// layout oneDNN offered).
+// The machine, library, method and kernels a CPU measurement belongs to,
+// e.g. "cpu: AMD EPYC 7B13, 2 threads, oneDNN 3.2.0, avx2, constants cold,
+// runtime 3f0c9a1e52b7" (the model name from /proc/cpuinfo; `threads` 0
+// means all cores, as the executor counts them; "constants cold": each
+// timed run reads its weights from memory, so tables measured with cached
+// weights are not mixed in; "runtime": runtime_revision(), so choices and
+// costs of another build of the kernels are set aside, as their own file
+// where the path is the default one).
 std::string device_description(int threads);
 
 }  // namespace tso::cpu
