@@ -35,12 +35,13 @@ bool gpu_visible() {
 
 #ifdef TSO_HAVE_CUDA_RUNTIME
 // The on-demand cache of GPU costs, like the CPU one: the device string is
-// the GPU's, with TF32 on as tso run uses it.
+// the GPU's with its libraries and tso's kernels, and TF32 on as tso run
+// uses it.
 Expected<std::unique_ptr<opt::CachedCost>> open_cuda_cost_cache(const std::string& file,
                                                                 const opt::CostModel* fallback) {
   const cuda::GpuStatus gpu = cuda::gpu_status();
   if (!gpu.usable) return Error{"--device cuda: " + cuda::describe(gpu)};
-  const std::string device = cuda::describe(gpu) + ", TF32 on";
+  const std::string device = cuda::device_description(gpu) + ", TF32 on";
   cuda::ProfileOptions o;
   o.iters = 50;
   o.warmup = 5;

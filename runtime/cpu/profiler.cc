@@ -18,7 +18,7 @@
 #include "runtime/cpu/executor.h"
 #include "runtime/cpu/fusion.h"
 #include "runtime/cpu/interference.h"
-#include "runtime/cpu/revision.h"
+#include "runtime/common/revision.h"
 #include "runtime/cpu/widen_f16.h"
 
 namespace tso::cpu {

@@ -14,7 +14,7 @@
 #include "core/signature.h"
 #include "core/testing/stored_weights.h"
 #include "core/text_format.h"
-#include "runtime/cpu/revision.h"
+#include "runtime/common/revision.h"
 
 namespace tso::cpu {
 namespace {

@@ -106,6 +106,12 @@ TSO_CUBLASLT_FORWARD(cublasLtMatrixLayoutSetAttribute,
                       const void* buf, size_t bytes),
                      (layout, attr, buf, bytes))
 
+// 0 where the library could not be opened.
+size_t CUBLASWINAPI cublasLtGetVersion(void) {
+  static auto* const real = tso::cuda::resolve<decltype(cublasLtGetVersion)>("cublasLtGetVersion");
+  return real ? real() : 0;
+}
+
 const char* CUBLASWINAPI cublasLtGetStatusName(cublasStatus_t status) {
   static auto* const real =
       tso::cuda::resolve<decltype(cublasLtGetStatusName)>("cublasLtGetStatusName");

@@ -1,14 +1,40 @@
 #include "runtime/cuda/profiler.h"
 
+#include <cublasLt.h>
+#include <cudnn.h>
+
 #include <map>
 
 #include "core/signature.h"
 #include "core/signature_graph.h"
-#include "runtime/cuda/device.h"
+#include "runtime/common/revision.h"
 #include "runtime/cuda/dispatch.h"
 #include "runtime/cuda/executor.h"
 
 namespace tso::cuda {
+namespace {
+
+// cuDNN's and cuBLASLt's major * 10000 + minor * 100 + patch as "9.19.0".
+std::string library_version(size_t v) {
+  if (v == 0) return "none";
+  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
+         std::to_string(v % 100);
+}
+
+// CUDA's major * 1000 + minor * 10 as "13.0".
+std::string cuda_version(int v) {
+  if (v == 0) return "none";
+  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
+
+}  // namespace
+
+std::string device_description(const GpuStatus& gpu) {
+  return describe(gpu) + ", CUDA " + cuda_version(gpu.runtime_version) + ", driver " +
+         cuda_version(gpu.driver_version) + ", cuDNN " + library_version(cudnnGetVersion()) +
+         ", cuBLASLt " + library_version(cublasLtGetVersion()) + ", runtime " +
+         runtime_revision();
+}
 
 Expected<Graph> single_node_graph(const Graph& g, int index) {
   std::vector<TensorType> inputs;
@@ -55,7 +81,7 @@ Expected<rt::CostTable> profile_graph(const Graph& g, const std::string& model_n
     ++occurrences[sig];
   }
   rt::CostTable table;
-  table.device = describe(gpu);
+  table.device = device_description(gpu);
   table.tf32 = options.tf32;
   table.model = model_name;
   int done = 0;

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/graph.h"
 #include "runtime/common/cost_table.h"
+#include "runtime/cuda/device.h"
 
 namespace tso::cuda {
 
@@ -33,6 +34,15 @@ Expected<rt::CostTable> profile_graph(const Graph& g, const std::string& model_n
 // for on demand, including nodes the search invents). A view costs 0.
 Expected<rt::CostEntry> profile_node(const Node& n, std::span<const TensorType> inputs,
                                      const ProfileOptions& options);
+
+// The GPU, libraries and kernels a GPU measurement belongs to, e.g. "NVIDIA
+// H100 80GB HBM3, 79.1 GiB, sm_90, CUDA 13.0, driver 13.0, cuDNN 9.19.0,
+// cuBLASLt 13.1.0, runtime 3f0c9a1e52b7" (describe(gpu), the CUDA runtime
+// linked in and the driver ("driver none" without one), the cuDNN and
+// cuBLASLt libraries loaded ("cuBLASLt none" where it cannot be opened), and
+// runtime_revision()): costs measured with other libraries or by another
+// build of tso's kernels are another device.
+std::string device_description(const GpuStatus& gpu);
 
 // The one-node graph that times node `index` of `g`: its arguments become
 // inputs in0, in1, ...; its outputs out0, out1, ... Plain C++ (tested

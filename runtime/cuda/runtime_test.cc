@@ -1,8 +1,11 @@
 // Host-side behaviour of the executor, runner and profiler entry points:
 // what happens without a GPU, the one-node graphs the profiler times, and the
 // report `tso run` prints. Passes with and without a GPU.
+#include <cublas_api.h>
+#include <cudnn_version.h>
 #include <gtest/gtest.h>
 
+#include "runtime/common/revision.h"
 #include "runtime/cuda/device.h"
 #include "runtime/cuda/executor.h"
 #include "runtime/cuda/profiler.h"
@@ -61,6 +64,26 @@ TEST(Profiler, SingleNodeGraphKeepsTheNodeAndItsTypes) {
   Expected<Graph> c = single_node_graph(g, conv);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->input_nodes().size(), 2u) << "the weight becomes an input";
+}
+
+// A cost table or cache measured with other libraries, or by another build
+// of the kernels, is another device.
+TEST(Profiler, DeviceNamesTheGpuItsLibrariesAndTheKernels) {
+  GpuStatus s;
+  s.usable = true;
+  s.name = "Test GPU";
+  s.total_memory = int64_t{80} << 30;
+  s.compute_major = 9;
+  s.runtime_version = 13000;
+  s.driver_version = 12080;
+  const std::string versions =
+      std::to_string(CUDNN_MAJOR) + "." + std::to_string(CUDNN_MINOR) + "." +
+      std::to_string(CUDNN_PATCHLEVEL) + ", cuBLASLt " + std::to_string(CUBLAS_VER_MAJOR) + "." +
+      std::to_string(CUBLAS_VER_MINOR) + "." + std::to_string(CUBLAS_VER_PATCH);
+  EXPECT_EQ(device_description(s), "Test GPU, 80.0 GiB, sm_90, CUDA 13.0, driver 12.8, cuDNN " +
+                                       versions + ", runtime " + cuda::runtime_revision());
+  s.driver_version = 0;
+  EXPECT_NE(device_description(s).find(", driver none, "), std::string::npos);
 }
 
 TEST(RunReport, FormatsLatencyAndMemory) {

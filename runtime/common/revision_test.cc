@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-namespace tso::cpu {
+namespace tso::rt {
 namespace {
 
 namespace fs = std::filesystem;
@@ -37,12 +37,13 @@ class RevisionScript : public ::testing::Test {
   // Runs the script and returns the revision it wrote.
   std::string revision(const std::string& kernels = "avx2 avx512") {
     const std::string cmd = std::string(TSO_CMAKE_COMMAND) + " -DDIR=" + (dir_ / "src").string() +
-                            " \"-DKERNELS=" + kernels + "\" -DOUT=" + out().string() + " -P " +
-                            TSO_REVISION_SCRIPT;
+                            " -DNAMESPACE=cuda \"-DKERNELS=" + kernels +
+                            "\" -DOUT=" + out().string() + " -P " + TSO_REVISION_SCRIPT;
     EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
     std::stringstream text;
     text << std::ifstream(out()).rdbuf();
     const std::string s = text.str(), before = "return \"";
+    EXPECT_NE(s.find("namespace tso::cuda {"), std::string::npos) << s;
     const size_t at = s.find(before);
     if (at == std::string::npos) return "no revision in: " + s;
     return s.substr(at + before.size(), 12);
@@ -62,6 +63,7 @@ TEST_F(RevisionScript, FollowsTheSourcesAndTheKernelSetsOnly) {
   write("kernel_test.cc", "// another test\n");
   write("README.md", "# the kernels\n");
   write("conv_bench.cc", "int main() {}\n");
+  write("gemm_test.cu", "// a GPU test\n");
   EXPECT_EQ(revision(), first) << "tests, benchmarks and READMEs are not the kernels";
 
   EXPECT_NE(revision("portable"), first);
@@ -73,8 +75,11 @@ TEST_F(RevisionScript, FollowsTheSourcesAndTheKernelSetsOnly) {
   const std::string source = revision();
   EXPECT_NE(source, header);
   write("winograd.cc", "\n");
-  EXPECT_NE(revision(), source) << "a new source is part of the runtime";
+  const std::string added = revision();
+  EXPECT_NE(added, source) << "a new source is part of the runtime";
+  write("gemm.cu", "\n");
+  EXPECT_NE(revision(), added) << "CUDA sources are part of the runtime";
 }
 
 }  // namespace
-}  // namespace tso::cpu
+}  // namespace tso::rt
