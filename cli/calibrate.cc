@@ -103,6 +103,8 @@ int calibrate(const CalibrateFlags& f) {
     if (!c) return fail(kExitBadInput, c.error().message);
     cache = std::move(*c);
   }
+  if (!cache->set_aside().empty())
+    std::fprintf(stderr, "tso calibrate: warning: %s\n", cache->set_aside().c_str());
   std::vector<Graph> graphs;
   for (const std::string& path : f.models) {
     ModelFileOptions o = f.model;

@@ -114,7 +114,10 @@ Expected<std::unique_ptr<CostTarget>> open_cost_target(const CostTargetFlags& f)
     t->table = std::make_unique<opt::MeasuredCost>(*table, f.cost, t->analytic.get());
     t->model = t->table.get();
     t->name = f.cost;
-    if (table->device == cpu_cost_device()) {
+    // Measured here, if perhaps by another build of the runtime: the
+    // result is timed end to end on this one.
+    const std::string here = cpu_cost_device();
+    if (table->device == here || rt::differ_in_runtime_only(table->device, here)) {
       t->runtime = TargetRuntime::kCpu;
     } else {
       t->no_runtime =

@@ -139,6 +139,8 @@ Expected<OptimizedModel> optimize_model(const ModelSource& source, const Optimiz
         o.progress(
             format("measuring: %d signatures in %.1f s, the last %.80s", n, seconds, sig.c_str()));
     });
+  if (cached && !cached->set_aside().empty() && o.warning)
+    o.warning("warning: " + cached->set_aside());
   // Saved at the end, however the run ends: what was measured is kept.
   CostCacheSaver saver{cached, &o};
 

@@ -26,6 +26,16 @@ Expected<std::unique_ptr<CachedCost>> CachedCost::open(const std::string& path,
   if (std::filesystem::exists(path, ec)) {
     Expected<rt::CostTable> t = rt::read_cost_table(path);
     if (!t) return Error{"cost cache " + t.error().message + " (delete it to start afresh)"};
+    if (rt::differ_in_runtime_only(t->device, device)) {
+      const std::string old = path + ".old";
+      std::filesystem::rename(path, old, ec);
+      if (ec)
+        return Error{"cost cache " + path + " was measured by another build of the runtime ('" +
+                     t->device + "') and cannot be set aside as " + old + ": " + ec.message()};
+      c->set_aside_ = "cost cache " + path + " was measured by another build of the runtime ('" +
+                      t->device + "'); set aside as " + old + ", measuring afresh";
+      return c;
+    }
     if (t->device != device)
       return Error{"cost cache " + path + " was measured on '" + t->device + "', not on '" +
                    device + "'; delete it or give another --cost-cache"};

@@ -8,9 +8,13 @@
 // same model measures nothing.
 //
 // A cache file belongs to one device string (machine, threads, library and
-// ISA). A file that is not a cost table, or that names another device, is an
-// error naming the file: it is never silently mixed or overwritten (delete
-// it, or give another file). A signature whose measurement fails costs what
+// ISA, and the revision of the runtime's kernels). A file that is not a cost
+// table, or that names another device, is an error naming the file: it is
+// never silently mixed or overwritten (delete it, or give another file). A
+// file of this device measured by another build of the kernels is set
+// aside, renamed FILE.old, and the cache starts empty (set_aside() says so):
+// its costs are of kernels that no longer run, and every new build would
+// otherwise stop at it. A signature whose measurement fails costs what
 // the fallback model says, is counted, and is not cached.
 #pragma once
 
@@ -74,6 +78,8 @@ class CachedCost : public CostModel {
   }
 
   const std::string& path() const { return path_; }
+  // Why the file at path() was renamed FILE.old when opened; empty if not.
+  const std::string& set_aside() const { return set_aside_; }
   int loaded() const { return loaded_; }                         // entries in the file
   int found() const { return static_cast<int>(found_.size()); }  // distinct, from the file
   int measured() const { return measured_; }                     // distinct, timed now
@@ -93,6 +99,7 @@ class CachedCost : public CostModel {
   std::string key(const Node& n, std::span<const TensorType> inputs) const;
 
   std::string path_;
+  std::string set_aside_;
   bool weights_cached_ = false;
   std::string residency_;  // set_weights_cached's why
   MeasureFn measure_;

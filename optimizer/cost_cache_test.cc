@@ -268,6 +268,40 @@ TEST_F(CostCache, OtherDeviceIsAnErrorNamingTheFile) {
   EXPECT_NE(c.error().message.find("'dev B'"), std::string::npos) << c.error().message;
 }
 
+// Costs of kernels that no longer run are set aside, not read and not
+// lost; another machine's stay an error.
+TEST_F(CostCache, AnotherBuildOfTheRuntimeIsSetAside) {
+  const std::string built = "cpu: X, 2 threads, oneDNN 3.2.0, avx2, constants cold, runtime ";
+  {
+    Expected<std::unique_ptr<CachedCost>> c =
+        CachedCost::open(path, built + "0123456789ab", measure(), nullptr, &fallback);
+    ASSERT_TRUE(c.ok());
+    EXPECT_EQ((*c)->set_aside(), "");
+    cost(**c);
+    ASSERT_TRUE((*c)->save().ok());
+  }
+  calls = 0;
+  Expected<std::unique_ptr<CachedCost>> c =
+      CachedCost::open(path, built + "ba9876543210", measure(), nullptr, &fallback);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_NE((*c)->set_aside().find(path + ".old"), std::string::npos) << (*c)->set_aside();
+  EXPECT_EQ((*c)->loaded(), 0);
+  cost(**c);
+  EXPECT_EQ(calls, 3);  // all measured afresh
+  EXPECT_FALSE(fs::exists(path));
+  Expected<rt::CostTable> old = rt::read_cost_table(path + ".old");
+  ASSERT_TRUE(old.ok()) << old.error().message;
+  EXPECT_EQ(old->device, built + "0123456789ab");
+  EXPECT_EQ(old->entries.size(), 2u);
+
+  ASSERT_TRUE((*c)->save().ok());
+  Expected<std::unique_ptr<CachedCost>> other = CachedCost::open(
+      path, "cpu: Y, 2 threads, oneDNN 3.2.0, avx2, constants cold, runtime ba9876543210",
+      measure(), nullptr, &fallback);
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.error().message.find(path), std::string::npos) << other.error().message;
+}
+
 TEST_F(CostCache, CorruptFileIsAnErrorNamingTheFile) {
   fs::create_directories(fs::path(path).parent_path());
   std::ofstream(path) << "{\"format\": \"something else\"}";

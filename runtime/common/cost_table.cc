@@ -1,6 +1,7 @@
 #include "runtime/common/cost_table.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -92,6 +93,24 @@ Expected<CostTable> read_cost_table(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return parse_cost_table(ss.str(), path);
+}
+
+namespace {
+
+// `device` without its ", runtime <hex digits>" part.
+std::string without_runtime(const std::string& device) {
+  static const std::string kToken = ", runtime ";
+  const size_t at = device.find(kToken);
+  if (at == std::string::npos) return device;
+  size_t end = at + kToken.size();
+  while (end < device.size() && std::isxdigit(static_cast<unsigned char>(device[end]))) ++end;
+  return device.substr(0, at) + device.substr(end);
+}
+
+}  // namespace
+
+bool differ_in_runtime_only(const std::string& a, const std::string& b) {
+  return a != b && without_runtime(a) == without_runtime(b);
 }
 
 }  // namespace tso::rt

@@ -73,4 +73,9 @@ Expected<CostTable> parse_cost_table(const std::string& text, const std::string&
 Status write_cost_table(const CostTable& table, const std::string& path);
 Expected<CostTable> read_cost_table(const std::string& path);
 
+// Whether device strings `a` and `b` differ only in the runtime's revision
+// (", runtime <hex digits>", runtime/common/revision.h): the same machine
+// and libraries, measured by another build of tso's kernels.
+bool differ_in_runtime_only(const std::string& a, const std::string& b);
+
 }  // namespace tso::rt

@@ -106,5 +106,18 @@ TEST(CostTable, WriteIsAtomicAndReadable) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(CostTable, DevicesDifferingInTheRuntimeOnly) {
+  const std::string cpu = "cpu: X, 2 threads, oneDNN 3.2.0, avx2, constants cold, runtime ";
+  EXPECT_TRUE(differ_in_runtime_only(cpu + "0123456789ab", cpu + "ba9876543210"));
+  EXPECT_FALSE(differ_in_runtime_only(cpu + "0123456789ab", cpu + "0123456789ab"));
+  EXPECT_FALSE(differ_in_runtime_only(cpu + "0123456789ab", "cpu: X, 4 threads, oneDNN 3.2.0, "
+                                                            "avx2, constants cold, runtime 0"));
+  // Where the revision is not last (the GPU cache's "..., TF32 on").
+  const std::string gpu = "G, 80.0 GiB, sm_90, CUDA 13.0, cuDNN 9.19.0, runtime ";
+  EXPECT_TRUE(differ_in_runtime_only(gpu + "0a, TF32 on", gpu + "1b, TF32 on"));
+  EXPECT_FALSE(differ_in_runtime_only(gpu + "0a, TF32 on", gpu + "1b, TF32 off"));
+  EXPECT_FALSE(differ_in_runtime_only("cpu: X, constants cold 11", "cpu: X, constants cold 10"));
+}
+
 }  // namespace
 }  // namespace tso::rt
