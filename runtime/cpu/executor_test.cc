@@ -596,6 +596,64 @@ TEST(CpuExecutor, GroupedConvolutionsRunOnTheOwnKernelWithTheirPostOps) {
   EXPECT_TRUE(runs_step(block, o, "grouped conv", "'%t' (conv2d)"));
 }
 
+// The own convolution kernels on seeded random shapes within their reach,
+// forced, against the reference: image sizes from 1 to 19 (partial and
+// single blocks and tiles), padding of either side or none, strides, batch
+// 2, channel counts no multiple of 8 (Winograd), and each epilogue (bias,
+// relu, a clip, a residual add where the shapes allow one).
+TEST(CpuExecutor, OwnConvolutionKernelsMatchTheReferenceOnRandomShapes) {
+  std::mt19937 rng(20261201);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  auto conv_case = [&](bool grouped, int i) {
+    int n = pick(1, 2), c, k, cg = 1, stride = 1, h, w, pt, pl, pb, pr;
+    if (grouped) {
+      cg = std::vector<int>{4, 8, 16}[pick(0, 2)];
+      c = k = 16 * pick(cg == 16 ? 2 : 1, 3);  // two groups at least
+      stride = pick(1, 2);
+      pt = pick(0, 1), pl = pick(0, 1), pb = pick(0, 2), pr = pick(0, 2);
+    } else {
+      c = pick(1, 40), k = pick(1, 40);
+      pt = pick(0, 2), pl = pick(0, 2), pb = pick(0, 2), pr = pick(0, 2);
+    }
+    do {
+      h = pick(1, 19), w = pick(1, 19);
+    } while (h + pt + pb < 3 || w + pl + pr < 3);
+    const int oh = (h + pt + pb - 3) / stride + 1, ow = (w + pl + pr - 3) / stride + 1;
+    const bool residual = oh == h && ow == w && k == c && pick(0, 1) == 1;
+    const char* act = std::vector<const char*>{"", ", act=relu", ", act=clip, min=0, max=6"}
+        [pick(0, 2)];
+    const bool bias = pick(0, 1) == 1;
+    auto dims = [](std::initializer_list<int> d) {
+      std::string t;
+      for (int v : d) t += (t.empty() ? "" : ",") + std::to_string(v);
+      return "f32[" + t + "]";
+    };
+    std::string text = "graph g {\n  input x: " + dims({n, c, h, w}) + "\n  weight w: " +
+                       dims({k, grouped ? cg : c, 3, 3}) + "\n";
+    if (bias) text += "  weight b: " + dims({k}) + "\n";
+    text += "  %c = conv2d(x, w" + std::string(bias ? ", b" : "") + ", pad=[" +
+            std::to_string(pt) + "," + std::to_string(pl) + "," + std::to_string(pb) + "," +
+            std::to_string(pr) + "], stride=[" + std::to_string(stride) + "," +
+            std::to_string(stride) + "]" + (grouped ? ", groups=" + std::to_string(c / cg) : "") +
+            act + ")\n";
+    text += residual ? "  %a = add(%c, x)\n  output y = %a\n}" : "  output y = %c\n}";
+    return std::pair{std::string(grouped ? "grouped_" : "winograd_") + std::to_string(i), text};
+  };
+  ExecutorOptions o;
+  o.winograd = o.grouped = ExecutorOptions::Choice::kAlways;
+  for (bool grouped : {false, true}) {
+    for (int i = 0; i < 40; ++i) {
+      const auto [name, text] = conv_case(grouped, i);
+      SCOPED_TRACE(text);
+      const Case c{name.c_str(), text.c_str()};
+      expect_matches_reference(c, true, {}, ExecutorOptions::Choice::kAlways);
+      if (!grouped || avx512_kernels_run()) {
+        EXPECT_TRUE(runs_step(c, o, grouped ? "grouped conv" : "winograd", "'%c' (conv2d)"));
+      }
+    }
+  }
+}
+
 // A convolution whose weight the prologue computes: a 1x1 kernel enlarged
 // to 3x3 and concatenated with a 3x3 one.
 constexpr const char* kPrologueGraph = R"(graph g {
