@@ -23,7 +23,9 @@
 // is a post-op too: its dequantize_linear costs what the pair adds to the
 // kernel, its quantize_linear nothing (pair_post_op).
 // Not covered: the five-node GELU that exporters write, which
-// runtime/cpu fuses as one pattern; its nodes cost what they cost alone.
+// runtime/cpu fuses as one pattern, and the elementwise chains it runs as
+// one pass (runtime/cpu/elementwise_chain.h); their nodes cost what they
+// cost alone.
 #pragma once
 
 #include <functional>

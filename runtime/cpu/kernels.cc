@@ -449,6 +449,12 @@ void erf(const float* x, float* y, int64_t n) {
   }
 }
 
+void fake_quantize(const float* x, float scale, int zero, rt::QuantRange r, float* y,
+                   int64_t n) {
+  for (int64_t i = vector_kernels().fake_quantize(x, {scale, zero, r}, y, n); i < n; ++i)
+    y[i] = rt::dequantize_value<float>(rt::quantize_value(x[i], scale, zero, r), scale, zero);
+}
+
 void sin(const float* x, float* y, int64_t n) {
   map_floats(x, y, n, [](float v) { return std::sin(v); });
 }

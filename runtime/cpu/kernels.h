@@ -12,6 +12,7 @@
 
 #include "core/ops.h"
 #include "core/types.h"
+#include "runtime/common/quantize.h"
 
 namespace tso::cpu {
 
@@ -75,6 +76,11 @@ void batchnorm_channels_last(const ChannelsLastBatchNorm& n, const float* x, con
 // erf, sin or cos of each of n elements (oneDNN has no eltwise for them).
 void erf(const float* x, float* y, int64_t n);
 void sin(const float* x, float* y, int64_t n);
+// dequantize(quantize(x)) of each of n elements through float: the same
+// values as the two steps (runtime/common/quantize.h's formulas). In place
+// when y is x.
+void fake_quantize(const float* x, float scale, int zero, rt::QuantRange r, float* y,
+                   int64_t n);
 void cos(const float* x, float* y, int64_t n);
 // y[i] = 1 where x[i] is NaN, else 0 (bool tensors hold one byte per element).
 void isnan(const float* x, uint8_t* y, int64_t n);

@@ -19,6 +19,7 @@
 
 #include "runtime/common/quantize.h"
 #include "runtime/cpu/builder.h"
+#include "runtime/cpu/kernels.h"
 #include "runtime/cpu/vector_kernels.h"
 
 namespace tso::cpu {
@@ -58,12 +59,6 @@ int64_t dequantize_vector(const Q* x, float s, int z, float* y, int64_t n) {
     return vector_kernels().dequantize_i8(x, s, z, y, n);
   else
     return 0;  // int32: (x - z) is not exact in float
-}
-
-// dequantize(quantize(x)) through float, the same values as the two steps.
-void fake_quantize(const float* x, float s, int z, rt::QuantRange r, float* y, int64_t n) {
-  for (int64_t i = vector_kernels().fake_quantize(x, {s, z, r}, y, n); i < n; ++i)
-    y[i] = rt::dequantize_value<float>(rt::quantize_value(x[i], s, z, r), s, z);
 }
 
 // Calls f(row, begin, end) over pieces of at most kPiece elements of each

@@ -6,6 +6,7 @@
 #include "core/post_ops.h"
 #include "core/quantized.h"
 #include "runtime/cpu/builder.h"
+#include "runtime/cpu/elementwise_chain.h"
 #include "runtime/cpu/plan_choices.h"
 #include "runtime/cpu/profiler.h"
 
@@ -275,12 +276,19 @@ Status lower_source(Builder& b, int i) {
   return {};
 }
 
-Status lower_node(Builder& b, const Fusion& fusion, const std::vector<int>& pairs, int i) {
+Status lower_node(Builder& b, const Fusion& fusion, const ElementwiseChains& chains,
+                  const std::vector<int>& pairs, int i) {
   const Node& n = b.graph().node(i);
   if (is_source(n.op)) return lower_source(b, i);
   // A node an earlier step computed: a transpose its product writes
   // (lower_linear.cc).
   if (!n.outs.empty() && b.stored_value({i, 0}) >= 0) return {};
+  if (const int c = chains.chain_of[i]; c >= 0) {  // runs with its chain, at the chain's tail
+    const ElementwiseChain& chain = chains.chains[c];
+    if (chain.tail() != i) return {};
+    b.plan().fused_nodes += static_cast<int>(chain_nodes(chain).size()) - 1;
+    return lower_elementwise_chain(b, chain);
+  }
   if (pairs[i] >= 0) {  // a quantize_linear runs with its dequantize_linear
     if (n.op == Op::QuantizeLinear) return {};
     ++b.plan().fused_nodes;
@@ -327,7 +335,10 @@ Status lower_node(Builder& b, const Fusion& fusion, const std::vector<int>& pair
 // tail, nothing at the group's other nodes, a quantize pair at its
 // dequantize_linear, else `i` itself.
 std::vector<int> computed_nodes(const Graph& g, const Fusion& fusion,
-                                const std::vector<int>& pairs, int i) {
+                                const ElementwiseChains& chains, const std::vector<int>& pairs,
+                                int i) {
+  if (const int c = chains.chain_of[i]; c >= 0)
+    return chains.chains[c].tail() == i ? chain_nodes(chains.chains[c]) : std::vector<int>{};
   if (pairs[i] >= 0)
     return g.node(i).op == Op::QuantizeLinear ? std::vector<int>{} : std::vector<int>{pairs[i], i};
   const int group = fusion.group_of[i];
@@ -368,17 +379,18 @@ Expected<Plan> build_plan(const Graph& g, const ExecutorOptions& options,
   std::vector<int> pairs = options.fuse ? quantize_pairs(g) : std::vector<int>(g.size(), -1);
   for (int i = 0; i < g.size(); ++i)  // a pair in a fused group runs there
     if (fusion.group_of[i] >= 0) pairs[i] = -1;
+  const ElementwiseChains chains = find_elementwise_chains(g, fusion, pairs, options.fuse);
   for (int i = 0; i < g.size(); ++i) {
     const size_t first = b.plan().steps.size();
     Status s;
     try {
-      s = lower_node(b, fusion, pairs, i);
+      s = lower_node(b, fusion, chains, pairs, i);
     } catch (const dnnl::error& e) {
       s = Error{describe_node(g, i) + ": oneDNN " + e.what() + " (status " +
                 std::to_string(int(e.status)) + ")"};
     }
     if (!s) return s.error();
-    charge_flops(g, computed_nodes(g, fusion, pairs, i), b.plan(), first);
+    charge_flops(g, computed_nodes(g, fusion, chains, pairs, i), b.plan(), first);
   }
   for (const GraphOutput& o : g.outputs()) b.plan().outputs.push_back(b.as_plain(b.value(o.ref)));
   b.drop_unread_pairs();
