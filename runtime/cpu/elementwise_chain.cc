@@ -87,11 +87,12 @@ ElementwiseChains find_elementwise_chains(const Graph& g, const Fusion& fusion,
 
   for (int i = 0; i < g.size(); ++i) {
     const Node& n = g.node(i);
-    if (!free(i) || n.outs.size() != 1 || n.outs[0].dtype != DType::kF32) continue;
+    if (!free(i) || n.outs.size() != 1) continue;
     ElementwiseChain chain;
     ChainStep first;
     const Shape& shape = n.outs[0].shape;
-    if (is_binary(n.op) && n.args.size() == 2) {
+    const bool f32 = n.outs[0].dtype == DType::kF32;
+    if (f32 && is_binary(n.op) && n.args.size() == 2) {
       // The chain reads the operand of the result's shape (the left one
       // where both are).
       const int k = g.type(n.args[0]).shape == shape ? 0 : 1;
@@ -99,7 +100,7 @@ ElementwiseChains find_elementwise_chains(const Graph& g, const Fusion& fusion,
           !binary_step(g, i, k, shape, &first))
         continue;
       chain.input = n.args[k];
-    } else if (n.op == Op::Erf) {
+    } else if (f32 && n.op == Op::Erf) {
       first = ChainStep{ChainStep::Kind::kErf, i, -1, {}, true};
       chain.input = n.args[0];
     } else if (pair_step(g, pairs, readers, i, &first) && free(first.node)) {

@@ -198,6 +198,68 @@ TEST(ElementwiseChain, RunsInItsOperandsLayout) {
   expect_as_unfused(g, seeded_input(g, -1.f, 1.f), 1e-4);
 }
 
+// Seeded random chains of 2 to 9 nodes on random shapes (sizes past one
+// block and not a multiple of any vector width among them): add, sub, mul
+// and div by a scalar or a tensor of the chain's shape (the input itself
+// among them), on either side; erf; quantize pairs, u8 and i8. Each runs as
+// one chain step and equals the unfused plan value for value.
+TEST(ElementwiseChain, RandomChainsEqualTheUnfusedPlan) {
+  std::mt19937 rng(1201);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int trial = 0; trial < 60; ++trial) {
+    const std::vector<int> dims = {pick(1, 3), pick(1, 40), pick(1, 130)};
+    const std::string shape = "[" + std::to_string(dims[0]) + "," + std::to_string(dims[1]) + "," +
+                              std::to_string(dims[2]) + "]";
+    std::string text = "graph random {\n  input x: f32" + shape + "\n";
+    std::map<std::string, std::vector<double>> values;
+    std::string cur = "x";
+    const int nodes = pick(2, 9);
+    for (int k = 0; k < nodes; ++k) {
+      const std::string id = std::to_string(k), out = "%n" + id;
+      const int kind = pick(0, 5);
+      if (kind == 4) {
+        text += "  " + out + " = erf(" + cur + ")\n";
+      } else if (kind == 5) {
+        const bool u8 = pick(0, 1) == 1;
+        text += "  weight s" + id + ": f32[]\n  weight z" + id + ": " + (u8 ? "u8" : "i8") +
+                "[]\n  %q" + id + " = quantize_linear(" + cur + ", s" + id + ", z" + id +
+                ", axis=0)\n  " + out + " = dequantize_linear(%q" + id + ", s" + id + ", z" + id +
+                ", axis=0)\n";
+        values["s" + id] = {0.001 * pick(1, 60)};
+        values["z" + id] = {double(u8 ? pick(0, 255) : pick(-128, 127))};
+      } else {
+        const char* op = std::vector<const char*>{"add", "sub", "mul", "div"}[kind];
+        // A scalar, a tensor, or the input (but not as the chain itself).
+        const int operand = pick(0, cur == "x" ? 1 : 2);
+        std::string other = operand == 2 ? "x" : "c" + id;
+        if (operand == 0) text += "  weight c" + id + ": f32[]\n";
+        if (operand == 1) text += "  weight c" + id + ": f32" + shape + "\n";
+        const bool left = pick(0, 1) == 1;
+        text += "  " + out + " = " + op + "(" + (left ? cur : other) + ", " + (left ? other : cur) +
+                ")\n";
+      }
+      cur = out;
+    }
+    text += "  output y = " + cur + "\n}";
+    SCOPED_TRACE(text);
+    const Graph g = with_values(text, values);
+    const std::vector<std::string> chains = step_nodes(g, "elementwise chain");
+    EXPECT_EQ(chains.size(), 1u);
+    ExecutorOptions unfused;
+    unfused.fuse = false;
+    const std::vector<float> x = seeded_input(g, -3.f, 3.f);
+    const std::vector<std::vector<float>> got = run(g, x, {}), want = run(g, x, unfused);
+    ASSERT_EQ(got.size(), 1u);
+    ASSERT_EQ(want.size(), 1u);
+    for (size_t i = 0; i < got[0].size(); ++i) {
+      if (std::isnan(want[0][i]))
+        ASSERT_TRUE(std::isnan(got[0][i])) << "at " << i;
+      else
+        ASSERT_EQ(got[0][i], want[0][i]) << "at " << i;
+    }
+  }
+}
+
 TEST(ElementwiseChain, NoneUnfused) {
   const Graph g = quantized_gelu();
   ExecutorOptions o;
