@@ -38,13 +38,13 @@ struct OptimizerDiff::Impl {
     return it == fired.end() ? Fired{rule, opt::RewriteKind::kOther, "?"} : it->second;
   }
   Graph walk(const Graph& g, std::mt19937_64& rng, DiffOutcome* o) const;
+  // `f32_error` (null: none): per output, the relative error of the
+  // original graph on the reference executor in float, the f32 rounding its
+  // outputs carry; the bound is then at least `f32_factor` times it.
   void compare(const std::string& stage, const Graph& g, const Feeds& feeds, const Outputs& want,
-               double tolerance, DiffOutcome* o) const;
-  // `float_error`: per output, the relative error of the original graph on
-  // the reference executor in float (the f32 rounding its outputs carry).
+               double tolerance, const std::vector<double>* f32_error, DiffOutcome* o) const;
   void compare_cpu(const std::string& stage, const Graph& g, const Feeds& feeds,
-                   const Outputs& want, const std::vector<double>& float_error,
-                   DiffOutcome* o) const;
+                   const Outputs& want, const std::vector<double>& f32_error, DiffOutcome* o) const;
 };
 
 namespace {
@@ -131,19 +131,22 @@ Graph OptimizerDiff::Impl::walk(const Graph& g, std::mt19937_64& rng, DiffOutcom
 }
 
 void OptimizerDiff::Impl::compare(const std::string& stage, const Graph& g, const Feeds& feeds,
-                                  const Outputs& want, double tolerance, DiffOutcome* o) const {
+                                  const Outputs& want, double tolerance,
+                                  const std::vector<double>* f32_error, DiffOutcome* o) const {
   Expected<Outputs> got = ref::evaluate<double>(g, feeds);
   if (!got) return o->mismatches.push_back({stage, "reference executor: " + got.error().message});
   if (got->size() != want.size()) return o->mismatches.push_back({stage, "output count differs"});
   for (size_t i = 0; i < want.size(); ++i) {
+    const double bound =
+        f32_error ? std::max(tolerance, options.f32_factor * (*f32_error)[i]) : tolerance;
     double e = relative_error((*got)[i].data, (*got)[i].shape, want[i]);
-    if (!(e <= tolerance))
-      return o->mismatches.push_back({stage, too_far(e, g.outputs()[i].name, tolerance)});
+    if (!(e <= bound))
+      return o->mismatches.push_back({stage, too_far(e, g.outputs()[i].name, bound)});
   }
 }
 
 void OptimizerDiff::Impl::compare_cpu(const std::string& stage, const Graph& g, const Feeds& feeds,
-                                      const Outputs& want, const std::vector<double>& float_error,
+                                      const Outputs& want, const std::vector<double>& f32_error,
                                       DiffOutcome* o) const {
   // One thread and no timing at plan time: results that depend on neither
   // the machine's load nor its cores.
@@ -160,8 +163,7 @@ void OptimizerDiff::Impl::compare_cpu(const std::string& stage, const Graph& g, 
   for (size_t i = 0; i < want.size(); ++i) {
     Expected<std::vector<float>> got = (*e)->output(static_cast<int>(i));
     if (!got) return o->mismatches.push_back({stage, "output: " + got.error().message});
-    const double tolerance =
-        std::max(options.cpu_tolerance, options.cpu_over_float_reference * float_error[i]);
+    const double tolerance = std::max(options.cpu_tolerance, options.f32_factor * f32_error[i]);
     double err = relative_error(*got, g.type(g.outputs()[i].ref).shape, want[i]);
     if (!(err <= tolerance))
       return o->mismatches.push_back({stage, too_far(err, g.outputs()[i].name, tolerance)});
@@ -210,6 +212,21 @@ DiffOutcome OptimizerDiff::run(uint64_t seed) const {
     o.mismatches.push_back({"original", "reference executor: " + want.error().message});
     return o;
   }
+  // The f32 rounding the original's outputs carry in any f32 executor: the
+  // reference executor's, run in float on the same inputs.
+  std::map<std::string, ref::Tensor<float>> float_feeds;
+  for (const auto& [name, t] : feeds)
+    float_feeds.emplace(
+        name, ref::Tensor<float>(t.shape, std::vector<float>(t.data.begin(), t.data.end())));
+  Expected<std::vector<ref::Tensor<float>>> in_float = ref::evaluate<float>(g, float_feeds);
+  if (!in_float) {
+    o.mismatches.push_back(
+        {"original", "reference executor in float: " + in_float.error().message});
+    return o;
+  }
+  std::vector<double> f32_error;
+  for (size_t i = 0; i < want->size(); ++i)
+    f32_error.push_back(relative_error((*in_float)[i].data, (*want)[i].shape, (*want)[i]));
 
   opt::SearchOptions search;
   search.max_expansions = m.options.max_expansions;
@@ -218,38 +235,23 @@ DiffOutcome OptimizerDiff::run(uint64_t seed) const {
   opt::SearchResult r = opt::search(g, m.rules, *m.model, search);
   for (const opt::AppliedRewrite& a : r.applied) o.searched.push_back(m.describe(a.rule));
   o.searched_graph = print(r.best);
-  m.compare("search", r.best, feeds, *want, m.options.exact_tolerance, &o);
+  m.compare("search", r.best, feeds, *want, m.options.exact_tolerance, nullptr, &o);
   Expected<Graph> folded = opt::fold_weights(r.best);
   if (folded) {
     o.optimized = print(*folded);
-    m.compare("fold", *folded, feeds, *want, m.options.folded_tolerance, &o);
+    m.compare("fold", *folded, feeds, *want, m.options.folded_tolerance, &f32_error, &o);
   } else {
     o.mismatches.push_back({"fold", folded.error().message});
   }
 
   Graph walked = m.walk(g, rng, &o);
   o.walk = print(walked);
-  m.compare("walk", walked, feeds, *want, m.options.exact_tolerance, &o);
+  m.compare("walk", walked, feeds, *want, m.options.exact_tolerance, nullptr, &o);
 
   if (m.options.cpu) {
-    // The f32 rounding the original's outputs carry in any f32 executor:
-    // the reference executor's, run in float on the same inputs.
-    std::map<std::string, ref::Tensor<float>> float_feeds;
-    for (const auto& [name, t] : feeds)
-      float_feeds.emplace(
-          name, ref::Tensor<float>(t.shape, std::vector<float>(t.data.begin(), t.data.end())));
-    Expected<std::vector<ref::Tensor<float>>> in_float = ref::evaluate<float>(g, float_feeds);
-    if (!in_float) {
-      o.mismatches.push_back(
-          {"cpu original", "reference executor in float: " + in_float.error().message});
-      return o;
-    }
-    std::vector<double> float_error;
-    for (size_t i = 0; i < want->size(); ++i)
-      float_error.push_back(relative_error((*in_float)[i].data, (*want)[i].shape, (*want)[i]));
-    m.compare_cpu("cpu original", g, feeds, *want, float_error, &o);
+    m.compare_cpu("cpu original", g, feeds, *want, f32_error, &o);
     if (folded && !(*folded == g))
-      m.compare_cpu("cpu optimized", *folded, feeds, *want, float_error, &o);
+      m.compare_cpu("cpu optimized", *folded, feeds, *want, f32_error, &o);
   }
   return o;
 }
