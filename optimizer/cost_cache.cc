@@ -28,12 +28,12 @@ Expected<std::unique_ptr<CachedCost>> CachedCost::open(const std::string& path,
     if (!t) return Error{"cost cache " + t.error().message + " (delete it to start afresh)"};
     if (rt::differ_in_runtime_only(t->device, device)) {
       const std::string old = path + ".old";
+      const std::string why =
+          "cost cache " + path + " was measured by another build of the runtime ('" +
+          t->device + "')";
       std::filesystem::rename(path, old, ec);
-      if (ec)
-        return Error{"cost cache " + path + " was measured by another build of the runtime ('" +
-                     t->device + "') and cannot be set aside as " + old + ": " + ec.message()};
-      c->set_aside_ = "cost cache " + path + " was measured by another build of the runtime ('" +
-                      t->device + "'); set aside as " + old + ", measuring afresh";
+      if (ec) return Error{why + " and cannot be set aside as " + old + ": " + ec.message()};
+      c->set_aside_ = why + "; set aside as " + old + ", measuring afresh";
       return c;
     }
     if (t->device != device)

@@ -302,6 +302,26 @@ TEST_F(CostCache, AnotherBuildOfTheRuntimeIsSetAside) {
   EXPECT_NE(other.error().message.find(path), std::string::npos) << other.error().message;
 }
 
+// Where FILE.old cannot be written (a folder stands there), the file is
+// neither read nor lost: an error naming both.
+TEST_F(CostCache, AFileThatCannotBeSetAsideIsAnError) {
+  const std::string built = "cpu: X, 2 threads, oneDNN 3.2.0, avx2, constants cold, runtime ";
+  {
+    Expected<std::unique_ptr<CachedCost>> c =
+        CachedCost::open(path, built + "0123456789ab", measure(), nullptr, &fallback);
+    ASSERT_TRUE(c.ok());
+    cost(**c);
+    ASSERT_TRUE((*c)->save().ok());
+  }
+  fs::create_directories(path + ".old/taken");
+  Expected<std::unique_ptr<CachedCost>> c =
+      CachedCost::open(path, built + "ba9876543210", measure(), nullptr, &fallback);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find("cannot be set aside as " + path + ".old"), std::string::npos)
+      << c.error().message;
+  EXPECT_TRUE(rt::read_cost_table(path).ok()) << "the file is kept";
+}
+
 TEST_F(CostCache, CorruptFileIsAnErrorNamingTheFile) {
   fs::create_directories(fs::path(path).parent_path());
   std::ofstream(path) << "{\"format\": \"something else\"}";

@@ -77,12 +77,8 @@ ElementwiseChains find_elementwise_chains(const Graph& g, const Fusion& fusion,
                                           const std::vector<int>& pairs, bool enabled) {
   ElementwiseChains c{{}, std::vector<int>(g.size(), -1)};
   if (!enabled) return c;
-  std::vector<std::vector<int>> readers(g.size());  // per node, output 0: one entry per use
-  std::vector<bool> is_output(g.size(), false);
-  for (int i = 0; i < g.size(); ++i)
-    for (const TensorRef& a : g.node(i).args)
-      if (a.output == 0) readers[a.node].push_back(i);
-  for (const GraphOutput& o : g.outputs()) is_output[o.ref.node] = true;
+  const Consumers consumed = consumers(g);
+  const std::vector<std::vector<int>>& readers = consumed.of;
   auto free = [&](int node) { return fusion.group_of[node] < 0 && c.chain_of[node] < 0; };
 
   for (int i = 0; i < g.size(); ++i) {
@@ -112,7 +108,7 @@ ElementwiseChains find_elementwise_chains(const Graph& g, const Fusion& fusion,
     chain.steps.push_back(first);
     while (true) {
       const int tail = chain.tail();
-      if (is_output[tail] || readers[tail].size() != 1) break;
+      if (consumed.is_output[tail] || readers[tail].size() != 1) break;
       const int next = readers[tail][0];
       ChainStep step;
       if (!free(next)) break;

@@ -9,13 +9,6 @@
 
 namespace tso::cpu {
 
-namespace {
-
-struct Consumers {
-  std::vector<std::vector<int>> of;  // per node output 0: consuming nodes (one per use)
-  std::vector<bool> is_output;
-};
-
 Consumers consumers(const Graph& g) {
   Consumers c{std::vector<std::vector<int>>(g.size()), std::vector<bool>(g.size(), false)};
   for (int i = 0; i < g.size(); ++i)
@@ -24,6 +17,8 @@ Consumers consumers(const Graph& g) {
   for (const GraphOutput& o : g.outputs()) c.is_output[o.ref.node] = true;
   return c;
 }
+
+namespace {
 
 bool stored_weight(const Graph& g, TensorRef r) {
   const Node& n = g.node(r.node);

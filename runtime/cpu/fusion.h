@@ -56,6 +56,13 @@ struct Fusion {
   std::vector<int> group_of;  // per node: the group it belongs to, or -1
 };
 
+// Who reads each node's output 0, and which nodes are graph outputs.
+struct Consumers {
+  std::vector<std::vector<int>> of;  // per node: the consuming nodes, one per use
+  std::vector<bool> is_output;
+};
+Consumers consumers(const Graph& g);
+
 // `enabled` false: every node is a group of its own (anchors) or none.
 Fusion find_fusions(const Graph& g, bool enabled);
 
