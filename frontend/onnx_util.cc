@@ -69,6 +69,46 @@ Status copy_typed(const Field& field, DType t, int64_t numel, std::vector<std::b
   return Status::Ok();
 }
 
+// The file external data named `location` is read from: a relative path
+// that stays, symbolic links followed, inside the model's folder
+// `base_dir`, and names a regular file. A model is untrusted input: without
+// these checks "../../home/u/.ssh/id_rsa" or "/etc/shadow" would be read
+// into its weights, and `tso optimize` would write them into the model it
+// writes (the traversal ONNX's checker closed, CVE-2022-25882). The
+// lexical checks come first, so that a traversal to a file that does not
+// exist is an error, not a missing file that random weights fill. Sets
+// `*exists` to whether the file exists.
+Expected<std::filesystem::path> external_path(const std::string& base_dir,
+                                              const std::string& location, bool* exists) {
+  namespace fs = std::filesystem;
+  if (location.empty()) return Error{"is marked external but names no location"};
+  if (location.find('\0') != std::string::npos)
+    return Error{"has an external data location with a NUL character"};
+  const fs::path loc(location);
+  if (loc.has_root_name() || loc.has_root_directory())
+    return Error{"names external data file '" + location +
+                 "' by an absolute path; a location is relative to the model's folder"};
+  const fs::path normal = loc.lexically_normal();
+  if (normal.empty() || *normal.begin() == "..")
+    return Error{"names external data file '" + location + "', outside the model's folder"};
+  const fs::path base = base_dir.empty() ? fs::path(".") : fs::path(base_dir);
+  const fs::path path = base / normal;
+  std::error_code ec;
+  *exists = fs::exists(path, ec);
+  if (!*exists) return path;
+  const fs::path real = fs::canonical(path, ec);
+  std::error_code base_ec;
+  const fs::path real_base = fs::canonical(base, base_ec);
+  if (ec || base_ec) return Error{"cannot resolve external data file " + path.string()};
+  const fs::path inside = real.lexically_relative(real_base);
+  if (inside.empty() || *inside.begin() == "..")
+    return Error{"names external data file " + path.string() + ", a link to " + real.string() +
+                 " outside the model's folder"};
+  if (!fs::is_regular_file(real, ec))
+    return Error{"names external data file " + path.string() + ", which is not a regular file"};
+  return path;
+}
+
 Status read_external(const TensorProto& t, const std::string& base_dir, int64_t nbytes,
                      LoadedTensor* out, std::vector<std::byte>* bytes) {
   std::string location;
@@ -85,25 +125,27 @@ Status read_external(const TensorProto& t, const std::string& base_dir, int64_t 
       return Error{"has a malformed external data entry '" + e.key() + "'"};
     }
   }
-  if (location.empty()) return Error{"is marked external but names no location"};
-  std::filesystem::path path = std::filesystem::path(base_dir) / location;
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
-    out->missing_file = path.string();
+  bool exists = false;
+  Expected<std::filesystem::path> path = external_path(base_dir, location, &exists);
+  if (!path) return path.error();
+  if (!exists) {
+    out->missing_file = path->string();
     return Status::Ok();
   }
   if (length >= 0 && length != nbytes)
     return Error{"has external length " + std::to_string(length) + ", expected " +
                  std::to_string(nbytes) + " bytes"};
-  std::ifstream in(path, std::ios::binary);
-  uintmax_t size = std::filesystem::file_size(path, ec);
-  if (!in || ec || offset < 0 || static_cast<uintmax_t>(offset + nbytes) > size)
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(*path, ec);
+  std::ifstream in(*path, std::ios::binary);
+  if (!in || ec || offset < 0 || static_cast<uintmax_t>(offset) > size ||
+      static_cast<uintmax_t>(nbytes) > size - static_cast<uintmax_t>(offset))
     return Error{"cannot read " + std::to_string(nbytes) + " bytes at offset " +
-                 std::to_string(offset) + " of external data file " + path.string()};
+                 std::to_string(offset) + " of external data file " + path->string()};
   bytes->resize(nbytes);
   in.seekg(offset);
   in.read(reinterpret_cast<char*>(bytes->data()), nbytes);
-  if (!in) return Error{"failed reading external data file " + path.string()};
+  if (!in) return Error{"failed reading external data file " + path->string()};
   return Status::Ok();
 }
 
