@@ -34,8 +34,8 @@ onnx::ModelProto projection(const std::string& location, const std::string& offs
   w->add_dims(2);
   w->add_dims(2);
   w->set_data_location(onnx::TensorProto::EXTERNAL);
-  for (const auto& [key, value] : {std::pair<std::string, std::string>{"location", location},
-                                   {"offset", offset}}) {
+  for (const auto& [key, value] :
+       {std::pair<std::string, std::string>{"location", location}, {"offset", offset}}) {
     auto* e = w->add_external_data();
     e->set_key(key);
     e->set_value(value);
@@ -57,9 +57,8 @@ class ExternalData : public ::testing::Test {
  protected:
   void SetUp() override {
     root_ = fs::path(::testing::TempDir()) /
-            ("external_data_" + std::string(::testing::UnitTest::GetInstance()
-                                                 ->current_test_info()
-                                                 ->name()));
+            ("external_data_" +
+             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(root_);
     write_weights(root_ / "secret" / "w.bin");
     fs::create_directories(root_ / "model");
@@ -77,8 +76,7 @@ class ExternalData : public ::testing::Test {
     for (bool random : {false, true}) {
       Expected<ImportedModel> r = import(projection(location), random);
       ASSERT_FALSE(r.ok()) << location;
-      EXPECT_NE(r.error().message.find("initializer 'w'"), std::string::npos)
-          << r.error().message;
+      EXPECT_NE(r.error().message.find("initializer 'w'"), std::string::npos) << r.error().message;
       EXPECT_NE(r.error().message.find(words), std::string::npos) << r.error().message;
     }
   }

@@ -67,4 +67,23 @@ std::string impl_name(const char* kind, const dnnl::primitive_desc_base& pd) {
   return std::string(kind) + " " + pd.impl_info_str();
 }
 
+bool int8_sums_exact() {
+  using dnnl::cpu_isa;
+  static const bool exact = [] {
+    switch (dnnl::get_effective_cpu_isa()) {
+      case cpu_isa::avx2_vnni:
+      case cpu_isa::avx2_vnni_2:
+      case cpu_isa::avx512_core_vnni:
+      case cpu_isa::avx512_core_bf16:
+      case cpu_isa::avx512_core_fp16:
+      case cpu_isa::avx512_core_amx:
+      case cpu_isa::avx512_core_amx_fp16:
+        return true;
+      default:
+        return false;
+    }
+  }();
+  return exact;
+}
+
 }  // namespace tso::cpu

@@ -27,6 +27,18 @@ bool is_plain(const memory::desc& md);
 // strided, not blocked): e.g. NHWC stays NHWC at the new extents.
 memory::desc same_order(const memory::desc& md, const Dims& dims);
 
+// Whether oneDNN's int8 convolutions and products on this host sum u8 x s8
+// products exactly in int32, as a quantized model's integer form
+// (core/quantized.h) needs: where its ISA has VNNI (vpdpbusd: AVX-VNNI,
+// AVX512-VNNI and later). Without it (AVX2, AVX-512 of Skylake) they add each
+// two neighbouring products in int16 with saturation (vpmaddubsw), which
+// oneDNN documents and leaves to the caller ("Nuances of int8
+// computations"): 255 * 127 * 2 overflows int16, and a 3x3 convolution of
+// full-range levels came out off by up to half its largest value. There the
+// runtime runs such products in f32 on the dequantized values, as the model
+// defines them. ONEDNN_MAX_CPU_ISA=AVX2 makes any host such a one.
+bool int8_sums_exact();
+
 // Calls `f`; a dnnl::error it throws becomes an Error
 // "<what>: oneDNN <call> failed: <status>".
 template <class F>

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/quantized.h"
+#include "runtime/cpu/dnnl_util.h"
 #include "runtime/cpu/kernels.h"
 #include "runtime/cpu/vector_kernels.h"
 
@@ -56,8 +57,8 @@ bool pair_step(const Graph& g, const std::vector<int>& pairs,
   // An int8 kernel reading the pair quantizes its input itself (Builder::
   // as_quantized): the pair's floats would be written for nothing.
   const std::vector<int>& r = readers[dq];
-  if (!r.empty() && std::all_of(r.begin(), r.end(), [&](int k) { return runs_int8(g, g.node(k)); }))
-    return false;
+  const auto int8 = [&](int k) { return runs_int8(g, g.node(k)) && int8_sums_exact(); };
+  if (!r.empty() && std::all_of(r.begin(), r.end(), int8)) return false;
   *step = ChainStep{ChainStep::Kind::kPair, dq, q, {}, true};
   return true;
 }

@@ -6,6 +6,7 @@
 
 #include "core/post_ops.h"
 #include "core/quantized.h"
+#include "runtime/cpu/dnnl_util.h"
 
 namespace tso::cpu {
 
@@ -111,7 +112,8 @@ Fusion find_fusions(const Graph& g, bool enabled) {
     if (!is_post_op_anchor(n.op) || f.group_of[i] >= 0) continue;
     FusionGroup group{i, {}};
     int cur = i;
-    bool nan_free = enabled && runs_int8(g, n);  // no NaN can reach a pair
+    // No NaN can reach a pair after an int8 kernel.
+    bool nan_free = enabled && runs_int8(g, n) && int8_sums_exact();
     while (enabled) {
       PostOpNode p;
       if (gelu_pattern(g, c, cur, &p)) {

@@ -12,6 +12,7 @@
 #include "core/quantized.h"
 #include "core/testing/stored_weights.h"
 #include "core/text_format.h"
+#include "runtime/cpu/dnnl_util.h"
 #include "runtime/cpu/executor.h"
 #include "runtime/cpu/executor_testing.h"
 #include "runtime/reference/executor.h"
@@ -23,7 +24,10 @@ using tso::testing::with_values;
 
 // Runs `g` on input "x" = `x` on `threads` threads and expects every output
 // to equal the reference executor's, element for element (as f32, integer
-// outputs converted); returns them.
+// outputs converted); returns them. Not on Winograd: where products run in
+// f32 (int8_sums_exact()), its 4x4 tiles' transforms round (by 1/6, 1/24),
+// which flips a level now and then; every other kernel sums these values
+// exactly.
 std::vector<std::vector<float>> expect_equal_to_reference(const Graph& g, std::vector<float> x,
                                                           int threads) {
   const Shape shape = g.node(g.input_nodes()[0]).outs[0].shape;
@@ -33,6 +37,7 @@ std::vector<std::vector<float>> expect_equal_to_reference(const Graph& g, std::v
   EXPECT_TRUE(want.ok()) << want.error().message;
   ExecutorOptions o;
   o.threads = threads;
+  o.winograd = ExecutorOptions::Choice::kOff;
   Expected<std::unique_ptr<Executor>> ex = Executor::create(g, o);
   EXPECT_TRUE(ex.ok()) << ex.error().message;
   if (!want || !ex) return {};
@@ -104,6 +109,13 @@ void expect_close(const Runs& r, size_t k, float tolerance) {
   for (size_t i = 0; i < r.cpu[k].size(); ++i)
     EXPECT_NEAR(r.cpu[k][i], r.reference[k].data[i], tolerance * largest) << k << " at " << i;
 }
+
+// Where oneDNN's int8 sums saturate (no VNNI, int8_sums_exact()), products
+// run in f32 and no step is an int8 kernel; the values must agree either way.
+int int8_steps(int n) { return int8_sums_exact() ? n : 0; }
+
+constexpr const char* kNoExactInt8 =
+    "this host's int8 kernels saturate (no VNNI): products run in f32, without int8 steps";
 
 int steps_named(const Graph& g, const std::string& prefix) {
   int count = 0;
@@ -253,7 +265,7 @@ TEST(CpuQuantize, AQuantizedConvolutionRunsOnInt8Kernels) {
     off += r.cpu[1][i] != r.reference[1].data[i];
   }
   EXPECT_LE(off, static_cast<int>(r.cpu[1].size() / 100));
-  EXPECT_EQ(steps_named(g, "conv int8"), 1);
+  EXPECT_EQ(steps_named(g, "conv int8"), int8_steps(1));
 }
 
 // Two int8 convolutions of one dequantized input (SqueezeNet's expand pair)
@@ -262,6 +274,7 @@ TEST(CpuQuantize, AQuantizedConvolutionRunsOnInt8Kernels) {
 // the pair step, read by nothing else, is dropped. Where the dequantized
 // values are read too (a graph output here), the pair step stays.
 TEST(CpuQuantize, ConvolutionsOfOneInputShareItsQuantizedCopy) {
+  if (!int8_sums_exact()) GTEST_SKIP() << kNoExactInt8;
   std::map<std::string, std::vector<double>> values = {
       {"s", {0.05}}, {"z", {128}}, {"ws", {0.01}}, {"wz", {0}}};
   for (int k = 0; k < 8 * 8 * 9; ++k) values["w3"].push_back(k % 7 - 3);
@@ -335,7 +348,7 @@ TEST(CpuQuantize, GroupedAndDepthwiseConvolutionsRunOnInt8Kernels) {
   const Runs r = run_both(g, x);
   ASSERT_EQ(r.cpu.size(), 2u);
   for (size_t k = 0; k < 2; ++k) expect_close(r, k, 1e-5f);
-  EXPECT_EQ(steps_named(g, "conv int8"), 2);
+  EXPECT_EQ(steps_named(g, "conv int8"), int8_steps(2));
 }
 
 // A transposed dequantized tensor quantized again with its parameters (a
@@ -408,7 +421,7 @@ TEST(CpuQuantize, QuantizedProductsRunOnInt8Kernels) {
   const Runs r = run_both(g, x);
   ASSERT_EQ(r.cpu.size(), 2u);
   for (size_t k = 0; k < 2; ++k) expect_close(r, k, 1e-5f);
-  EXPECT_EQ(steps_named(g, "matmul int8"), 2);
+  EXPECT_EQ(steps_named(g, "matmul int8"), int8_steps(2));
 }
 
 
@@ -444,6 +457,7 @@ int steps_with(const std::vector<StepTime>& steps, const std::string& part) {
 // which round to even: multiplying by the scale's reciprocal instead of
 // dividing rounds some of them the other way.
 TEST(CpuQuantize, PairsAfterAnInt8KernelRunInItsPostOps) {
+  if (!int8_sums_exact()) GTEST_SKIP() << kNoExactInt8;
   constexpr int kRows = 2048, kDepth = 48, kCols = 512;
   std::mt19937_64 rng(29);
   std::map<std::string, std::vector<double>> values = {
@@ -510,6 +524,7 @@ TEST(CpuQuantize, PairsAfterAnInt8KernelRunInItsPostOps) {
 // each expand quantizes its floats. Where the floats are read too (a graph
 // output here) it writes them, and the expands quantize them.
 TEST(CpuQuantize, AnInt8ConvolutionWritesTheLevelsItsInt8ReadersRead) {
+  if (!int8_sums_exact()) GTEST_SKIP() << kNoExactInt8;
   std::mt19937_64 rng(31);
   std::map<std::string, std::vector<double>> values = {
       {"s", {0.05}},  {"z", {128}}, {"s1", {3.0 / 64}},  {"z1", {7}},
@@ -644,7 +659,7 @@ TEST(CpuQuantize, ProductsOfTwoDequantizedActivationsRunOnInt8Kernels) {
     std::normal_distribution<float> normal(0.f, 4.f);
     for (float& v : x) v = normal(rng);
     for (int threads : {1, 2}) expect_equal_to_reference(g, x, threads);
-    EXPECT_EQ(steps_named(g, "matmul int8"), 1);
+    EXPECT_EQ(steps_named(g, "matmul int8"), int8_steps(1));
   }
 }
 
@@ -790,7 +805,7 @@ class QuantizedNetwork {
 };
 
 TEST(CpuQuantize, RandomQuantizedNetworksMatchTheReferenceBitForBit) {
-  int int8_steps = 0, fused_pairs = 0, kept_levels = 0, built = 0;
+  int int8 = 0, fused_pairs = 0, kept_levels = 0, built = 0;
   for (uint64_t seed = 1; seed <= 24; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     const Graph g = QuantizedNetwork(seed).build();
@@ -802,13 +817,17 @@ TEST(CpuQuantize, RandomQuantizedNetworksMatchTheReferenceBitForBit) {
     std::normal_distribution<float> normal(0.f, 2.f);
     for (float& v : x) v = normal(rng);
     for (int threads : {1, 2}) expect_equal_to_reference(g, x, threads);
-    int8_steps += steps_named(g, "conv int8") + steps_named(g, "matmul int8");
+    int8 += steps_named(g, "conv int8") + steps_named(g, "matmul int8");
     fused_pairs += steps_with(testing::profiled_steps(g, {}), "quantize pair");
     for (const Node& n : g.nodes()) kept_levels += keeps_levels(g, n);
   }
   EXPECT_EQ(built, 24);
-  EXPECT_GT(int8_steps, 48);  // the int8 kernels ran
-  EXPECT_GT(fused_pairs, 24);  // with pairs in their post-ops
+  if (int8_sums_exact()) {
+    EXPECT_GT(int8, 48);         // the int8 kernels ran
+    EXPECT_GT(fused_pairs, 24);  // with pairs in their post-ops
+  } else {
+    EXPECT_EQ(int8, 0);  // f32 products, as the model defines them
+  }
   EXPECT_GT(kept_levels, 10);
 }
 
