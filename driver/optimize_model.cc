@@ -141,14 +141,14 @@ Expected<OptimizedModel> optimize_model(const ModelSource& source, const Optimiz
     });
   if (cached && !cached->set_aside().empty() && o.warning)
     o.warning("warning: " + cached->set_aside());
-  // Saved at the end, however the run ends: what was measured is kept.
-  CostCacheSaver saver{cached, &o};
-
   Expected<LoadedModel> input = load_model(source);
   if (!input) {
     *failure = Failure::kBadModel;
     return input.error();
   }
+  // Saved at the end, however the run ends: what was measured is kept. A
+  // model that cannot be read measures nothing, so its error comes alone.
+  CostCacheSaver saver{cached, &o};
   if (o.warning)
     for (const std::string& w : input->onnx.warnings) o.warning(source.path + ": warning: " + w);
   set_weight_residency(**target, input->graph);

@@ -1,6 +1,6 @@
 // `tso optimize` through the built binary on bad input: the output or the
 // report naming the input file, a report name that is neither .md nor .json,
-// missing or malformed rule files or cost tables, a missing model. Each gives
+// missing or malformed rule files or cost tables, a missing or corrupt model. Each gives
 // a clear error, its exit code and writes nothing. Unverified rules are not
 // applied without --allow-unverified. The faster of the input and the
 // optimized graph is written. The lookahead's flags turn it off.
@@ -147,6 +147,17 @@ TEST_F(OptimizeCli, MissingModelIsAnError) {
   EXPECT_EQ(r.exit_code, 1);
   expect_in(r.err, "absent.tso");
   EXPECT_TRUE(written().empty());
+}
+
+// A model that cannot be read is an error naming the file, and only that:
+// no line about the cost cache (nothing was measured) and no cache folder.
+TEST_F(OptimizeCli, CorruptModelIsItsOnlyError) {
+  write_file(path("cut.onnx"), std::string("\x08\x07\x12\x05", 4));
+  RunResult r = run({path("cut.onnx"), "-o", path("out.onnx")});
+  EXPECT_EQ(r.exit_code, 2);
+  expect_in(r.err, "cut.onnx: not a valid ONNX protobuf");
+  EXPECT_EQ(r.err.find("cost cache"), std::string::npos) << r.err;
+  EXPECT_EQ(written(), std::vector<std::string>{"cut.onnx"});
 }
 
 // A --cost file that is not a tso cost table of this version, or is
