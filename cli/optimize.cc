@@ -137,6 +137,11 @@ int run_optimize(const OptimizeFlags& f) {
       "stopped: %s\n",
       sr.seconds, sr.measuring_seconds, static_cast<long long>(sr.expansions),
       opt::stop_reason_name(sr.stop));
+  if (r.searched_again)
+    std::printf(
+        "searched again  after a first search of %.3f s: %d costs measured a second time moved "
+        "a prediction by over 5%% or left its graph no cheaper\n",
+        r.first_search_seconds, r.remeasured);
   if (sr.below_min_gain_cost > 0)
     std::printf(
         "min gain        kept the input: the best graph, %.2f us, gains less than %g%% of its "
