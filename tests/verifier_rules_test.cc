@@ -213,8 +213,8 @@ TEST_P(CommittedFile, KeepsItsStatuses) {
   });
   if (!has_statuses) GTEST_SKIP() << path << " holds no verifier statuses";
   // A rule left unknown by a timeout depends on the timeout and the machine's
-  // speed, not on the specs: it is not re-verified (bias_n4's lifted rules
-  // were verified with --timeout-ms 2000; 298 time out).
+  // speed, not on the specs: it is not re-verified (bias_n4's 115, 114 of
+  // them lifted copies, at --timeout-ms 10000).
   // Lifted copies are sampled apart, at most kMaxCopies: a copy's proof
   // takes a Z3 context of its own and often every rank of its clause, about
   // 0.9 s against milliseconds for an original (taso_n4's 3,604 copies).
