@@ -184,7 +184,7 @@ int run_optimize(const OptimizeFlags& f) {
 Command add_optimize(CLI::App& tso) {
   auto flags = std::make_shared<OptimizeFlags>();
   CLI::App* app = tso.add_subcommand(
-      "optimize", "search for a cheaper equivalent graph with verified rules and write it");
+      "optimize", "Search for a cheaper equivalent graph with verified rules and write it");
   app->add_option("model", flags->model.file, "the model: .onnx, or the canonical text format")
       ->required();
   // The output as onnxsim takes it (`tso optimize IN OUT`) or as a flag.
