@@ -185,11 +185,11 @@ Command add_optimize(CLI::App& tso) {
   auto flags = std::make_shared<OptimizeFlags>();
   CLI::App* app = tso.add_subcommand(
       "optimize", "Search for a cheaper equivalent graph with verified rules and write it");
-  app->add_option("model", flags->model.file, "the model: .onnx, or the canonical text format")
+  app->add_option("MODEL", flags->model.file, "the model: .onnx, or the canonical text format")
       ->required();
   // The output as onnxsim takes it (`tso optimize IN OUT`) or as a flag.
   CLI::Option* out =
-      app->add_option("output", flags->output, "where to write the optimized model (or -o)");
+      app->add_option("OUTPUT", flags->output, "where to write the optimized model (or -o)");
   app->add_option("-o,--output", flags->output, "where to write the optimized model")
       ->excludes(out);
   add_model_file_options(app, &flags->model);
