@@ -53,6 +53,15 @@ Expected<TensorRef> quantized_input(GraphBuilder& b, const std::string& name,
   return b.add1(Op::DequantizeLinear, {*q, scale, zero}, per_tensor());
 }
 
+// Stored i8 weights of `type` for an int8 kernel's signature graph: every
+// level 127, in the full range that ONNX Runtime's quantizer gives weights
+// by default. A host whose int8 sums saturate runs a product by such weights
+// in f32 (runtime/cpu's int8_kernel_exact, which takes only weights within
+// [-64, 64] there), so it times the signature as such models run there.
+std::vector<std::byte> full_range_levels(const TensorType& type) {
+  return std::vector<std::byte>(static_cast<size_t>(type.shape.numel()), std::byte{127});
+}
+
 }  // namespace
 
 std::vector<bool> weight_args(const Node& n, std::span<const TensorType> inputs) {
@@ -131,7 +140,7 @@ Expected<Graph> signature_graph(const Node& n, std::span<const TensorType> input
     if (weight) {
       auto data = std::make_shared<WeightData>();
       data->type = inputs[i];
-      data->bytes = random_tensor_bytes(inputs[i], seed + i);
+      data->bytes = int8 ? full_range_levels(inputs[i]) : random_tensor_bytes(inputs[i], seed + i);
       copy.args.push_back(b.weight(name, inputs[i], std::move(data)));
     } else {
       copy.args.push_back(b.input(name, inputs[i]));
@@ -179,7 +188,7 @@ Expected<Graph> int8_anchored_graph(Op anchor, const Shape& out, DType quantized
   if (!x) return x.error();
   auto data = std::make_shared<WeightData>();
   data->type = TensorType{DType::kI8, ws};
-  data->bytes.resize(static_cast<size_t>(ws.numel()));
+  data->bytes = full_range_levels(data->type);
   Expected<TensorRef> w = dequantized(b, "w", b.weight("w", data->type, data));
   if (!w) return w.error();
   Expected<TensorRef> y = b.add1(anchor == Op::Conv2d ? Op::Conv2d : Op::Matmul, {*x, *w});

@@ -46,8 +46,9 @@ std::vector<std::byte> random_tensor_bytes(const TensorType& type, uint64_t seed
 // weights holding random_tensor_bytes(type, seed + i) where `weights` says),
 // outputs out0, out1, ... An 8-bit argument of a product (an int8 kernel's
 // signature, core/quantized.h) is, as in a quantized model, an f32 input
-// quantized and dequantized at once (a pair), or stored i8 weights read
-// through a dequantize_linear (one scale, zero points 0).
+// quantized and dequantized at once (a pair), or stored i8 weights of the
+// full range (every level 127) read through a dequantize_linear (one scale,
+// zero points 0).
 Expected<Graph> signature_graph(const Node& n, std::span<const TensorType> inputs,
                                 const std::vector<bool>& weights, uint64_t seed);
 
@@ -60,9 +61,10 @@ Expected<Graph> quantized_inputs_graph(std::span<const TensorType> inputs,
 
 // A small int8 kernel computing an f32 result of shape `out`: a conv2d of
 // 16 input channels (rank 4) or a 16-deep matmul (rank 2 and more) of a
-// quantized input and stored i8 weights, followed, when `pair`, by a
-// quantize pair to `quantized` (u8 or i8): what a runtime times to learn
-// what a pair costs as post-ops of an int8 kernel (runtime/cpu/fusion.h).
+// quantized input and stored i8 weights (full range, as signature_graph's),
+// followed, when `pair`, by a quantize pair to `quantized` (u8 or i8): what
+// a runtime times to learn what a pair costs as post-ops of an int8 kernel
+// (runtime/cpu/fusion.h).
 Expected<Graph> int8_anchored_graph(Op anchor, const Shape& out, DType quantized, bool pair);
 
 // An f32 input quantized to `quantized` (u8 or i8, one scale and zero

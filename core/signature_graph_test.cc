@@ -103,6 +103,11 @@ TEST(SignatureGraph, AnInt8ProductsSignatureIsAQuantizedGraph) {
   ASSERT_TRUE(one.ok()) << one.error().message;
   const int c = find_op(*one, Op::Conv2d);
   ASSERT_TRUE(int8_form(*one, one->node(c)));
+  // Full-range levels, which a host without exact int8 sums runs in f32.
+  const Node& w = one->node(one->node(one->node(c).args[1].node).args[0].node);
+  ASSERT_TRUE(w.data);
+  EXPECT_TRUE(std::all_of(w.data->bytes.begin(), w.data->bytes.end(),
+                          [](std::byte v) { return v == std::byte{127}; }));
   std::vector<TensorType> run = arg_types(*one, c);
   to_run_types(*one, one->node(c), run);
   EXPECT_EQ(op_signature(one->node(c), run), op_signature(g.node(conv), in));

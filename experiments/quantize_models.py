@@ -2,7 +2,7 @@
 """Int8 versions of models in the QDQ format, as ONNX Runtime's quantizer writes them.
 
     experiments/quantize_models.py OUT_DIR [--models a,b] [--models-dir DIR]
-        [--filled-dir DIR] [--seed S] [--calibration N] [--per-tensor]
+        [--filled-dir DIR] [--seed S] [--calibration N] [--per-tensor] [--reduce-range]
 
 For each model (default: the convolutional ones of ../shared/models:
 squeezenet1_1, resnet50, resnext50_32x4d, inception_v3), this takes the model
@@ -12,6 +12,9 @@ experiments/cpu_bench.sh fills them) and runs onnxruntime.quantization's
 quantize_static on it: QDQ format, u8 activations and i8 weights (per output
 channel unless --per-tensor), calibrated by min-max on N seeded inputs
 (floats uniform in [0, 1), token ids in [0, 100), masks of ones; default 8).
+--reduce-range gives the weights 7 bits ([-64, 64]), as ONNX Runtime advises
+for CPUs without VNNI: there tso's CPU runtime runs such products on its int8
+kernels too (runtime/cpu/README.md).
 OUT_DIR/<model>.onnx is the int8 model; experiments/cpu_bench.sh --models-dir
 OUT_DIR times it on ONNX Runtime (its int8 kernels) and on tso's CPU runtime.
 Progress goes to stderr.
@@ -78,6 +81,7 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--calibration", type=int, default=8)
     ap.add_argument("--per-tensor", action="store_true")
+    ap.add_argument("--reduce-range", action="store_true")
     a = ap.parse_args()
     os.makedirs(a.out_dir, exist_ok=True)
     for name in a.models.split(","):
@@ -86,7 +90,8 @@ def main():
         print(f"quantizing {name} ({source}) -> {out}", file=sys.stderr)
         quantize_static(source, out, RandomInputs(onnx.load(source), a.calibration, a.seed),
                         quant_format=QuantFormat.QDQ, activation_type=QuantType.QUInt8,
-                        weight_type=QuantType.QInt8, per_channel=not a.per_tensor)
+                        weight_type=QuantType.QInt8, per_channel=not a.per_tensor,
+                        reduce_range=a.reduce_range)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,12 @@
 #include "runtime/cpu/dnnl_util.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <numeric>
+#include <optional>
+
+#include "core/quantized.h"
 
 namespace tso::cpu {
 
@@ -84,6 +89,19 @@ bool int8_sums_exact() {
     }
   }();
   return exact;
+}
+
+bool int8_kernel_exact(const Graph& g, const Node& n) {
+  constexpr int kMostWeight = 64;
+  if (int8_sums_exact()) return true;
+  const std::optional<Int8Form> f = int8_form(g, n);
+  if (!f || f->x_type != DType::kU8) return false;
+  if (n.op == Op::Conv2d && n.attrs.i(AttrKey::groups) != 1) return false;
+  const Node& w = g.node(f->wq.node);
+  if (!w.data) return false;
+  return std::all_of(w.data->bytes.begin(), w.data->bytes.end(), [](std::byte b) {
+    return std::abs(static_cast<int>(static_cast<int8_t>(b))) <= kMostWeight;
+  });
 }
 
 }  // namespace tso::cpu

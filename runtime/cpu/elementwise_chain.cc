@@ -57,7 +57,9 @@ bool pair_step(const Graph& g, const std::vector<int>& pairs,
   // An int8 kernel reading the pair quantizes its input itself (Builder::
   // as_quantized): the pair's floats would be written for nothing.
   const std::vector<int>& r = readers[dq];
-  const auto int8 = [&](int k) { return runs_int8(g, g.node(k)) && int8_sums_exact(); };
+  const auto int8 = [&](int k) {
+    return runs_int8(g, g.node(k)) && int8_kernel_exact(g, g.node(k));
+  };
   if (!r.empty() && std::all_of(r.begin(), r.end(), int8)) return false;
   *step = ChainStep{ChainStep::Kind::kPair, dq, q, {}, true};
   return true;

@@ -13,7 +13,7 @@
 //   - a quantize pair (quantize_pairs) of one scale that keeps_levels does
 //     not make the identity, unless every reader of its dequantize_linear
 //     is an int8 kernel (core/quantized.h's runs_int8, where
-//     int8_sums_exact), which quantizes the pair's input itself.
+//     int8_kernel_exact), which quantizes the pair's input itself.
 // A chain of one node runs as that node does. Every step computes what the
 // node's own step computes (the same division, erf and quantize formula),
 // so a chain's result is the unfused plan's, bit for bit up to the sign of

@@ -113,7 +113,7 @@ Fusion find_fusions(const Graph& g, bool enabled) {
     FusionGroup group{i, {}};
     int cur = i;
     // No NaN can reach a pair after an int8 kernel.
-    bool nan_free = enabled && runs_int8(g, n) && int8_sums_exact();
+    bool nan_free = enabled && runs_int8(g, n) && int8_kernel_exact(g, n);
     while (enabled) {
       PostOpNode p;
       if (gelu_pattern(g, c, cur, &p)) {

@@ -15,8 +15,8 @@
 // div; or (convolutions) a batchnorm whose four parameters are stored
 // weights, applied as a per-channel scale and shift; or the five nodes of an
 // exported GELU (PostOpNode::inner); or, after an int8 kernel
-// (core/quantized.h's runs_int8, on a host whose int8 kernels sum exactly:
-// dnnl_util.h's int8_sums_exact) whose chain holds no NaN
+// (core/quantized.h's runs_int8, where its kernel sums exactly:
+// dnnl_util.h's int8_kernel_exact) whose chain holds no NaN
 // (keeps_nan_free), a quantize pair that post_op_pair accepts: its
 // dequantize_linear's values without the pair's own pass over memory. The
 // group runs where its last node stood, so every operand it reads is

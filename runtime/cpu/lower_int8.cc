@@ -87,14 +87,14 @@ struct Int8Conv {
 };
 
 // Conv2d `node` on oneDNN's int8 kernels, or nothing where int8_form does
-// not hold, this host's int8 kernels do not sum exactly (int8_sums_exact)
+// not hold, this host's int8 kernels do not sum it exactly (int8_kernel_exact)
 // or oneDNN has no int8 convolution of its shapes but a slow one (the f32
 // one runs then).
 Expected<std::optional<Int8Conv>> int8_conv(Builder& b, int node) {
   const Graph& g = b.graph();
   const Node& n = g.node(node);
   const std::optional<Int8Form> q = int8_form(g, n);
-  if (!q || !int8_sums_exact()) return std::optional<Int8Conv>();
+  if (!q || !int8_kernel_exact(g, n)) return std::optional<Int8Conv>();
   const Shape& xs = g.type(n.args[0]).shape;
   const Shape& ws = g.type(n.args[1]).shape;
   Expected<std::vector<rt::WindowAxis>> win = rt::resolve_window(xs, ws[2], ws[3], n.attrs, false);
@@ -232,7 +232,7 @@ Expected<bool> lower_int8_product(Builder& b, const FusionGroup& group, int64_t 
   const Graph& g = b.graph();
   const Node& node = g.node(group.anchor);
   const std::optional<Int8Form> q = int8_form(g, node);
-  if (!q || !int8_sums_exact()) return false;
+  if (!q || !int8_kernel_exact(g, node)) return false;
   const memory::desc src_md({rows, k}, q->x_type == DType::kU8 ? dt::u8 : dt::s8, tag::ab);
   const memory::desc dst_md = plain_desc({rows, n});
   dnnl::matmul::primitive_desc pd;
@@ -264,7 +264,7 @@ Expected<bool> lower_int8_activations(Builder& b, const FusionGroup& group, cons
                                       const Dims& bd, const PostOps& post) {
   const Node& node = b.graph().node(group.anchor);
   const auto ab = int8_activations(b.graph(), node);
-  if (!ab || !int8_sums_exact()) return false;
+  if (!ab || !int8_kernel_exact(b.graph(), node)) return false;
   const Quantization &qa = ab->first, &qb = ab->second;
   // oneDNN's int8 matmul takes s8 weights: u8 levels q are read as q - 128,
   // their zero point z as z - 128 (the same differences q - z).

@@ -187,6 +187,9 @@ TEST(CpuProfiler, ModelTableCountsSignaturesAndParses) {
 // the pair step before it, timed apart), and the pair's dequantize_linear
 // as what it adds to its quantize_linear's step.
 TEST(CpuProfiler, AQuantizedModelsTableHasItsInt8KernelPairStepAndPairPostOp) {
+  // Weights over the full i8 range, as quantizers write them by default.
+  std::vector<double> full_range(32 * 16 * 9);
+  for (size_t k = 0; k < full_range.size(); ++k) full_range[k] = static_cast<double>(k % 255) - 127;
   const Graph g = tso::testing::with_values(R"(graph q {
   input x: f32[1,16,14,14]
   weight s: f32[]
@@ -202,7 +205,7 @@ TEST(CpuProfiler, AQuantizedModelsTableHasItsInt8KernelPairStepAndPairPostOp) {
   %cd = dequantize_linear(%cq, s, z, axis=0)
   output y = %cd
 })",
-      {{"s", {0.05}}, {"z", {0}}, {"ws", {0.01}}, {"wz", {0}}});
+      {{"s", {0.05}}, {"z", {0}}, {"ws", {0.01}}, {"wz", {0}}, {"w", full_range}});
   ProfileOptions o;
   o.iters = 3;
   o.threads = 1;
@@ -222,8 +225,9 @@ TEST(CpuProfiler, AQuantizedModelsTableHasItsInt8KernelPairStepAndPairPostOp) {
     EXPECT_EQ(post->kernel.find("not fused"), std::string::npos) << post->kernel;
     EXPECT_EQ(by.count("quantize_linear(f32[1,32,14,14],f32[],u8[];axis=0)"), 0u);
   } else {
-    // Where int8 sums saturate the conv runs in f32 on the dequantized
-    // levels, and the pair after it is no post-op of an int8 kernel.
+    // Where int8 sums saturate the conv by full-range weights runs in f32
+    // on the dequantized levels, and the pair after it is no post-op of an
+    // int8 kernel.
     EXPECT_EQ(conv->kernel.find("conv int8"), std::string::npos) << conv->kernel;
     EXPECT_EQ(post, nullptr) << post->kernel;
   }
