@@ -3,7 +3,8 @@
 // missing or malformed rule files or cost tables, a missing or corrupt model. Each gives
 // a clear error, its exit code and writes nothing. Unverified rules are not
 // applied without --allow-unverified. The faster of the input and the
-// optimized graph is written. The lookahead's flags turn it off.
+// optimized graph is written, and a second search is said. The lookahead's
+// flags turn it off.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -158,6 +159,26 @@ TEST_F(OptimizeCli, CorruptModelIsItsOnlyError) {
   expect_in(r.err, "cut.onnx: not a valid ONNX protobuf");
   EXPECT_EQ(r.err.find("cost cache"), std::string::npos) << r.err;
   EXPECT_EQ(written(), std::vector<std::string>{"cut.onnx"});
+}
+
+// A graph no rule rewrites, on a fresh cache: confirming its measured costs
+// leaves the result no cheaper, so the search runs again, and the summary
+// says so with the first search's time. With the cache filled (nothing
+// measured again) or on an analytic model (nothing measured) it does not.
+TEST_F(OptimizeCli, ASecondSearchIsPrintedWithTheFirstOnesTime) {
+  write_file(path("relu.tso"),
+             "graph relu {\n  input x: f32[1,64,28,28]\n  %r = relu(x)\n  output y = %r\n}\n");
+  RunResult r = run({path("relu.tso"), "-o", path("out.tso"), "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  if (r.err.find(" 0 signatures measured") != std::string::npos)
+    GTEST_SKIP() << "the machine was too busy to measure on: " << r.err;
+  expect_in(r.out, "searched again  after a first search of ");
+  r = run({path("relu.tso"), "-o", path("out.tso"), "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("searched again"), std::string::npos) << r.out;
+  r = run({path("relu.tso"), "-o", path("out.tso"), "-q", "--device", kH100});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("searched again"), std::string::npos) << r.out;
 }
 
 // A --cost file that is not a tso cost table of this version, or is
