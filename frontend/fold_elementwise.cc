@@ -29,7 +29,8 @@ Expected<Shape> broadcast_all(FoldInputs in, size_t n, int64_t limit, F&& f) {
   std::vector<std::vector<int64_t>> maps;
   for (size_t k = 0; k < n; ++k) maps.push_back(broadcast_map(out, in[k]->shape));
   std::vector<int64_t> idx(n);
-  for (int64_t j = 0; j < out.numel(); ++j) {
+  const int64_t count = out.numel();
+  for (int64_t j = 0; j < count; ++j) {
     for (size_t k = 0; k < n; ++k) idx[k] = maps[k][j];
     f(j, idx);
   }
@@ -87,6 +88,8 @@ Expected<std::optional<HostTensor>> arithmetic_pair(const std::string& op, const
   const IntOp iop = arithmetic().at(op).second;
   HostTensor out;
   out.dtype = a.dtype;
+  if (a.is_float()) out.f.reserve(a.f.size());
+  else out.i.reserve(a.i.size());
   const HostTensor* pair[] = {&a, &b};
   Expected<Shape> s = broadcast_all(pair, 2, limit, [&](int64_t, const std::vector<int64_t>& k) {
     if (a.is_float()) out.f.push_back(round_to(a.dtype, fop(a.get_f(k[0]), b.get_f(k[1]))));
@@ -105,9 +108,11 @@ FoldResult fold_arithmetic(const onnx::NodeProto& n, int64_t, FoldInputs in, int
                            : 2;
   TSO_RETURN_IF_ERROR(check_inputs(in, count));
   const std::string op = n.op_type() == "Sum" ? "Add" : n.op_type();
-  HostTensor acc = *in[0];
+  if (count == 1) return std::vector<HostTensor>{*in[0]};
+  HostTensor acc;
   for (size_t k = 1; k < count; ++k) {
-    Expected<std::optional<HostTensor>> r = arithmetic_pair(op, acc, *in[k], limit);
+    Expected<std::optional<HostTensor>> r =
+        arithmetic_pair(op, k == 1 ? *in[0] : acc, *in[k], limit);
     if (!r) return r.error();
     if (!*r) return Declined();
     acc = std::move(**r);
@@ -377,38 +382,47 @@ FoldResult fold_reduce(const onnx::NodeProto& n, int64_t opset, FoldInputs in, i
     kept.push_back(reduced[d] ? 1 : x.shape[d]);
     if (!reduced[d] || attr_int(n, "keepdims", 1) != 0) out_shape.push_back(kept[d]);
   }
-  const int64_t count = x.numel() / std::max<int64_t>(kept.numel(), 1);
-  const std::vector<int64_t> xs = strides_of(x.shape), ks = strides_of(kept);
-  auto kept_index = [&](int64_t k) {
-    int64_t at = 0;
-    for (int d = 0; d < rank; ++d)
-      if (!reduced[d]) at += (k / xs[d] % x.shape[d]) * ks[d];
-    return static_cast<size_t>(at);
+  const int64_t total = x.numel();
+  const int64_t count = total / std::max<int64_t>(kept.numel(), 1);
+  // Each element's place in the kept tensor, counted along x in order.
+  std::vector<int64_t> idx(rank, 0), kept_stride = strides_of(kept);
+  for (int d = 0; d < rank; ++d)
+    if (reduced[d]) kept_stride[d] = 0;
+  int64_t at = 0;
+  auto advance = [&] {
+    for (int d = rank - 1; d >= 0; --d) {
+      at += kept_stride[d];
+      if (++idx[d] < x.shape[d]) return;
+      at -= kept_stride[d] * x.shape[d];
+      idx[d] = 0;
+    }
   };
+  enum class Kind { kSum, kMax, kMin } kind = op == "ReduceMax"   ? Kind::kMax
+                                              : op == "ReduceMin" ? Kind::kMin
+                                                                  : Kind::kSum;
   HostTensor out = HostTensor::zeros(x.dtype, out_shape);
   if (!x.is_float()) {
     std::vector<bool> seen(out.i.size(), false);
-    for (int64_t k = 0; k < x.numel(); ++k) {
-      const size_t at = kept_index(k);
+    for (int64_t k = 0; k < total; ++k, advance()) {
       int64_t& a = out.i[at];
       const int64_t v = x.i[k];
-      a = !seen[at]           ? v
-          : op == "ReduceMax" ? std::max(a, v)
-          : op == "ReduceMin" ? std::min(a, v)
-                              : wrap_int(x.dtype, int64_t(uint64_t(a) + uint64_t(v)));
+      a = !seen[at]             ? v
+          : kind == Kind::kMax ? std::max(a, v)
+          : kind == Kind::kMin ? std::min(a, v)
+                               : wrap_int(x.dtype, int64_t(uint64_t(a) + uint64_t(v)));
       seen[at] = true;
     }
     return std::vector<HostTensor>{std::move(out)};
   }
   std::vector<double> acc(static_cast<size_t>(kept.numel()),
-                          op == "ReduceMax"   ? -INFINITY
-                          : op == "ReduceMin" ? INFINITY
-                                              : 0.0);
-  for (int64_t k = 0; k < x.numel(); ++k) {
-    double& a = acc[kept_index(k)];
-    a = op == "ReduceMax" ? std::max(a, double(x.f[k]))
-        : op == "ReduceMin" ? std::min(a, double(x.f[k]))
-                            : a + x.f[k];
+                          kind == Kind::kMax   ? -INFINITY
+                          : kind == Kind::kMin ? INFINITY
+                                               : 0.0);
+  for (int64_t k = 0; k < total; ++k, advance()) {
+    double& a = acc[at];
+    a = kind == Kind::kMax   ? std::max(a, double(x.f[k]))
+        : kind == Kind::kMin ? std::min(a, double(x.f[k]))
+                             : a + x.f[k];
   }
   for (size_t k = 0; k < acc.size(); ++k)
     out.f[k] = round_to(x.dtype, op == "ReduceMean" ? acc[k] / double(count) : acc[k]);
