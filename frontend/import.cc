@@ -237,7 +237,8 @@ Expected<Shape> Importer::input_shape(const onnx::ValueInfoProto& in, size_t inp
         return error("dimension " + std::to_string(d) + " of graph input '" + in.name() + "' is " +
                      std::to_string(dim.dim_value()) +
                      " in the model; the shape given for it says " + std::to_string(shape[d]) +
-                     " (only dynamic dimensions can be set; --batch changes the batch)");
+                     " (only dynamic dimensions can be set; the batch option, --batch or "
+                     "batch=, changes the batch)");
     }
     return shape;
   }
@@ -808,8 +809,9 @@ Status Importer::finish_dynamic_part(const onnx::GraphProto& g) {
   // The part is written back as it is: its shapes (a Reshape's, a
   // ConstantOfShape's) would keep the model's batch.
   if (batch_)
-    return error("--batch " + std::to_string(batch_->to) + " changes the batch of a model whose " +
-                 d.first + " and the nodes after it are kept as ONNX, unchanged at batch " +
+    return error("a batch of " + std::to_string(batch_->to) +
+                 " (--batch, batch=) changes the batch of a model whose " + d.first +
+                 " and the nodes after it are kept as ONNX, unchanged at batch " +
                  std::to_string(batch_->from) + "; export the model at the batch wanted");
   if (graph_outputs == 0)
     return error("every output depends on " + d.first +
