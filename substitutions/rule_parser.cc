@@ -470,15 +470,41 @@ class Parser : text::TokenParser {
            std::any_of(e.args.begin(), e.args.end(), mentions_param);
   }
 
+  // Parentheses and operators nest a shape expression at most this deep:
+  // the parser and every walk over an expression (evaluation, printing,
+  // the verifier's translation) recurse once a level, and a hostile file
+  // nested thousands deep overflowed the stack.
+  static constexpr int kMaxExprDepth = 32;
+
+  static int depth(const ShapeExpr& e) {
+    int d = 0;
+    for (const ShapeExpr& a : e.args) d = std::max(d, depth(a));
+    return d + 1;
+  }
+
+  Error too_deep(const Token& t) const {
+    return error_at(t, "shape expression nested more than " + std::to_string(kMaxExprDepth) +
+                           " levels deep");
+  }
+
+  // `op` applied to `l` and `r`, refused past kMaxExprDepth.
+  Expected<ShapeExpr> binary(const Token& op, ShapeExpr::Kind kind, ShapeExpr l, ShapeExpr r) {
+    ShapeExpr e = ShapeExpr::binary(kind, std::move(l), std::move(r));
+    if (depth(e) > kMaxExprDepth) return too_deep(op);
+    return e;
+  }
+
   Expected<ShapeExpr> expr(Locations::Use::In in) {
     Expected<ShapeExpr> l = term(in);
     if (!l) return l;
     while (at("+") || at("-")) {
+      const Token op = tok_;
       auto kind = at("+") ? ShapeExpr::Kind::kAdd : ShapeExpr::Kind::kSub;
       TSO_RETURN_IF_ERROR(advance());
       Expected<ShapeExpr> r = term(in);
       if (!r) return r;
-      l = ShapeExpr::binary(kind, std::move(*l), std::move(*r));
+      l = binary(op, kind, std::move(*l), std::move(*r));
+      if (!l) return l;
     }
     return l;
   }
@@ -487,11 +513,13 @@ class Parser : text::TokenParser {
     Expected<ShapeExpr> l = factor(in);
     if (!l) return l;
     while (at("*") || at("/")) {
+      const Token op = tok_;
       auto kind = at("*") ? ShapeExpr::Kind::kMul : ShapeExpr::Kind::kDiv;
       TSO_RETURN_IF_ERROR(advance());
       Expected<ShapeExpr> r = factor(in);
       if (!r) return r;
-      l = ShapeExpr::binary(kind, std::move(*l), std::move(*r));
+      l = binary(op, kind, std::move(*l), std::move(*r));
+      if (!l) return l;
     }
     return l;
   }
@@ -509,8 +537,11 @@ class Parser : text::TokenParser {
 
   Expected<ShapeExpr> factor(Locations::Use::In in) {
     if (at("(")) {
+      if (parens_ == kMaxExprDepth) return too_deep(tok_);
       TSO_RETURN_IF_ERROR(advance());
+      ++parens_;
       Expected<ShapeExpr> e = expr(in);
+      --parens_;
       if (!e) return e;
       TSO_RETURN_IF_ERROR(expect(")"));
       return e;
@@ -999,6 +1030,7 @@ class Parser : text::TokenParser {
   }
 
   std::string_view text_;
+  int parens_ = 0;  // open parentheses of the shape expression being read
   Locations loc_;
   Token status_tok_;  // the status keyword's value, for errors about it
   std::map<std::string, int> vars_;

@@ -259,6 +259,33 @@ TEST(Rules, SizesThatOverflowAreErrorsWithTheLocation) {
       << grows;
 }
 
+// A shape expression nests at most 32 levels, by parentheses or by a chain
+// of operators: every walk over one recurses once a level, and 10,000
+// parentheses (found by rules_fuzz) overflowed the stack.
+TEST(Rules, DeeplyNestedShapeExpressionsAreErrorsWithTheLocation) {
+  auto rule = [](const std::string& rhs) {
+    return "# tso rules v1\nrule r {\n  origin handwritten\n  status unverified\n"
+           "  input x: f32[4]\n  where dim(x,0) == " +
+           rhs +
+           "\n  source {\n    %0 = relu(x)\n    output %0\n  }\n"
+           "  target {\n    %0 = relu(x)\n    output %0\n  }\n}\n";
+  };
+  auto nested = [](int levels) {
+    return std::string(levels, '(') + "4" + std::string(levels, ')');
+  };
+  auto chain = [](int operators) {
+    std::string e = "4";
+    for (int k = 0; k < operators; ++k) e += " * 1";
+    return e;
+  };
+  parse_ok(rule(nested(32)));
+  parse_ok(rule(chain(31)));
+  EXPECT_EQ(parse_error(rule(nested(10000))),
+            "test.rules:6:53: shape expression nested more than 32 levels deep");
+  EXPECT_EQ(parse_error(rule(chain(10000))),
+            "test.rules:6:147: shape expression nested more than 32 levels deep");
+}
+
 // Two images of a batch stacked along H and convolved once: the rows next
 // to the seam read the other image instead of the padding, and the
 // correction recomputes them from slices of x.
