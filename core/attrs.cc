@@ -154,7 +154,7 @@ bool find_attr_key(std::string_view name, AttrKey* out) {
 
 Expected<AttrValue> parse_attr_value(AttrType type, std::string_view text) {
   auto bad = [&](const char* what) {
-    return Error{"expected " + std::string(what) + ", got '" + std::string(trim(text)) + "'"};
+    return Error{"expected " + std::string(what) + ", got " + quoted(trim(text))};
   };
   switch (type) {
     case AttrType::Int: {

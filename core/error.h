@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -50,6 +51,16 @@ class [[nodiscard]] Status {
   Error error_;
   bool ok_ = true;
 };
+
+// `text` in single quotes, for an error message that quotes what a file
+// holds; past 60 characters its first 60 and its length (one token of a
+// hostile file can be megabytes).
+inline std::string quoted(std::string_view text) {
+  constexpr size_t kMost = 60;
+  if (text.size() <= kMost) return "'" + std::string(text) + "'";
+  return "'" + std::string(text.substr(0, kMost)) + "...' (" + std::to_string(text.size()) +
+         " characters)";
+}
 
 [[noreturn]] inline void check_failed(const char* cond, const char* file, int line,
                                       const std::string& msg) {

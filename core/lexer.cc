@@ -166,7 +166,7 @@ Token Lexer::braced() {
 std::string describe(const Token& t) {
   if (t.kind == Tok::kEnd) return "end of file";
   if (t.kind == Tok::kNewline) return "end of line";
-  return "'" + std::string(t.text) + "'";
+  return quoted(t.text);
 }
 
 Error TokenParser::error_at(const Token& t, const std::string& msg) const {

@@ -414,6 +414,20 @@ TEST(TextFormat, ReadmeExamplesAreCanonical) {
 
 const char* const kHead = "graph g {\n  input x: f32[2,3]\n";
 
+// A token quoted in an error is cut at 60 characters, with its length: one
+// token of a hostile file can be megabytes.
+TEST(TextFormatErrors, LongTokensAreQuotedInPart) {
+  const std::string name(100000, 'y');
+  EXPECT_EQ(parse_error(std::string(kHead) + "  " + name + " = relu(x)\n"),
+            "<input>:3:3: expected a statement (input, weight, output or %name = op(...)), got '" +
+                std::string(60, 'y') + "...' (100000 characters)");
+  const std::string list = std::string(50000, '[') + std::string(50000, ']');
+  EXPECT_EQ(parse_error(std::string(kHead) + "  %0: f32[3,2] = transpose(x, perm=" + list +
+                        ")\n  output y = %0\n}\n"),
+            "<input>:3:36: attribute perm: expected a list of integers like [1,2], got '" +
+                std::string(60, '[') + "...' (50001 characters)");
+}
+
 TEST(TextFormatErrors, MalformedSyntax) {
   EXPECT_EQ(parse_error(std::string(kHead) + "  %0: f32[2,3] = relu(x\n  output y = %0\n}\n"),
             "<input>:3:24: expected ',' or ')', got end of line");
