@@ -252,6 +252,28 @@ TEST_F(CostCache, NodesWithWeightsCachedHaveEntriesOfTheirOwn) {
   EXPECT_DOUBLE_EQ(cost(**c), 2500);
 }
 
+// smul and mul by a stored scalar are one kernel under one signature: with
+// weights cached they share one entry too, measured once, and cost the same.
+TEST_F(CostCache, ScalarMulAndMulByAScalarWeightShareTheirCachedEntry) {
+  Expected<Graph> g = parse_graph(R"(graph g {
+  input x: f32[1,16,32,32]
+  weight s: f32[]
+  %a = smul(x, s)
+  %b = mul(x, s)
+  output y = %a
+  output z = %b
+})",
+                                  "test.tso");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  graph = std::move(*g);
+  Expected<std::unique_ptr<CachedCost>> c =
+      CachedCost::open(path, "dev A", measure(), nullptr, &fallback);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  (*c)->set_weights_cached(true, "weights cached: 0.0 MB");
+  EXPECT_DOUBLE_EQ(cost(**c), 300 + 300);
+  EXPECT_EQ((*c)->measured(), 1);
+}
+
 TEST_F(CostCache, OtherDeviceIsAnErrorNamingTheFile) {
   {
     Expected<std::unique_ptr<CachedCost>> c =
