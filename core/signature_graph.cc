@@ -13,8 +13,8 @@ namespace {
 // is a weight as mul's is, and both share one entry of a cost cache (which
 // keys a node with weights apart when they are cached).
 bool binary_elementwise(Op op) {
-  return op == Op::Add || op == Op::Mul || op == Op::ScalarMul || op == Op::Sub ||
-         op == Op::Div || op == Op::Pow;
+  return op == Op::Add || op == Op::Mul || op == Op::ScalarMul || op == Op::Sub || op == Op::Div ||
+         op == Op::Pow;
 }
 
 // The attributes of a quantize_linear or dequantize_linear with one scale.
