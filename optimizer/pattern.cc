@@ -1,5 +1,7 @@
 #include "optimizer/pattern.h"
 
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
 
 #include "optimizer/reverse_rule.h"
@@ -19,6 +21,11 @@ uint64_t args_key(Op op, int a0, int a1) {
 }
 
 }  // namespace
+
+void point_at(CompiledRule* c, const Rule& rule) {
+  c->rule = &rule;
+  c->regions = is_region_rule(rule) ? std::make_shared<RegionTargets>(rule) : nullptr;
+}
 
 void RuleIndex::candidates(const Graph& g, const Node& n, std::vector<int>* out) const {
   out->clear();
@@ -51,8 +58,7 @@ Expected<CompiledRule> compile_rule(const Rule& rule) {
   if (n == 0 || src.outputs.empty())
     return Error{"rule " + rule.name + ": the source side has no operators"};
   CompiledRule c;
-  c.rule = &rule;
-  if (is_region_rule(rule)) c.regions = std::make_shared<RegionTargets>(rule);
+  point_at(&c, rule);
   c.result_is_output.resize(n);
   for (int i = 0; i < n; ++i) c.result_is_output[i].assign(src.nodes[i].outputs, 0);
   for (const RuleRef& o : src.outputs) {
@@ -119,44 +125,76 @@ Expected<CompiledRule> compile_rule(const Rule& rule) {
   return c;
 }
 
-std::optional<std::string> RuleIndex::add_rule(const Rule& r) {
-  auto [it, fresh] = by_structure_.try_emplace(structure_key(r), static_cast<int>(rules_.size()));
+std::optional<std::string> RuleIndex::insert(Prepared p) {
+  auto [it, fresh] = by_structure_.try_emplace(std::move(p.key), static_cast<int>(rules_.size()));
   if (!fresh) return "duplicate of " + rules_[it->second].rule->name;
-  Expected<CompiledRule> c = compile_rule(r);
-  if (!c) {
+  if (!p.compiled) {
     by_structure_.erase(it);
-    return c.error().message;
+    return p.compiled.error().message;
   }
-  c->id = static_cast<int>(rules_.size());
-  max_reach_ = std::max(max_reach_, c->reach);
-  const std::vector<int>& a = c->root_arg_ops;
-  by_root_args_[args_key(c->root_op, a.size() > 0 ? a[0] : -1, a.size() > 1 ? a[1] : -1)].push_back(
-      c->id);
-  by_root_[static_cast<int>(c->root_op)].push_back(c->id);
-  rules_.push_back(std::move(*c));
+  CompiledRule& c = *p.compiled;
+  c.id = static_cast<int>(rules_.size());
+  max_reach_ = std::max(max_reach_, c.reach);
+  const std::vector<int>& a = c.root_arg_ops;
+  by_root_args_[args_key(c.root_op, a.size() > 0 ? a[0] : -1, a.size() > 1 ? a[1] : -1)].push_back(
+      c.id);
+  by_root_[static_cast<int>(c.root_op)].push_back(c.id);
+  rules_.push_back(std::move(c));
   return std::nullopt;
 }
 
+// Keys and compiles `rules` in parallel: the costly part of adding a rule
+// file, and independent per rule.
+std::vector<RuleIndex::Prepared> RuleIndex::prepare(const std::vector<const Rule*>& rules) {
+  std::vector<Prepared> out(rules.size());
+  tbb::parallel_for(size_t{0}, rules.size(), [&](size_t i) {
+    out[i] = {structure_key(*rules[i]), compile_rule(*rules[i])};
+  });
+  return out;
+}
+
 void RuleIndex::add(const RuleSet& set, const CompileOptions& options) {
-  for (const Rule& r : set.rules) {
-    if (!options.allow_unverified && !status_usable(r.status)) {
+  auto usable = [&](const Rule& r) { return options.allow_unverified || status_usable(r.status); };
+  std::vector<const Rule*> compile;
+  for (const Rule& r : set.rules)
+    if (usable(r)) compile.push_back(&r);
+  std::vector<Prepared> prepared = prepare(compile);
+  for (size_t i = 0, k = 0; i < set.rules.size(); ++i) {
+    const Rule& r = set.rules[i];
+    if (!usable(r))
       skipped_.push_back({r.name, std::string("status ") + status_name(r.status.kind)});
-      continue;
-    }
-    if (std::optional<std::string> why = add_rule(r)) skipped_.push_back({r.name, *why});
+    else if (std::optional<std::string> why = insert(std::move(prepared[k++])))
+      skipped_.push_back({r.name, *why});
   }
   if (!options.reverse_verified) return;
-  for (const Rule& r : set.rules) {
-    if (r.status.kind != RuleStatus::Kind::kVerified) continue;
-    Expected<Rule> rev = reverse_rule(r);
-    if (!rev) {
-      not_reversed_.push_back({r.name, rev.error().message});
+  std::vector<const Rule*> verified;
+  for (const Rule& r : set.rules)
+    if (r.status.kind == RuleStatus::Kind::kVerified) verified.push_back(&r);
+  std::vector<std::optional<Expected<Rule>>> reversed(verified.size());
+  tbb::parallel_for(size_t{0}, verified.size(),
+                    [&](size_t i) { reversed[i] = reverse_rule(*verified[i]); });
+  std::vector<Rule> pending;
+  for (std::optional<Expected<Rule>>& r : reversed)
+    if (*r) pending.push_back(std::move(**r));
+  std::vector<const Rule*> reverses;
+  for (const Rule& r : pending) reverses.push_back(&r);
+  prepared = prepare(reverses);
+  // In the order of the verified rules; a reverse kept moves to reversed_,
+  // where it stays put, and its compiled form points there.
+  for (size_t i = 0, k = 0; i < verified.size(); ++i) {
+    if (!*reversed[i]) {
+      not_reversed_.push_back({verified[i]->name, reversed[i]->error().message});
       continue;
     }
-    reversed_.push_back(std::move(*rev));
-    if (std::optional<std::string> why = add_rule(reversed_.back())) {
-      not_reversed_.push_back({reversed_.back().name, *why});
-      reversed_.pop_back();
+    const bool compiled = static_cast<bool>(prepared[k].compiled);
+    if (compiled) {
+      reversed_.push_back(std::move(pending[k]));
+      point_at(&*prepared[k].compiled, reversed_.back());
+    }
+    const std::string& name = compiled ? reversed_.back().name : pending[k].name;
+    if (std::optional<std::string> why = insert(std::move(prepared[k++]))) {
+      not_reversed_.push_back({name, *why});
+      if (compiled) reversed_.pop_back();
     } else {
       ++reversed_count_;
     }

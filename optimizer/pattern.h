@@ -104,9 +104,15 @@ class RuleIndex {
   int max_reach() const { return max_reach_; }  // over the compiled rules
 
  private:
-  // Compiles `r` unless it duplicates a compiled rule or does not compile;
-  // else returns why.
-  std::optional<std::string> add_rule(const Rule& r);
+  // A rule's structure key and compiled form, worked out before it is added.
+  struct Prepared {
+    std::string key;
+    Expected<CompiledRule> compiled = Error{"not compiled"};
+  };
+  static std::vector<Prepared> prepare(const std::vector<const Rule*>& rules);
+  // Adds a prepared rule unless it duplicates a compiled rule or did not
+  // compile; else returns why.
+  std::optional<std::string> insert(Prepared p);
 
   std::vector<CompiledRule> rules_;
   std::array<std::vector<int>, kNumOps> by_root_{};
@@ -126,5 +132,8 @@ bool status_usable(const RuleStatus& status);
 // Compiles one rule; fails when its source side cannot be walked from one
 // root (a disconnected pattern) or is empty.
 Expected<CompiledRule> compile_rule(const Rule& rule);
+// Points a compiled rule, and its region targets, at `rule`: an equal copy
+// of the rule it was compiled from, moved to where it stays.
+void point_at(CompiledRule* c, const Rule& rule);
 
 }  // namespace tso::opt

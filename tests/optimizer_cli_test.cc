@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -116,6 +117,24 @@ TEST_F(OptimizeCli, MalformedRuleFileNamesFileAndLine) {
   expect_in(r.err, "bad.rules:");
   std::vector<std::string> files = written();
   EXPECT_EQ(files, std::vector<std::string>{"bad.rules"});
+}
+
+// The files are parsed in parallel; the error is still the first failing
+// file's, in the order given, whichever finishes first.
+TEST_F(OptimizeCli, OfSeveralBadRuleFilesTheFirstGivenIsReported) {
+  write_file(path("a.rules"), "rule r1 {\n  input x: f32[2]\n  source { %0 = frobnicate(x) }\n");
+  write_file(path("b.rules"), "rule r1 {\n  input x: f32[2]\n  source { %0 = relux(x) }\n");
+  for (const auto& [first, second, missing] :
+       {std::tuple{"a.rules", "b.rules", "none.rules"}, {"b.rules", "a.rules", "none.rules"},
+        {"none.rules", "b.rules", "a.rules"}}) {
+    RunResult r = run({model_, "-o", path("out.tso"), "--rules", path(first), "--rules",
+                       path(second), "--rules", path(missing), "-q"});
+    SCOPED_TRACE(first);
+    expect_in(r.err, first);
+    EXPECT_EQ(r.err.find(second), std::string::npos) << r.err;
+    EXPECT_EQ(r.exit_code, std::string(first) == "none.rules" ? 1 : 2);
+    EXPECT_EQ(std::string(first) == "none.rules", r.err.find("cannot read") != std::string::npos);
+  }
 }
 
 TEST_F(OptimizeCli, NegativeStallIsRefused) {
