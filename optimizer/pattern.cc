@@ -143,56 +143,50 @@ std::optional<std::string> RuleIndex::insert(Prepared p) {
   return std::nullopt;
 }
 
-// Keys and compiles `rules` in parallel: the costly part of adding a rule
-// file, and independent per rule.
-std::vector<RuleIndex::Prepared> RuleIndex::prepare(const std::vector<const Rule*>& rules) {
-  std::vector<Prepared> out(rules.size());
-  tbb::parallel_for(size_t{0}, rules.size(), [&](size_t i) {
-    out[i] = {structure_key(*rules[i]), compile_rule(*rules[i])};
-  });
-  return out;
+RuleIndex::Prepared RuleIndex::prepare(const Rule& r) {
+  return {structure_key(r), compile_rule(r)};
 }
 
+// Keying and compiling are the costly part of adding a rule file and are
+// independent per rule, so they run in parallel; the insertions follow in
+// file order, as one thread would make them.
 void RuleIndex::add(const RuleSet& set, const CompileOptions& options) {
+  const std::vector<Rule>& rules = set.rules;
   auto usable = [&](const Rule& r) { return options.allow_unverified || status_usable(r.status); };
-  std::vector<const Rule*> compile;
-  for (const Rule& r : set.rules)
-    if (usable(r)) compile.push_back(&r);
-  std::vector<Prepared> prepared = prepare(compile);
-  for (size_t i = 0, k = 0; i < set.rules.size(); ++i) {
-    const Rule& r = set.rules[i];
-    if (!usable(r))
-      skipped_.push_back({r.name, std::string("status ") + status_name(r.status.kind)});
-    else if (std::optional<std::string> why = insert(std::move(prepared[k++])))
-      skipped_.push_back({r.name, *why});
+  std::vector<Prepared> prepared(rules.size());
+  tbb::parallel_for(size_t{0}, rules.size(), [&](size_t i) {
+    if (usable(rules[i])) prepared[i] = prepare(rules[i]);
+  });
+  for (size_t i = 0; i < rules.size(); ++i) {
+    if (!usable(rules[i]))
+      skipped_.push_back(
+          {rules[i].name, std::string("status ") + status_name(rules[i].status.kind)});
+    else if (std::optional<std::string> why = insert(std::move(prepared[i])))
+      skipped_.push_back({rules[i].name, *why});
   }
   if (!options.reverse_verified) return;
-  std::vector<const Rule*> verified;
-  for (const Rule& r : set.rules)
-    if (r.status.kind == RuleStatus::Kind::kVerified) verified.push_back(&r);
-  std::vector<std::optional<Expected<Rule>>> reversed(verified.size());
-  tbb::parallel_for(size_t{0}, verified.size(),
-                    [&](size_t i) { reversed[i] = reverse_rule(*verified[i]); });
-  std::vector<Rule> pending;
-  for (std::optional<Expected<Rule>>& r : reversed)
-    if (*r) pending.push_back(std::move(**r));
-  std::vector<const Rule*> reverses;
-  for (const Rule& r : pending) reverses.push_back(&r);
-  prepared = prepare(reverses);
-  // In the order of the verified rules; a reverse kept moves to reversed_,
-  // where it stays put, and its compiled form points there.
-  for (size_t i = 0, k = 0; i < verified.size(); ++i) {
+  std::vector<std::optional<Expected<Rule>>> reversed(rules.size());
+  tbb::parallel_for(size_t{0}, rules.size(), [&](size_t i) {
+    if (rules[i].status.kind != RuleStatus::Kind::kVerified) return;
+    reversed[i] = reverse_rule(rules[i]);
+    if (*reversed[i]) prepared[i] = prepare(**reversed[i]);
+  });
+  // A reverse kept moves to reversed_, where it stays put, and its compiled
+  // form is pointed there.
+  for (size_t i = 0; i < rules.size(); ++i) {
+    if (!reversed[i]) continue;
     if (!*reversed[i]) {
-      not_reversed_.push_back({verified[i]->name, reversed[i]->error().message});
+      not_reversed_.push_back({rules[i].name, reversed[i]->error().message});
       continue;
     }
-    const bool compiled = static_cast<bool>(prepared[k].compiled);
+    Rule& rev = **reversed[i];
+    const bool compiled = static_cast<bool>(prepared[i].compiled);
     if (compiled) {
-      reversed_.push_back(std::move(pending[k]));
-      point_at(&*prepared[k].compiled, reversed_.back());
+      reversed_.push_back(std::move(rev));
+      point_at(&*prepared[i].compiled, reversed_.back());
     }
-    const std::string& name = compiled ? reversed_.back().name : pending[k].name;
-    if (std::optional<std::string> why = insert(std::move(prepared[k++]))) {
+    const std::string& name = compiled ? reversed_.back().name : rev.name;
+    if (std::optional<std::string> why = insert(std::move(prepared[i]))) {
       not_reversed_.push_back({name, *why});
       if (compiled) reversed_.pop_back();
     } else {

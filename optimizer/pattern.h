@@ -109,7 +109,7 @@ class RuleIndex {
     std::string key;
     Expected<CompiledRule> compiled = Error{"not compiled"};
   };
-  static std::vector<Prepared> prepare(const std::vector<const Rule*>& rules);
+  static Prepared prepare(const Rule& r);
   // Adds a prepared rule unless it duplicates a compiled rule or did not
   // compile; else returns why.
   std::optional<std::string> insert(Prepared p);

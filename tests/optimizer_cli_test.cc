@@ -124,11 +124,11 @@ TEST_F(OptimizeCli, MalformedRuleFileNamesFileAndLine) {
 TEST_F(OptimizeCli, OfSeveralBadRuleFilesTheFirstGivenIsReported) {
   write_file(path("a.rules"), "rule r1 {\n  input x: f32[2]\n  source { %0 = frobnicate(x) }\n");
   write_file(path("b.rules"), "rule r1 {\n  input x: f32[2]\n  source { %0 = relux(x) }\n");
-  for (const auto& [first, second, missing] : {std::tuple{"a.rules", "b.rules", "none.rules"},
-                                               {"b.rules", "a.rules", "none.rules"},
-                                               {"none.rules", "b.rules", "a.rules"}}) {
+  for (const auto& [first, second, third] : {std::tuple{"a.rules", "b.rules", "none.rules"},
+                                             {"b.rules", "a.rules", "none.rules"},
+                                             {"none.rules", "b.rules", "a.rules"}}) {
     RunResult r = run({model_, "-o", path("out.tso"), "--rules", path(first), "--rules",
-                       path(second), "--rules", path(missing), "-q"});
+                       path(second), "--rules", path(third), "-q"});
     SCOPED_TRACE(first);
     expect_in(r.err, first);
     EXPECT_EQ(r.err.find(second), std::string::npos) << r.err;
