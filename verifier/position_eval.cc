@@ -39,10 +39,20 @@ Mod element(uint64_t key, int64_t flat) {
   return m;
 }
 
-std::vector<int64_t> strides_of(const Shape& s) {
-  std::vector<int64_t> st(s.rank(), 1);
-  for (int i = s.rank() - 2; i >= 0; --i) st[i] = st[i + 1] * s[i + 1];
+// Row-major strides, 0 past the rank (so a flat index is one fixed-length
+// dot product).
+std::array<int64_t, Shape::kMaxRank> strides_of(const Shape& s) {
+  std::array<int64_t, Shape::kMaxRank> st{};
+  for (int i = s.rank() - 1; i >= 0; --i) st[i] = i == s.rank() - 1 ? 1 : st[i + 1] * s[i + 1];
   return st;
+}
+
+// a . b in the field: each reduced product is below 2^31, so their sum
+// cannot overflow 64 bits for any row a tensor can hold.
+Mod dot(const Mod* a, const Mod* b, int64_t n) {
+  uint64_t s = 0;
+  for (int64_t k = 0; k < n; ++k) s += Mod::reduce(uint64_t{a[k].v} * b[k].v);
+  return Mod(s);
 }
 
 constexpr int kFlatBits = 40;
@@ -156,6 +166,28 @@ bool is_position_wise(Op op) {
   }
 }
 
+// The operators that compute their positions (memoized per test); the
+// others move data, or are constants.
+bool computed(Op op) {
+  switch (op) {
+    case Op::Conv2d:
+    case Op::AvgPool:
+    case Op::Matmul:
+    case Op::Gemm:
+    case Op::Add:
+    case Op::Sub:
+    case Op::Mul:
+    case Op::ScalarMul:
+      return true;
+    default:
+      return is_position_wise(op);
+  }
+}
+
+bool constant(Op op) {
+  return op == Op::ConstOnes || op == Op::ConstPool || op == Op::ConstEye || op == Op::ConstEyeConv;
+}
+
 }  // namespace
 
 Mod input_value(uint64_t seed, int test, std::string_view name, int64_t flat) {
@@ -218,9 +250,9 @@ Mod PositionEvaluator::output(int o, std::span<const int64_t> index) {
 }
 
 int64_t PositionEvaluator::flat(TensorRef r, const Index& idx) const {
-  const std::vector<int64_t>& st = info_[r.node].strides[r.output];
+  const Strides& st = info_[r.node].strides[r.output];
   int64_t f = 0;
-  for (size_t i = 0; i < st.size(); ++i) f += idx[i] * st[i];
+  for (int i = 0; i < Shape::kMaxRank; ++i) f += idx[i] * st[i];
   return f;
 }
 
@@ -240,33 +272,16 @@ Mod PositionEvaluator::value(TensorRef r, const Index& idx) {
       const Shape& s = n.outs[0].shape;
       return Mod(idx[0] == idx[1] && idx[2] == s[2] / 2 && idx[3] == s[3] / 2 ? 1 : 0);
     }
-    case Op::Conv2d:
-    case Op::AvgPool:
-    case Op::Matmul:
-    case Op::Gemm:
-    case Op::Add:
-    case Op::Sub:
-    case Op::Mul:
-    case Op::ScalarMul:
-    case Op::Neg:
-    case Op::Relu:
-    case Op::Sigmoid:
-    case Op::Tanh:
-    case Op::Erf:
-    case Op::Gelu:
-    case Op::Exp:
-    case Op::Sqrt:
-    case Op::Clip: {
-      const uint64_t key = static_cast<uint64_t>(r.node) << kFlatBits | flat(r, idx);
-      auto it = memo_.find(key);
-      if (it != memo_.end()) return it->second;
-      const Mod v = compute(n, idx);
-      memo_.emplace(key, v);
-      return v;
-    }
     default:
-      return move(n, r, idx);
+      break;
   }
+  if (!computed(n.op)) return move(n, r, idx);
+  const uint64_t key = static_cast<uint64_t>(r.node) << kFlatBits | flat(r, idx);
+  auto it = memo_.find(key);
+  if (it != memo_.end()) return it->second;
+  const Mod v = compute(n, idx);
+  memo_.emplace(key, v);
+  return v;
 }
 
 // The position of an operand of shape `s` that numpy broadcasting stretches
@@ -309,7 +324,8 @@ Mod PositionEvaluator::conv(const Node& n, const Index& idx) {
   const int64_t cg = xs[1] / groups, group = idx[1] / (ws[0] / groups);
   const Window wh = window(n, xs, ws, 0), ww = window(n, xs, ws, 1);
   Mod sum = n.args.size() > 2 ? value(n.args[2], Index{idx[1]}) : Mod();
-  Index xi{idx[0], 0, 0, 0}, wi{idx[1], 0, 0, 0};
+  Index xi{idx[0], group * cg, 0, 0}, wi{idx[1], 0, 0, 0};
+  std::vector<Mod> x(cg), w(cg);  // one tap's channels
   for (int64_t i = 0; i < wh.k; ++i) {
     xi[2] = idx[2] * wh.stride + i * wh.dil - wh.pad_lo;
     if (xi[2] < 0 || xi[2] >= xs[2]) continue;
@@ -318,11 +334,9 @@ Mod PositionEvaluator::conv(const Node& n, const Index& idx) {
       xi[3] = idx[3] * ww.stride + j * ww.dil - ww.pad_lo;
       if (xi[3] < 0 || xi[3] >= xs[3]) continue;
       wi[3] = j;
-      for (int64_t c = 0; c < cg; ++c) {
-        xi[1] = group * cg + c;
-        wi[1] = c;
-        sum += value(n.args[0], xi) * value(n.args[1], wi);
-      }
+      row(n.args[0], xi, 1, 1, cg, x.data());
+      row(n.args[1], wi, 1, 1, cg, w.data());
+      sum += dot(x.data(), w.data(), cg);
     }
   }
   return sum;
@@ -335,9 +349,12 @@ Mod PositionEvaluator::avgpool(const Node& n, const Index& idx) {
   const int64_t h0 = std::max<int64_t>(hs, 0), h1 = std::min(hs + wh.k, xs[2]);
   const int64_t w0 = std::max<int64_t>(ws, 0), w1 = std::min(ws + ww.k, xs[3]);
   Mod sum;
-  Index xi{idx[0], idx[1], 0, 0};
-  for (xi[2] = h0; xi[2] < h1; ++xi[2])
-    for (xi[3] = w0; xi[3] < w1; ++xi[3]) sum += value(n.args[0], xi);
+  Index xi{idx[0], idx[1], 0, w0};
+  std::vector<Mod> x(std::max<int64_t>(w1 - w0, 0));
+  for (xi[2] = h0; xi[2] < h1; ++xi[2]) {
+    row(n.args[0], xi, 3, 1, w1 - w0, x.data());
+    for (Mod v : x) sum += v;
+  }
   const int64_t count =
       n.attrs.i(AttrKey::count_include_pad) != 0
           ? (std::min(hs + wh.k, xs[2] + wh.pad_hi) - std::max(hs, -wh.pad_lo)) *
@@ -359,13 +376,11 @@ Mod PositionEvaluator::matmul(const Node& n, const Index& idx) {
   if (ra > 1) ai[na] = idx[nout];
   if (rb > 1) bi[nb + 1] = idx[nout + (ra > 1)];
   const int ka = ra > 1 ? na + 1 : 0, kb = rb > 1 ? nb : 0;
-  Mod sum;
-  for (int64_t k = 0; k < as[ra - 1]; ++k) {
-    ai[ka] = k;
-    bi[kb] = k;
-    sum += value(n.args[0], ai) * value(n.args[1], bi);
-  }
-  return sum;
+  const int64_t depth = as[ra - 1];
+  std::vector<Mod> a(depth), b(depth);
+  row(n.args[0], ai, ka, 1, depth, a.data());
+  row(n.args[1], bi, kb, 1, depth, b.data());
+  return dot(a.data(), b.data(), depth);
 }
 
 // alpha op(A) op(B) + beta C, op transposing when asked, C broadcast.
@@ -374,17 +389,178 @@ Mod PositionEvaluator::gemm(const Node& n, const Index& idx) {
   Index ai{}, bi{};
   ai[ta] = idx[0];
   bi[1 - tb] = idx[1];
-  Mod sum;
-  for (int64_t k = 0; k < shape(n.args[0])[1 - ta]; ++k) {
-    ai[1 - ta] = k;
-    bi[tb] = k;
-    sum += value(n.args[0], ai) * value(n.args[1], bi);
-  }
+  const int64_t depth = shape(n.args[0])[1 - ta];
+  std::vector<Mod> a(depth), b(depth);
+  row(n.args[0], ai, 1 - ta, 1, depth, a.data());
+  row(n.args[1], bi, tb, 1, depth, b.data());
+  Mod sum = dot(a.data(), b.data(), depth);
   sum *= ref::fn::constant<Mod>(n.attrs.f(AttrKey::alpha));
   if (n.args.size() > 2)
     sum += ref::fn::constant<Mod>(n.attrs.f(AttrKey::beta)) *
            value(n.args[2], broadcast(shape(n.args[2]), n.outs[0].shape, idx));
   return sum;
+}
+
+PositionEvaluator::Index PositionEvaluator::unflatten(const Shape& s, int64_t f, Index x) {
+  if (f <= UINT32_MAX) {  // 32-bit divisions: several times faster, and this is the hot loop
+    uint32_t u = static_cast<uint32_t>(f);
+    for (int i = s.rank() - 1; i >= 0; --i) {
+      x[i] = u % static_cast<uint32_t>(s[i]);
+      u /= static_cast<uint32_t>(s[i]);
+    }
+  } else {
+    for (int i = s.rank() - 1; i >= 0; --i) {
+      x[i] = f % s[i];
+      f /= s[i];
+    }
+  }
+  return x;
+}
+
+std::pair<int64_t, int64_t> PositionEvaluator::inside(int64_t p0, int64_t step, int64_t count,
+                                                      int64_t lo, int64_t hi) {
+  // The smallest k >= 0 with p0 + k * step >= bound (step > 0).
+  const auto from = [&](int64_t bound) {
+    return bound <= p0 ? int64_t{0} : (bound - p0 + step - 1) / step;
+  };
+  const int64_t first = std::min(from(lo), count);
+  return {first, std::clamp(from(hi), first, count)};
+}
+
+void PositionEvaluator::row_by_element(TensorRef r, Index idx, int axis, int64_t step,
+                                       int64_t count, Mod* out) {
+  for (int64_t k = 0; k < count; ++k, idx[axis] += step) out[k] = value(r, idx);
+}
+
+// Each case maps the whole row as move() maps one position; a seam along the
+// row (a concat's, a pad's border, an update's patch) splits it into pieces.
+// Operators that compute, reshapes and constants go element by element.
+void PositionEvaluator::row(TensorRef r, Index idx, int axis, int64_t step, int64_t count,
+                            Mod* out) {
+  if (count <= 0) return;
+  const Node& n = g_.node(r.node);
+  switch (n.op) {
+    case Op::Input:
+    case Op::Weight: {
+      reads_ += count;
+      const uint64_t key = info_[r.node].key;
+      const int64_t f = flat(r, idx), df = info_[r.node].strides[r.output][axis] * step;
+      for (int64_t k = 0; k < count; ++k) out[k] = element(key, f + k * df);
+      return;
+    }
+    case Op::Transpose: {
+      reads_ += count;
+      const std::vector<int64_t>& perm = n.attrs.ints(AttrKey::perm);
+      Index x = idx;
+      for (size_t i = 0; i < perm.size(); ++i) x[perm[i]] = idx[i];
+      return row(n.args[0], x, static_cast<int>(perm[axis]), step, count, out);
+    }
+    case Op::Slice: {
+      reads_ += count;
+      const std::vector<int64_t>& axes = n.attrs.ints(AttrKey::axes);
+      Index x = idx;
+      int64_t s = step;
+      for (size_t i = 0; i < axes.size(); ++i) {
+        const int64_t at = n.attrs.ints(AttrKey::steps)[i];
+        x[axes[i]] = n.attrs.ints(AttrKey::starts)[i] + idx[axes[i]] * at;
+        if (axes[i] == axis) s = step * at;
+      }
+      return row(n.args[0], x, axis, s, count, out);
+    }
+    case Op::Split: {
+      reads_ += count;
+      const int a = static_cast<int>(n.attrs.i(AttrKey::axis));
+      Index x = idx;
+      for (int k = 0; k < r.output; ++k) x[a] += n.attrs.ints(AttrKey::sizes)[k];
+      return row(n.args[0], x, axis, step, count, out);
+    }
+    case Op::Concat: {
+      const int a = static_cast<int>(n.attrs.i(AttrKey::axis));
+      if (a != axis) {
+        reads_ += count;
+        Index x = idx;
+        size_t k = 0;
+        for (; k + 1 < n.args.size() && x[a] >= shape(n.args[k])[a]; ++k)
+          x[a] -= shape(n.args[k])[a];
+        return row(n.args[k], x, axis, step, count, out);
+      }
+      if (step <= 0) break;
+      reads_ += count;
+      int64_t base = 0;
+      for (const TensorRef& arg : n.args) {
+        const int64_t size = shape(arg)[a];
+        const auto [first, last] = inside(idx[axis], step, count, base, base + size);
+        Index x = idx;
+        x[axis] += first * step - base;
+        row(arg, x, axis, step, last - first, out + first);
+        base += size;
+      }
+      return;
+    }
+    case Op::Pad:
+    case Op::Enlarge: {
+      if (step <= 0) break;
+      reads_ += count;
+      const Shape &in = shape(n.args[0]), &os = n.outs[0].shape;
+      const Mod fill = n.op == Op::Pad ? ref::fn::constant<Mod>(n.attrs.f(AttrKey::value)) : Mod();
+      Index x = idx;
+      bool outside = false;
+      for (int i = 0; i < os.rank(); ++i) {
+        x[i] -= n.op == Op::Pad ? n.attrs.ints(AttrKey::pads)[i] : (os[i] - in[i]) / 2;
+        outside = outside || (i != axis && (x[i] < 0 || x[i] >= in[i]));
+      }
+      const auto [first, last] =
+          outside ? std::pair{count, count} : inside(x[axis], step, count, 0, in[axis]);
+      std::fill(out, out + first, fill);
+      x[axis] += first * step;
+      row(n.args[0], x, axis, step, last - first, out + first);
+      std::fill(out + last, out + count, fill);
+      return;
+    }
+    case Op::UpdateSlice: {
+      if (step <= 0) break;
+      reads_ += count;
+      const Shape& patch = shape(n.args[1]);
+      Index x = idx;
+      bool outside = false;
+      for (int i = 0; i < n.outs[0].shape.rank(); ++i) {
+        x[i] -= n.attrs.ints(AttrKey::starts)[i];
+        outside = outside || (i != axis && (x[i] < 0 || x[i] >= patch[i]));
+      }
+      const auto [first, last] =
+          outside ? std::pair{count, count} : inside(x[axis], step, count, 0, patch[axis]);
+      row(n.args[0], idx, axis, step, first, out);
+      x[axis] += first * step;
+      row(n.args[1], x, axis, step, last - first, out + first);
+      Index rest = idx;
+      rest[axis] += last * step;
+      row(n.args[0], rest, axis, step, count - last, out + last);
+      return;
+    }
+    default: {
+      if (computed(n.op) || constant(n.op) || step <= 0 || shape(n.args[0]).rank() == 0) break;
+      // A reshape: the row is evenly spaced in the flat order, so in the
+      // source it runs along the outermost axis whose stride divides that
+      // spacing, in pieces that end where that axis would carry over.
+      reads_ += count;
+      const Shape& in = shape(n.args[0]);
+      const Strides& st = info_[n.args[0].node].strides[n.args[0].output];
+      const int64_t df = info_[r.node].strides[r.output][axis] * step;
+      int b = 0;
+      while (df % st[b] != 0) ++b;
+      const int64_t sb = df / st[b];
+      int64_t f = flat(r, idx);
+      for (int64_t k = 0; k < count;) {
+        const Index x = unflatten(in, f, idx);
+        const int64_t m = std::min(count - k, (in[b] - 1 - x[b]) / sb + 1);
+        row(n.args[0], x, b, sb, m, out + k);
+        k += m;
+        f += m * df;
+      }
+      return;
+    }
+  }
+  row_by_element(r, idx, axis, step, count, out);
 }
 
 // Data movement: the position read, or the constant written.
@@ -436,24 +612,8 @@ Mod PositionEvaluator::move(const Node& n, TensorRef r, const Index& idx) {
       }
       return inside ? value(n.args[1], x) : value(n.args[0], idx);
     }
-    default: {  // reshape and its kin: the same row-major position
-      const Shape& in = shape(n.args[0]);
-      const int64_t f = flat(r, idx);
-      if (f <= UINT32_MAX) {  // 32-bit divisions: several times faster, and this is the hot loop
-        uint32_t u = static_cast<uint32_t>(f);
-        for (int i = in.rank() - 1; i >= 0; --i) {
-          x[i] = u % static_cast<uint32_t>(in[i]);
-          u /= static_cast<uint32_t>(in[i]);
-        }
-      } else {
-        int64_t v = f;
-        for (int i = in.rank() - 1; i >= 0; --i) {
-          x[i] = v % in[i];
-          v /= in[i];
-        }
-      }
-      return value(n.args[0], x);
-    }
+    default:  // reshape and its kin: the same row-major position
+      return value(n.args[0], unflatten(shape(n.args[0]), flat(r, idx), x));
   }
 }
 

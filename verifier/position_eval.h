@@ -18,6 +18,7 @@
 #include <span>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/graph.h"
@@ -45,13 +46,26 @@ class PositionEvaluator {
 
  private:
   using Index = std::array<int64_t, Shape::kMaxRank>;
+  using Strides = std::array<int64_t, Shape::kMaxRank>;  // 0 past the rank
   struct NodeInfo {
-    std::vector<std::vector<int64_t>> strides;  // per output
-    uint64_t name_hash = 0;                     // inputs and weights
-    uint64_t key = 0;                           // of the current test
+    std::vector<Strides> strides;  // per output
+    uint64_t name_hash = 0;        // inputs and weights
+    uint64_t key = 0;              // of the current test
   };
 
   ref::Mod value(TensorRef r, const Index& idx);
+  // The `count` positions idx + k * step along `axis` (k < count) into
+  // `out`, each counted in reads() as value() counts it: the reductions read
+  // their operands a row at a time, so data movement maps the row once
+  // instead of once per element.
+  void row(TensorRef r, Index idx, int axis, int64_t step, int64_t count, ref::Mod* out);
+  void row_by_element(TensorRef r, Index idx, int axis, int64_t step, int64_t count, ref::Mod* out);
+  // A row that a seam along `axis` at source positions [lo, hi) cuts: the
+  // k with idx[axis] + k * step inside it, as [first, last).
+  // Position `f` of the row-major order of shape `s`, in `x`'s first axes.
+  static Index unflatten(const Shape& s, int64_t f, Index x);
+  static std::pair<int64_t, int64_t> inside(int64_t p0, int64_t step, int64_t count, int64_t lo,
+                                            int64_t hi);
   ref::Mod compute(const Node& n, const Index& idx);
   ref::Mod conv(const Node& n, const Index& idx);
   ref::Mod avgpool(const Node& n, const Index& idx);

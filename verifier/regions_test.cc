@@ -653,6 +653,29 @@ TEST(Regions, GemmFusedReluSplitRows) {
   expect_exact(source, parse(alpha), 4 * 4);
 }
 
+// Every position of `text`'s first output, each evaluated alone, equals the
+// whole program on the reference executor (Mod, the same input values).
+void expect_positions_equal_the_reference_executor(const std::string& text) {
+  SCOPED_TRACE(text);
+  const Graph g = parse(text);
+  std::map<std::string, ref::Tensor<ref::Mod>> feeds;
+  for (int i : g.input_nodes()) {
+    ref::Tensor<ref::Mod> t(g.node(i).outs[0].shape);
+    for (int64_t k = 0; k < t.numel(); ++k) t.data[k] = input_value(5, 1, g.node(i).name, k);
+    feeds.emplace(g.node(i).name, std::move(t));
+  }
+  Expected<std::vector<ref::Tensor<ref::Mod>>> whole = ref::evaluate<ref::Mod>(g, feeds);
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  PositionEvaluator e(g);
+  e.start(5, 1);
+  const Shape& s = (*whole)[0].shape;
+  std::vector<int64_t> at(s.rank(), 0);
+  for (int64_t k = 0; k < s.numel(); ++k) {
+    for (int64_t d = s.rank() - 1, rest = k; d >= 0; rest /= s[d], --d) at[d] = rest % s[d];
+    ASSERT_EQ(e.output(0, at).v, (*whole)[0].data[k].v) << "position " << k;
+  }
+}
+
 // A position evaluated alone equals the whole program on the reference
 // executor (Mod, the same input values), for every position-wise operator
 // but clip, fused activations and gemm's transposes, scales and bias.
@@ -671,26 +694,83 @@ TEST(Regions, PositionsEqualTheReferenceExecutor) {
     programs.push_back(
         std::string("graph g {\n  input a: f32[4,4]\n  input b: f32[4,4]\n  input c: f32[4,1]\n") +
         "  %y = gemm(a, b, c, alpha=3, beta=-2, act=tanh, " + t + ")\n  output y = %y\n}");
-  for (const std::string& text : programs) {
-    SCOPED_TRACE(text);
-    const Graph g = parse(text);
-    std::map<std::string, ref::Tensor<ref::Mod>> feeds;
-    for (int i : g.input_nodes()) {
-      ref::Tensor<ref::Mod> t(g.node(i).outs[0].shape);
-      for (int64_t k = 0; k < t.numel(); ++k) t.data[k] = input_value(5, 1, g.node(i).name, k);
-      feeds.emplace(g.node(i).name, std::move(t));
-    }
-    Expected<std::vector<ref::Tensor<ref::Mod>>> whole = ref::evaluate<ref::Mod>(g, feeds);
-    ASSERT_TRUE(whole.ok()) << whole.error().message;
-    PositionEvaluator e(g);
-    e.start(5, 1);
-    const Shape& s = (*whole)[0].shape;
-    std::vector<int64_t> at(s.rank(), 0);
-    for (int64_t k = 0; k < s.numel(); ++k) {
-      for (int64_t d = s.rank() - 1, rest = k; d >= 0; rest /= s[d], --d) at[d] = rest % s[d];
-      ASSERT_EQ(e.output(0, at).v, (*whole)[0].data[k].v) << "position " << k;
-    }
-  }
+  for (const std::string& text : programs) expect_positions_equal_the_reference_executor(text);
+}
+
+// The reductions read their operands a row at a time (`PositionEvaluator::
+// row`): through every data movement operator, along the axis it moves and
+// across the others, with seams inside the row (a concat's, a pad's border,
+// an update's patch), strided slices, a reshape that carries over from one
+// axis into the next, and chains of them.
+TEST(Regions, ReductionsReadThroughDataMovementAsTheReferenceExecutor) {
+  const std::string head = "graph g {\n  input a: f32[1,2,4,5]\n  input b: f32[1,3,4,5]\n";
+  const std::string conv5 = "  input w: f32[2,5,3,3]\n";
+  const std::string out = "  output y = %y\n}";
+  const std::vector<std::string> programs = {
+      // along the channels a convolution reduces over
+      head + conv5 + "  %x = concat(a, b, axis=1)\n  %y = conv2d(%x, w, pad=[1,1,1,1])\n" + out,
+      head + conv5 + "  %x = concat(b, a, axis=1)\n  %y = conv2d(%x, w, pad=[0,1,2,1])\n" + out,
+      head + "  input w: f32[2,2,3,3]\n" +
+          "  %x = slice(b, axes=[1,3], starts=[0,1], ends=[3,5], steps=[2,1])\n" +
+          "  %y = conv2d(%x, w, pad=[1,1,1,1])\n" + out,
+      head + "  input w: f32[2,6,3,3]\n" +
+          "  %x = pad(b, pads=[0,1,0,1,0,2,1,0], value=2)\n  %y = conv2d(%x, w)\n" + out,
+      head + conv5 + "  input p: f32[1,2,2,3]\n" +
+          "  %x = concat(a, b, axis=1)\n  %u = update_slice(%x, p, starts=[0,2,1,1])\n" +
+          "  %y = conv2d(%u, w, pad=[1,1,1,1])\n" + out,
+      head + "  input w: f32[2,2,3,3]\n" +
+          "  %s, %t = split(b, axis=1, sizes=[1,2])\n  %y = conv2d(%t, w, pad=[1,1,1,1])\n" + out,
+      head + "  input w: f32[2,4,3,3]\n" +
+          "  %t = transpose(a, perm=[0,2,1,3])\n  %y = conv2d(%t, w, pad=[1,1,1,1])\n" + out,
+      // a reshape of [1,6,2,5]: channel steps of 10 cross b's H-by-W planes of 20
+      head + "  input w: f32[2,6,3,3]\n" +
+          "  %r = reshape(b, shape=[1,6,2,5])\n  %y = conv2d(%r, w, pad=[1,1,1,1])\n" + out,
+      // ... and of a concat, whose seam a row past H's end would miss
+      head + "  input w: f32[2,10,3,3]\n  %x = concat(a, b, axis=1)\n" +
+          "  %r = reshape(%x, shape=[1,10,2,5])\n  %y = conv2d(%r, w, pad=[1,1,1,1])\n" + out,
+      head + "  input w: f32[3,3,1,1]\n" +
+          "  %r = reshape(a, shape=[1,8,5])\n  %t = transpose(%r, perm=[0,2,1])\n" +
+          "  %q = reshape(%t, shape=[1,5,2,4])\n  %c = concat(%q, %q, axis=1)\n" +
+          "  %s = slice(%c, axes=[1], starts=[1], ends=[7], steps=[2])\n" +
+          "  %y = conv2d(%s, w)\n" + out,
+      // the weight moved: enlarged, or sliced from a concat
+      head + "  input w: f32[2,2,1,1]\n  %e = enlarge(w, kernel=[3,3])\n" +
+          "  %y = conv2d(a, %e, pad=[1,1,1,1])\n" + out,
+      head + "  input w: f32[2,2,3,3]\n  input v: f32[2,3,3,3]\n" +
+          "  %k = concat(w, v, axis=1)\n  %x = concat(a, b, axis=1)\n" +
+          "  %y = conv2d(%x, %k, stride=[2,2], pad=[1,1,1,1])\n" + out,
+      // the window's row of an average pool, and the products' reduction axes
+      head + "  %x = pad(a, pads=[0,0,1,2,0,0,0,1], value=3)\n" +
+          "  %y = avgpool(%x, kernel=[3,3], pad=[1,1,1,1], count_include_pad=1)\n" + out,
+      head + "  %x = concat(a, a, axis=3)\n  %y = avgpool(%x, kernel=[2,3], stride=[1,2])\n" + out,
+      "graph g {\n  input a: f32[2,3,4]\n  input b: f32[2,6,5]\n" +
+          std::string("  %t = transpose(a, perm=[0,2,1])\n  %c = concat(%t, %t, axis=2)\n") +
+          "  %y = matmul(%c, b)\n" + out,
+      "graph g {\n  input a: f32[3,4]\n  input b: f32[5,1]\n  input c: f32[5,2]\n" +
+          std::string("  %k = concat(b, c, axis=1)\n") +
+          "  %y = gemm(a, %k, trans_a=1, trans_b=1)\n" + out,
+  };
+  for (const std::string& text : programs) expect_positions_equal_the_reference_executor(text);
+}
+
+// reads() counts every element read at every level, as a position-by-position
+// walk does: a 1x1 convolution's output over a concat of 2 and 3 channels
+// reads itself, then 5 elements of the concat, 5 of its inputs and 5 weights.
+TEST(Regions, ReadsCountEveryElementAtEveryLevel) {
+  const Graph g = parse(R"(graph g {
+  input a: f32[1,2,3,3]
+  input b: f32[1,3,3,3]
+  input w: f32[4,5,1,1]
+  %x = concat(a, b, axis=1)
+  %y = conv2d(%x, w)
+  output y = %y
+})");
+  PositionEvaluator e(g);
+  e.start(5, 0);
+  e.output(0, std::vector<int64_t>{0, 1, 2, 2});
+  EXPECT_EQ(e.reads(), 16);
+  e.output(0, std::vector<int64_t>{0, 1, 2, 2});  // remembered: one read
+  EXPECT_EQ(e.reads(), 17);
 }
 
 // The degrees polynomial_degree assumes are the reference executor's
